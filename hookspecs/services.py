@@ -1,0 +1,107 @@
+"""Host services a plugin may use, as typed protocols.
+
+A host passes one :class:`HostServices` object to the lifecycle hooks and to
+every tool handler (through :class:`ToolContext`). Optional services are
+``None`` when the host does not have them; a plugin must degrade, not fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from hookspecs.types import AgentRef, JSONObject, JSONValue, SessionRecord, ToolCall, ToolResult, ToolSpec
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way the session's model route does."""
+
+    @property
+    def unit(self) -> str:
+        """Name of the unit, for example ``o200k_base tokens``."""
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``."""
+
+
+@runtime_checkable
+class SpillStore(Protocol):
+    """Keeps large text out of the model's context, readable later by handle."""
+
+    def put(self, text: str) -> str:
+        """Store ``text``; return a handle. Raises ``OSError`` when it cannot."""
+
+    def read(self, handle: str, offset: int = 0, limit: int | None = None) -> str:
+        """Read back stored text; ``KeyError`` for an unknown handle."""
+
+
+class HostServices(Protocol):
+    """What the host lends to plugins."""
+
+    @property
+    def workspace(self) -> Path:
+        """Absolute, resolved workspace path."""
+
+    @property
+    def user_id(self) -> str:
+        """The user the host runs for (may be empty)."""
+
+    @property
+    def token_counter(self) -> TokenCounter | None:
+        """The model route's token counter, if it has one."""
+
+    @property
+    def spill_store(self) -> SpillStore | None:
+        """The host's spill store, if it has one."""
+
+    def tool_view(self, agent: AgentRef) -> Sequence[ToolSpec]:
+        """The tools ``agent`` may call right now, in the host's order."""
+
+    async def dispatch(self, call: ToolCall) -> ToolResult:
+        """Dispatch a nested call through the host's own guards, validation,
+        ``tool-execute`` seam and scheduler. Never raises for tool failures:
+        they come back as a non-ok :class:`ToolResult`."""
+
+    def append_record(self, agent: AgentRef, record: SessionRecord) -> None:
+        """Persist ``record`` in the agent's session log (durable on return)."""
+
+    def read_records(self, agent: AgentRef, kind: str | None = None) -> Sequence[SessionRecord]:
+        """Records persisted in the agent's session, oldest first, optionally of one ``kind``
+        (an exact kind, or a prefix ending in ``/`` to get every version)."""
+
+
+@attrs.frozen(kw_only=True)
+class ToolContext:
+    """What a tool body receives besides its validated arguments."""
+
+    call: ToolCall
+    services: HostServices
+    cancelled: asyncio.Event
+    """Set when the call is cancelled; long bodies should watch it."""
+
+
+ToolHandler = Callable[[JSONObject, ToolContext], Awaitable[JSONValue]]
+"""A tool body: validated arguments in, JSON value out. Raise :class:`ToolFailure` to fail."""
+
+
+@attrs.frozen(kw_only=True)
+class ToolDefinition:
+    """A tool a plugin (or the host) contributes: its contract and its body."""
+
+    spec: ToolSpec
+    handler: ToolHandler = attrs.field(eq=False)
+
+
+class ToolFailure(Exception):
+    """Raised by a tool body to report a failure with a stable code."""
+
+    def __init__(self, code: str, message: str, data: JSONObject | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data: JSONObject = dict(data or {})

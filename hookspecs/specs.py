@@ -1,0 +1,259 @@
+"""The hookspecs of the host contract, grouped by lifecycle phase.
+
+Every docstring follows one template: a summary line; ``:param:`` for each
+argument; ``:returns:``; **Result** (how results combine: all results, or
+first non-``None``); **Called** (when, and in what order relative to other
+seams); **Raises** (what an implementation may raise and what the host does
+with it). Hosts call these only through a typed façade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hookspecs.markers import hookspec
+from hookspecs.services import HostServices, ToolContext, ToolDefinition
+from hookspecs.types import (
+    AgentRef,
+    CommandReceipt,
+    CommandRequest,
+    CommandSpec,
+    CompactionInfo,
+    ContextMessage,
+    PromptContext,
+    PromptSection,
+    Refusal,
+    ResultAnnotation,
+    SessionInfo,
+    StepInfo,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    TurnSummary,
+)
+
+# --- Registration -----------------------------------------------------------
+
+
+@hookspec
+def agent_host_tools(agent: AgentRef, services: HostServices) -> Sequence[ToolDefinition]:
+    """Contribute tools (contract and body) to an agent's tool view.
+
+    :param agent: The agent whose view is being built.
+    :param services: The host services.
+    :returns: Tool definitions; names must not collide with host tools or
+        other plugins' tools.
+    **Result**: all results, concatenated in hook-call order.
+    **Called**: whenever the host builds ``agent``'s tool view: at session
+        start, on resume, on fork, and before every model step.
+    **Raises**: nothing should be raised; an exception aborts view building
+        and surfaces to the host's caller.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def agent_host_commands() -> Sequence[CommandSpec]:
+    """Declare slash commands this plugin handles.
+
+    :returns: Command specs (``name`` without the slash).
+    **Result**: all results, concatenated; the host lists them in ``/help``.
+    **Called**: once when the host builds its command table (after loading).
+    **Raises**: nothing.
+    """
+    raise NotImplementedError
+
+
+# --- Session lifecycle (maintenance) ----------------------------------------
+
+
+@hookspec
+def agent_host_session_start(session: SessionInfo, services: HostServices) -> None:
+    """A new session (root or child agent) has started.
+
+    :param session: The new session's facts.
+    :param services: The host services; ``append_record`` persists into this session.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: once per new session, after the host persisted its start
+        event and before its first model step; not called on resume.
+    **Raises**: an exception aborts the session start.
+    """
+
+
+@hookspec
+def agent_host_session_resume(session: SessionInfo, services: HostServices) -> None:
+    """A persisted session was reopened and its history rebuilt from the log.
+
+    :param session: The resumed session's facts.
+    :param services: The host services; ``read_records`` returns what was persisted.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: once per resume, after the log was replayed (and any torn
+        tail reported) and before the next model step.
+    **Raises**: an exception aborts the resume.
+    """
+
+
+@hookspec
+def agent_host_agent_fork(parent: SessionInfo, child: SessionInfo, services: HostServices) -> None:
+    """A child agent was forked from ``parent``; it joins the parent's session family.
+
+    :param parent: The parent session.
+    :param child: The child session (``child.agent.family_id == parent.agent.family_id``).
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: after the child's start event is persisted and before
+        ``agent_host_session_start`` for the child.
+    **Raises**: an exception aborts the fork.
+    """
+
+
+@hookspec
+def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> None:
+    """A user turn ended: the model answered without further tool calls.
+
+    :param summary: What the turn took.
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: after the final assistant message is persisted.
+    **Raises**: exceptions are reported by the host and do not undo the turn.
+    """
+
+
+@hookspec
+def agent_host_compaction(compaction: CompactionInfo, services: HostServices) -> None:
+    """The model-visible surface was replaced by a compaction summary.
+
+    Context messages to re-deliver (for example recovered contracts) are
+    returned from the next ``agent_host_context_messages`` call.
+
+    :param compaction: The summary and which tool calls stay visible.
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: after the compaction event is persisted.
+    **Raises**: exceptions are reported and do not undo the compaction.
+    """
+
+
+@hookspec
+def agent_host_shutdown(services: HostServices) -> None:
+    """The host is shutting down or unloading plugins.
+
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: once; a plugin must abort and await its live work and refuse new work.
+    **Raises**: exceptions are reported; shutdown continues.
+    """
+
+
+# --- Model step ---------------------------------------------------------------
+
+
+@hookspec
+def agent_host_prompt_sections(context: PromptContext) -> Sequence[PromptSection]:
+    """Contribute named sections to the system prompt.
+
+    The text must obey the stable-prefix rule: identical configuration,
+    model route and host tool view give byte-identical sections.
+
+    :param context: The agent, model route, tool view and workspace.
+    :returns: Sections; the host sorts all sections by ``(order, name)``.
+    **Result**: all results, concatenated, then sorted.
+    **Called**: before every model request.
+    **Raises**: an exception aborts the step.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def agent_host_context_messages(step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
+    """Commit model-visible context messages at an accepted model step.
+
+    Returned messages are persisted in the session log, placed after the
+    protected system head and before new work, and rebuilt on resume. A
+    message supersedes any earlier one with the same ``provenance`` on the
+    model-visible surface.
+
+    :param step: The step about to be sent to the model.
+    :param services: The host services.
+    :returns: Messages to commit now (usually empty).
+    **Result**: all results, concatenated in hook-call order.
+    **Called**: once per model step, after the step is accepted and before
+        the model request is built.
+    **Raises**: an exception aborts the step; nothing is committed.
+    """
+    raise NotImplementedError
+
+
+# --- Tool dispatch ------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def agent_host_guard(call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
+    """Approve or refuse a call before dispatch (top-level and nested alike).
+
+    :param call: The call, arguments already validated.
+    :param spec: The tool's contract at dispatch time.
+    :param services: The host services.
+    :returns: A :class:`Refusal` to refuse, ``None`` to let it through.
+    **Result**: stops at the first non-``None`` result.
+    **Called**: after schema validation, before ``agent_host_tool_execute``.
+    **Raises**: an exception refuses the call with code ``guard-error``.
+    """
+
+
+@hookspec(firstresult=True)
+def agent_host_tool_execute(call: ToolCall, spec: ToolSpec, context: ToolContext) -> ToolResult | None:
+    """Run a tool call; wrap it to observe or change pre/post-execute behaviour.
+
+    The host's own implementation (registered last, ``trylast``) runs the
+    tool body. Plugins use ``wrapper=True`` implementations: code before
+    ``yield`` is pre-execute, the ``yield`` returns the body's
+    :class:`ToolResult` (or raises), code after it is post-execute.
+
+    :param call: The call (arguments validated, guard passed).
+    :param spec: The tool's contract read at dispatch time.
+    :param context: Services and the cancellation signal.
+    :returns: The settled result.
+    **Result**: stops at the first non-``None`` result.
+    **Called**: inside the scheduler slot of the call: an ``exclusive`` tool
+        holds the pool until the whole wrapper chain returned.
+    **Raises**: exceptions become an error result with code ``tool-exception``.
+    """
+
+
+@hookspec
+def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostServices) -> ResultAnnotation | None:
+    """See a settled result before it enters model history.
+
+    :param call: The call.
+    :param result: The canonical result; its ``value`` is never altered.
+    :param services: The host services.
+    :returns: An annotation: ``metadata`` is merged into the result (later
+        keys win), ``presentation`` replaces what the model sees.
+    **Result**: all results; metadata merged in hook-call order; the first
+        non-``None`` presentation wins.
+    **Called**: once per settled top-level or nested call, in commit order.
+    **Raises**: exceptions are reported; the result enters history unannotated.
+    """
+
+
+# --- Commands -----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def agent_host_command(request: CommandRequest, services: HostServices) -> CommandReceipt | None:
+    """Handle a slash command typed by a human, without any model request.
+
+    :param request: The command name (no slash), its arguments and the agent.
+    :param services: The host services.
+    :returns: A receipt, or ``None`` when the command is not this plugin's.
+    **Result**: stops at the first non-``None`` result.
+    **Called**: when the user's input starts with ``/``; never during a model step.
+    **Raises**: an exception gives a ``failed`` receipt.
+    """

@@ -1,0 +1,270 @@
+"""Shared value types of the host contract.
+
+Every type here is a frozen, keyword-only attrs class: hosts and plugins pass
+them across the seams and never mutate them (use :func:`attrs.evolve`).
+JSON-shaped payloads are typed as :data:`JSONValue`; they must be plain
+``dict``/``list``/``str``/``int``/``float``/``bool``/``None`` trees.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import attrs
+
+JSONValue: TypeAlias = Any
+"""A JSON-compatible value (kept as ``Any``: mypy cannot express the recursion usefully)."""
+
+JSONObject: TypeAlias = Mapping[str, Any]
+
+
+class Concurrency(enum.StrEnum):
+    """How a tool's body may share the scheduler with other calls."""
+
+    PARALLEL = "parallel"
+    """The body may overlap other ``parallel`` bodies (up to ``max_parallel``)."""
+    EXCLUSIVE = "exclusive"
+    """The body waits for the pool to drain and holds it until its result commits."""
+
+
+@attrs.frozen(kw_only=True)
+class ToolSpec:
+    """The contract of one tool as the host offers it.
+
+    ``source`` names where the tool comes from (``host``, ``plugin:<name>``,
+    ``mcp:<server>``, ...); together with ``name`` it forms the tool's stable
+    identity. ``input_schema`` is a JSON Schema object; the host validates
+    arguments against it before any dispatch.
+    """
+
+    name: str
+    description: str
+    input_schema: JSONObject = attrs.field(factory=lambda: {"type": "object"})
+    output_schema: JSONObject | None = None
+    concurrency: Concurrency = Concurrency.PARALLEL
+    source: str = "host"
+
+    @property
+    def identity(self) -> str:
+        """``<source>:<name>``: stable across contract edits, distinct across sources."""
+        return f"{self.source}:{self.name}"
+
+
+@attrs.frozen(kw_only=True)
+class AgentRef:
+    """Which agent of which session is acting.
+
+    ``family_id`` is the id of the root session of the session family;
+    a root session's ``family_id`` equals its ``session_id``.
+    """
+
+    session_id: str
+    agent_id: str
+    family_id: str
+    parent_session_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """One request to run a tool.
+
+    ``call_id`` is unique within the session; nested calls made on behalf of
+    an outer call use ids of the form ``<outer-call-id>:<scope>:<n>`` and carry
+    ``parent_call_id``.
+    """
+
+    call_id: str
+    tool: str
+    arguments: JSONObject
+    caller: AgentRef
+    parent_call_id: str | None = None
+
+
+class ResultStatus(enum.StrEnum):
+    """How a dispatch settled."""
+
+    OK = "ok"
+    ERROR = "error"
+    """The tool ran (or was refused) and reports failure."""
+    CANCELLED = "cancelled"
+
+
+@attrs.frozen(kw_only=True)
+class ToolError:
+    """Why a call failed: a stable ``code`` and a human message."""
+
+    code: str
+    message: str
+    data: JSONObject = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """The settled, canonical outcome of a call.
+
+    ``value`` is the canonical value; seams may attach ``metadata`` or a
+    different ``presentation`` (what the model sees) but never alter ``value``.
+    ``dispatched`` is ``False`` when the call was refused before the tool's
+    owner ran (validation, guard, unknown tool): statistics count only
+    dispatched calls as use.
+    """
+
+    call_id: str
+    tool: str
+    status: ResultStatus
+    value: JSONValue = None
+    error: ToolError | None = None
+    dispatched: bool = True
+    metadata: JSONObject = attrs.field(factory=dict)
+    presentation: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ResultStatus.OK
+
+
+@attrs.frozen(kw_only=True)
+class ResultAnnotation:
+    """What a ``tool-result`` hook may add: metadata and/or a presentation."""
+
+    metadata: JSONObject = attrs.field(factory=dict)
+    presentation: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PromptSection:
+    """A named, ordered piece of the system prompt.
+
+    Sections are sorted by ``(order, name)``. Their text must be a pure
+    function of configuration, model route and the host tool view (the
+    *stable prefix* rule): no counters, timestamps, statistics or plans.
+    """
+
+    name: str
+    text: str
+    order: int = 500
+
+
+@attrs.frozen(kw_only=True)
+class PromptContext:
+    """What system-prompt assembly may depend on."""
+
+    agent: AgentRef
+    model_route: str
+    tools: tuple[ToolSpec, ...]
+    workspace: Path
+
+
+@attrs.frozen(kw_only=True)
+class ContextMessage:
+    """A model-visible message a plugin commits into the session history.
+
+    It enters the history at the next accepted model step, after the
+    protected system head. A later message with the same ``provenance``
+    supersedes the earlier one on the model-visible surface (the raw log
+    keeps both).
+    """
+
+    provenance: str
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class SessionRecord:
+    """A typed record a plugin persists in a session's log.
+
+    ``kind`` names the format including its major version (for example
+    ``ptc-capability-environment/v1``); ``payload`` is a JSON object.
+    """
+
+    kind: str
+    payload: JSONObject
+    version: int = 1
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """The facts about a session that lifecycle hooks receive."""
+
+    agent: AgentRef
+    workspace: Path
+    user_id: str
+    title: str = ""
+    model_route: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class StepInfo:
+    """One accepted model step: ``turn`` counts user turns, ``step`` model requests within it."""
+
+    agent: AgentRef
+    turn: int
+    step: int
+
+
+@attrs.frozen(kw_only=True)
+class TurnSummary:
+    """A settled turn: how many steps and tool calls it took."""
+
+    agent: AgentRef
+    turn: int
+    steps: int
+    tool_calls: int
+    final_text: str
+
+
+@attrs.frozen(kw_only=True)
+class CompactionInfo:
+    """A compaction that replaced the model-visible surface.
+
+    ``kept_call_ids`` are the tool calls still visible after compaction.
+    """
+
+    agent: AgentRef
+    summary: str
+    kept_call_ids: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class CommandSpec:
+    """A slash command a plugin offers: ``/name``."""
+
+    name: str
+    summary: str
+
+
+@attrs.frozen(kw_only=True)
+class CommandRequest:
+    """A slash command typed by a human; handled without any model request."""
+
+    name: str
+    args: tuple[str, ...]
+    agent: AgentRef
+
+
+class ReceiptStatus(enum.StrEnum):
+    APPLIED = "applied"
+    PENDING = "pending"
+    FAILED = "failed"
+    SHOWN = "shown"
+    """Read-only commands: nothing changed."""
+
+
+@attrs.frozen(kw_only=True)
+class CommandReceipt:
+    """The UI receipt of a slash command (never shown to the model)."""
+
+    status: ReceiptStatus
+    text: str
+    data: JSONObject = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Refusal:
+    """A guard's refusal of a call before dispatch."""
+
+    code: str
+    reason: str
