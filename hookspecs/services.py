@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from hookspecs.types import AgentRef, JSONObject, JSONValue, SessionRecord, ToolCall, ToolResult, ToolSpec
+from hookspecs.types import AgentRef, JSONObject, JSONValue, SessionRecord, SkillSpec, ToolCall, ToolResult, ToolSpec
 
 
 @runtime_checkable
@@ -61,6 +61,9 @@ class HostServices(Protocol):
 
     def tool_view(self, agent: AgentRef) -> Sequence[ToolSpec]:
         """The tools ``agent`` may call right now, in the host's order."""
+
+    def skills(self, agent: AgentRef) -> Sequence[SkillSpec]:
+        """The skills in ``agent``'s catalog (the body of each loads through a tool)."""
 
     async def dispatch(self, call: ToolCall) -> ToolResult:
         """Dispatch a nested call through the host's own guards, validation,

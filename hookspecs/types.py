@@ -268,3 +268,16 @@ class Refusal:
 
     code: str
     reason: str
+
+
+@attrs.frozen(kw_only=True)
+class SkillSpec:
+    """A skill the host offers: its catalog line; the body loads only when used."""
+
+    name: str
+    description: str
+    source: str = "skill"
+
+    @property
+    def identity(self) -> str:
+        return f"skill:{self.name}"

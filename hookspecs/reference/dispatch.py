@@ -1,0 +1,185 @@
+"""The dispatch pipeline shared by model tool calls and nested calls.
+
+For each call, in submission order: take a lane ticket, resolve the tool
+against the caller's *current* view, validate arguments, ask the guard
+(preparation); then, when the lane admits it, log ``tool-started`` with a
+detached copy of the arguments and run the ``tool-execute`` seam; then, in
+commit order, pass the ``tool-result`` seam and log ``tool-settled``.
+Calls refused in preparation still commit in order but are marked not
+dispatched. Nested calls of one outer call share the lane
+``nested:<outer-call-id>``; when the outer call settles, that lane closes:
+queued calls are abandoned (logged as ``tool-abandoned``, never as executed)
+and admitted ones are drained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import attrs
+
+from hookspecs.reference.facade import HookFacade, error_result
+from hookspecs.reference.registry import ToolView, validation_errors
+from hookspecs.reference.scheduler import LaneClosed, OrderedLane
+from hookspecs.reference.session_log import Event
+from hookspecs.reference.wire import detached, unstructure
+from hookspecs.services import HostServices, ToolContext, ToolHandler
+from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolResult, ToolSpec
+
+
+class EventSink(Protocol):
+    """Where dispatch events go: the caller's session, which logs and applies them."""
+
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event: ...
+
+
+@attrs.frozen(kw_only=True)
+class _Prepared:
+    spec: ToolSpec | None
+    handler: ToolHandler | None
+    refused: ToolResult | None
+
+
+class Dispatcher:
+    """Runs calls through preparation, lanes, seams and the session log."""
+
+    def __init__(
+        self,
+        facade: HookFacade,
+        services: HostServices,
+        view_for: Callable[[AgentRef], ToolView],
+        sink_for: Callable[[AgentRef], EventSink],
+        turn_for: Callable[[AgentRef], int],
+        max_parallel: int,
+    ) -> None:
+        self._facade = facade
+        self._services = services
+        self._view_for = view_for
+        self._sink_for = sink_for
+        self._turn_for = turn_for
+        self.max_parallel = max_parallel
+        self._nested_lanes: dict[str, OrderedLane] = {}
+        self._live: dict[str, tuple[asyncio.Event, asyncio.Task[ToolResult]]] = {}
+        self.handlers: dict[str, ToolHandler] = {}
+        """Bodies of admitted calls by call id, read by the host's innermost ``tool-execute``."""
+
+    def new_lane(self) -> OrderedLane:
+        return OrderedLane(self.max_parallel)
+
+    def cancel(self, call_id: str) -> bool:
+        """Signal and cancel a running call; ``False`` if it is not running."""
+        live = self._live.get(call_id)
+        if live is None:
+            return False
+        live[0].set()
+        live[1].cancel()
+        return True
+
+    async def dispatch(self, call: ToolCall, lane: OrderedLane, *, top_level: bool) -> ToolResult:
+        """Run one call in ``lane``; never raises for tool failures."""
+        try:
+            ticket = lane.ticket()
+        except LaneClosed:
+            return self._abandon(call)
+        prepared = self._prepare(call)
+        concurrency = prepared.spec.concurrency if prepared.spec else Concurrency.PARALLEL
+        log = self._sink_for(call.caller)
+
+        def on_admit() -> None:
+            if prepared.refused is None:
+                log.append("tool-started", self._started(call))
+
+        async def body() -> ToolResult:
+            if prepared.refused is not None:
+                return prepared.refused
+            assert prepared.spec is not None and prepared.handler is not None
+            return await self._execute(call, prepared.spec, prepared.handler)
+
+        def commit(result: ToolResult) -> ToolResult:
+            final = self._facade.tool_result(call, result, self._services)
+            log.append(
+                "tool-settled",
+                {
+                    "call_id": call.call_id,
+                    "parent_call_id": call.parent_call_id,
+                    "top_level": top_level,
+                    "turn": self._turn_for(call.caller),
+                    "result": unstructure(final),
+                },
+            )
+            return final
+
+        try:
+            return await lane.run(ticket, concurrency, body, commit, on_admit)
+        except LaneClosed:
+            return self._abandon(call)
+
+    async def dispatch_nested(self, call: ToolCall) -> ToolResult:
+        """A nested call: joins its outer call's lane; abandoned once the outer call settled."""
+        parent = call.parent_call_id
+        if parent is None or parent not in self._live:
+            return self._abandon(call)
+        lane = self._nested_lanes.setdefault(parent, self.new_lane())
+        return await self.dispatch(call, lane, top_level=False)
+
+    def _prepare(self, call: ToolCall) -> _Prepared:
+        definition = self._view_for(call.caller).get(call.tool)
+        if definition is None:
+            names = self._view_for(call.caller).names()
+            close = ", ".join(difflib.get_close_matches(call.tool, names, n=3))
+            refused = error_result(call, "unknown-tool", dispatched=False, detail=close and f"Did you mean: {close}?")
+            return _Prepared(spec=None, handler=None, refused=refused)
+        spec = definition.spec
+        problems = validation_errors(spec, call.arguments)
+        if problems:
+            refused = error_result(call, "invalid-arguments", dispatched=False, detail="; ".join(problems))
+            return _Prepared(spec=spec, handler=None, refused=refused)
+        refusal = self._facade.guard(call, spec, self._services)
+        if refusal is not None:
+            refused = error_result(call, "refused", dispatched=False, detail=f"{refusal.code}: {refusal.reason}")
+            return _Prepared(spec=spec, handler=None, refused=refused)
+        return _Prepared(spec=spec, handler=definition.handler, refused=None)
+
+    async def _execute(self, call: ToolCall, spec: ToolSpec, handler: ToolHandler) -> ToolResult:
+        cancelled = asyncio.Event()
+        context = ToolContext(call=call, services=self._services, cancelled=cancelled)
+        self.handlers[call.call_id] = handler
+        task = asyncio.ensure_future(self._facade.tool_execute(call, spec, context))
+        self._live[call.call_id] = (cancelled, task)
+        try:
+            try:
+                result = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    # The dispatcher itself was cancelled (e.g. host shutdown): stop the call, then propagate.
+                    cancelled.set()
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+                    raise
+                result = error_result(call, "cancelled", dispatched=True)
+        finally:
+            self._live.pop(call.call_id, None)
+            self.handlers.pop(call.call_id, None)
+            lane = self._nested_lanes.pop(call.call_id, None)
+            if lane is not None:
+                await lane.close()
+        return result
+
+    def _started(self, call: ToolCall) -> dict[str, object]:
+        return {
+            "call_id": call.call_id,
+            "tool": call.tool,
+            "parent_call_id": call.parent_call_id,
+            "arguments": detached(call.arguments),
+        }
+
+    def _abandon(self, call: ToolCall) -> ToolResult:
+        result = error_result(call, "abandoned", dispatched=False)
+        self._sink_for(call.caller).append(
+            "tool-abandoned", {"call_id": call.call_id, "tool": call.tool, "parent_call_id": call.parent_call_id}
+        )
+        assert result.status is ResultStatus.CANCELLED
+        return result

@@ -1,0 +1,197 @@
+"""The one typed façade through which the reference host calls every seam.
+
+Business code never touches ``pm.hook`` directly. Most seams are plain
+pluggy calls. ``tool_execute`` is driven here so that tool bodies can be
+``async`` while wrappers stay ordinary pluggy new-style (``wrapper=True``)
+generators: the implementation list and its order are pluggy's own
+(``tryfirst``/``trylast``, LIFO registration, wrappers outermost); only the
+innermost call may be awaited (ADR 0002).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Generator, Sequence
+from typing import Any, cast
+
+import pluggy
+
+from hookspecs.i18n import message
+from hookspecs.services import HostServices, ToolContext, ToolDefinition
+from hookspecs.types import (
+    AgentRef,
+    CommandReceipt,
+    CommandRequest,
+    CommandSpec,
+    CompactionInfo,
+    ContextMessage,
+    PromptContext,
+    PromptSection,
+    ReceiptStatus,
+    Refusal,
+    ResultStatus,
+    SessionInfo,
+    StepInfo,
+    ToolCall,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+    TurnSummary,
+)
+
+
+def error_result(call: ToolCall, code: str, *, dispatched: bool, detail: str = "") -> ToolResult:
+    """A non-ok result with a localized message for ``tool-error.<code>``."""
+    status = ResultStatus.CANCELLED if code in ("cancelled", "abandoned") else ResultStatus.ERROR
+    text = message(f"tool-error.{code}", tool=call.tool, detail=detail)
+    return ToolResult(
+        call_id=call.call_id,
+        tool=call.tool,
+        status=status,
+        error=ToolError(code=code, message=text),
+        dispatched=dispatched,
+    )
+
+
+class HookFacade:
+    """Typed calls into every seam of the contract."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self.reports: list[str] = []
+        """Exceptions from seams whose failure must not stop the host (reported, not raised)."""
+        for impl in pm.hook.agent_host_tool_execute.get_hookimpls():
+            if impl.hookwrapper:
+                raise TypeError(f"{impl.plugin_name}: agent_host_tool_execute needs wrapper=True, not hookwrapper")
+
+    # -- registration ---------------------------------------------------------
+    def tools(self, agent: AgentRef, services: HostServices) -> list[ToolDefinition]:
+        return [d for batch in self.pm.hook.agent_host_tools(agent=agent, services=services) for d in batch]
+
+    def commands(self) -> list[CommandSpec]:
+        return [c for batch in self.pm.hook.agent_host_commands() for c in batch]
+
+    # -- lifecycle --------------------------------------------------------------
+    def session_start(self, session: SessionInfo, services: HostServices) -> None:
+        self.pm.hook.agent_host_session_start(session=session, services=services)
+
+    def session_resume(self, session: SessionInfo, services: HostServices) -> None:
+        self.pm.hook.agent_host_session_resume(session=session, services=services)
+
+    def agent_fork(self, parent: SessionInfo, child: SessionInfo, services: HostServices) -> None:
+        self.pm.hook.agent_host_agent_fork(parent=parent, child=child, services=services)
+
+    def turn_settled(self, summary: TurnSummary, services: HostServices) -> None:
+        self._reported("agent_host_turn_settled", summary=summary, services=services)
+
+    def compaction(self, compaction: CompactionInfo, services: HostServices) -> None:
+        self._reported("agent_host_compaction", compaction=compaction, services=services)
+
+    def shutdown(self, services: HostServices) -> None:
+        self._reported("agent_host_shutdown", services=services)
+
+    def _reported(self, hook: str, **kwargs: Any) -> None:
+        try:
+            getattr(self.pm.hook, hook)(**kwargs)
+        except Exception as exc:
+            self.reports.append(f"{hook}: {type(exc).__name__}: {exc}")
+
+    # -- model step -------------------------------------------------------------
+    def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
+        sections = [s for batch in self.pm.hook.agent_host_prompt_sections(context=context) for s in batch]
+        return sorted(sections, key=lambda s: (s.order, s.name))
+
+    def context_messages(self, step: StepInfo, services: HostServices) -> list[ContextMessage]:
+        return [m for batch in self.pm.hook.agent_host_context_messages(step=step, services=services) for m in batch]
+
+    # -- tool dispatch ------------------------------------------------------------
+    def guard(self, call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
+        try:
+            return cast(Refusal | None, self.pm.hook.agent_host_guard(call=call, spec=spec, services=services))
+        except Exception as exc:
+            return Refusal(code="guard-error", reason=f"{type(exc).__name__}: {exc}")
+
+    async def tool_execute(self, call: ToolCall, spec: ToolSpec, context: ToolContext) -> ToolResult:
+        """Run the wrapper chain around the first implementation that returns a result.
+
+        Never raises for tool failures: an exception escaping the chain
+        becomes an error result ``tool-exception``; cancellation becomes
+        ``cancelled``. The body is considered dispatched either way.
+        """
+        kwargs = {"call": call, "spec": spec, "context": context}
+        try:
+            return await _drive(self.pm.hook.agent_host_tool_execute.get_hookimpls(), kwargs)
+        except Exception as exc:
+            return error_result(call, "tool-exception", dispatched=True, detail=f"{type(exc).__name__}: {exc}")
+
+    def tool_result(self, call: ToolCall, result: ToolResult, services: HostServices) -> ToolResult:
+        """Apply every annotation: metadata merged in call order, first presentation wins."""
+        try:
+            annotations = self.pm.hook.agent_host_tool_result(call=call, result=result, services=services)
+        except Exception as exc:
+            self.reports.append(f"agent_host_tool_result: {type(exc).__name__}: {exc}")
+            return result
+        metadata = dict(result.metadata)
+        presentation = result.presentation
+        for annotation in annotations:
+            metadata.update(annotation.metadata)
+            if presentation is None and annotation.presentation is not None:
+                presentation = annotation.presentation
+        return ToolResult(
+            call_id=result.call_id,
+            tool=result.tool,
+            status=result.status,
+            value=result.value,
+            error=result.error,
+            dispatched=result.dispatched,
+            metadata=metadata,
+            presentation=presentation,
+        )
+
+    # -- commands -----------------------------------------------------------------
+    def command(self, request: CommandRequest, services: HostServices) -> CommandReceipt | None:
+        try:
+            return cast(CommandReceipt | None, self.pm.hook.agent_host_command(request=request, services=services))
+        except Exception as exc:
+            text = message("host.command-failed", name=request.name, detail=f"{type(exc).__name__}: {exc}")
+            return CommandReceipt(status=ReceiptStatus.FAILED, text=text)
+
+
+async def _drive(impls: Sequence[pluggy.HookImpl], kwargs: dict[str, Any]) -> ToolResult:
+    """pluggy's multicall for one firstresult hook, awaiting the innermost result if needed."""
+    wrappers: list[Generator[None, Any, Any]] = []
+    result: Any = None
+    error: BaseException | None = None
+    try:
+        for impl in reversed(impls):
+            args = {name: kwargs[name] for name in impl.argnames}
+            if impl.wrapper:
+                gen = cast(Generator[None, Any, Any], impl.function(**args))
+                next(gen)  # pre-execute
+                wrappers.append(gen)
+                continue
+            outcome = impl.function(**args)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            if outcome is not None:
+                result = outcome
+                break
+    except BaseException as exc:
+        error = exc
+    for gen in reversed(wrappers):  # post-execute, innermost wrapper first
+        try:
+            if error is not None:
+                gen.throw(error)
+            else:
+                gen.send(result)
+        except StopIteration as stop:
+            result, error = stop.value, None
+        except BaseException as exc:
+            error = exc
+        else:
+            error = RuntimeError(f"wrapper {gen!r} yielded twice")
+    if error is not None:
+        raise error
+    if not isinstance(result, ToolResult):
+        raise TypeError(f"agent_host_tool_execute returned {type(result).__name__}, not ToolResult")
+    return result

@@ -1,0 +1,74 @@
+"""Tool views and JSON Schema validation of arguments."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import jsonschema
+import orjson
+from jsonschema.protocols import Validator
+
+from hookspecs.reference.errors import HostError
+from hookspecs.services import ToolDefinition
+from hookspecs.types import JSONObject, ToolSpec
+
+
+class ToolView:
+    """An agent's tools at one moment: ordered, names unique, schemas checked.
+
+    A duplicate name raises ``HOST-0201``; an input schema that is not
+    valid JSON Schema raises ``HOST-0202``.
+    """
+
+    def __init__(self, definitions: Iterable[ToolDefinition] = ()) -> None:
+        self._definitions: dict[str, ToolDefinition] = {}
+        for definition in definitions:
+            name = definition.spec.name
+            if name in self._definitions:
+                raise HostError("HOST-0201", name=name)
+            _validator(_schema_key(definition.spec.input_schema))
+            self._definitions[name] = definition
+
+    def get(self, name: str) -> ToolDefinition | None:
+        return self._definitions.get(name)
+
+    def __iter__(self) -> Iterator[ToolDefinition]:
+        return iter(self._definitions.values())
+
+    def __len__(self) -> int:
+        return len(self._definitions)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._definitions
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(d.spec for d in self._definitions.values())
+
+    def names(self) -> list[str]:
+        return list(self._definitions)
+
+
+def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
+    """Problems of ``arguments`` against ``spec.input_schema`` as ``path: message`` lines (empty: valid)."""
+    validator = _validator(_schema_key(spec.input_schema))
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
+
+
+def _schema_key(schema: JSONObject) -> bytes:
+    return orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _validator(key: bytes) -> Validator:
+    # Compiled once per distinct schema: views are rebuilt often, schemas rarely change.
+    schema = orjson.loads(key)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise HostError("HOST-0202", name=schema.get("title", "?"), reason=exc.message) from exc
+    validator: Validator = cls(schema)
+    return validator

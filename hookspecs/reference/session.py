@@ -1,0 +1,181 @@
+"""One session of the reference host: its log, surface, turns, commands, compaction and forks."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from hookspecs.i18n import message
+from hookspecs.reference.errors import HostError
+from hookspecs.reference.model import Model, ModelRequest
+from hookspecs.reference.session_log import Event, SessionLog
+from hookspecs.reference.surface import Surface
+from hookspecs.reference.wire import detached, unstructure
+from hookspecs.types import (
+    AgentRef,
+    CommandReceipt,
+    CommandRequest,
+    CompactionInfo,
+    PromptContext,
+    PromptSection,
+    ReceiptStatus,
+    SessionInfo,
+    SessionRecord,
+    StepInfo,
+    ToolCall,
+    ToolResult,
+    TurnSummary,
+)
+
+if TYPE_CHECKING:
+    from hookspecs.reference.host import ReferenceHost
+
+
+class Session:
+    """A live session. Every change is an event appended to the log, then applied.
+
+    Resume replays the same events through :meth:`apply`, so the rebuilt
+    surface, turn counter and records equal the ones before the restart.
+    """
+
+    def __init__(self, host: ReferenceHost, info: SessionInfo, log: SessionLog, scope: frozenset[str] | None) -> None:
+        self.host = host
+        self.info = info
+        self.log = log
+        self.scope = scope
+        """Tool names this agent may see (``None``: everything the host offers)."""
+        self.model: Model | None = None
+        self.surface = Surface()
+        self.turn = 0
+        self.records: list[SessionRecord] = []
+        self.diagnostics: list[str] = []
+        self._direct_calls = 0
+
+    @property
+    def agent(self) -> AgentRef:
+        return self.info.agent
+
+    # -- events -------------------------------------------------------------------
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
+        event = self.log.append(type_, data, durable=durable)
+        self.apply(event)
+        return event
+
+    def apply(self, event: Event) -> None:
+        self.surface.apply(event)
+        if event.type == "user-message":
+            self.turn = int(event.data["turn"])
+        elif event.type == "record":
+            data = event.data
+            self.records.append(SessionRecord(kind=data["kind"], version=data["version"], payload=data["payload"]))
+
+    # -- model turns ----------------------------------------------------------------
+    def prompt_sections(self) -> list[PromptSection]:
+        view = self.host.view(self.agent)
+        context = PromptContext(
+            agent=self.agent,
+            model_route=self.info.model_route,
+            tools=view.specs(),
+            workspace=self.info.workspace,
+        )
+        return self.host.facade.prompt_sections(context)
+
+    def system_prompt(self) -> str:
+        return "\n\n".join(s.text for s in self.prompt_sections())
+
+    async def run_turn(self, text: str) -> TurnSummary:
+        """Send a user message and loop model steps until the model answers without tool calls."""
+        if self.model is None:
+            raise HostError("HOST-0305", session=self.agent.session_id)
+        turn = self.turn + 1
+        self.append("user-message", {"turn": turn, "text": text})
+        total_calls = 0
+        for step_number in range(1, self.host.max_steps + 1):
+            step = StepInfo(agent=self.agent, turn=turn, step=step_number)
+            for msg in self.host.facade.context_messages(step, self.host.services):
+                self.append(
+                    "context-message",
+                    {"provenance": msg.provenance, "text": msg.text, "turn": turn, "step": step_number},
+                    durable=True,
+                )
+            request = ModelRequest(
+                system=self.system_prompt(),
+                messages=self.surface.messages(),
+                tools=self.host.view(self.agent).specs(),
+            )
+            answer = await self.model.complete(request)
+            calls = [
+                ToolCall(
+                    call_id=c.call_id or f"call-{turn}-{step_number}-{i}",
+                    tool=c.tool,
+                    arguments=detached(c.arguments),
+                    caller=self.agent,
+                )
+                for i, c in enumerate(answer.tool_calls)
+            ]
+            self.append(
+                "assistant-message",
+                {
+                    "turn": turn,
+                    "step": step_number,
+                    "text": answer.text,
+                    "tool_calls": [{"call_id": c.call_id, "tool": c.tool, "arguments": c.arguments} for c in calls],
+                },
+            )
+            if not calls:
+                summary = TurnSummary(
+                    agent=self.agent, turn=turn, steps=step_number, tool_calls=total_calls, final_text=answer.text
+                )
+                self.append("turn-settled", unstructure(summary) | {"turn": turn}, durable=True)
+                self.host.facade.turn_settled(summary, self.host.services)
+                return summary
+            lane = self.host.dispatcher.new_lane()
+            await asyncio.gather(*(self.host.dispatcher.dispatch(c, lane, top_level=True) for c in calls))
+            total_calls += len(calls)
+        raise HostError("HOST-0303", steps=self.host.max_steps)
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Dispatch one call directly (not from the model) through the full pipeline.
+
+        The call is logged like any other but does not enter the model surface.
+        """
+        self._direct_calls += 1
+        call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
+        while any(e.data.get("call_id") == call.call_id for e in self.log.of_type("tool-started", "tool-settled")):
+            self._direct_calls += 1  # resumed session: keep ids unique
+            call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
+        return await self.host.dispatcher.dispatch(call, self.host.dispatcher.new_lane(), top_level=False)
+
+    # -- commands and compaction ---------------------------------------------------------
+    def command(self, line: str) -> CommandReceipt:
+        """Run a slash command (``/name args``). No model request is made."""
+        words = shlex.split(line.strip().removeprefix("/"))
+        name, args = (words[0], tuple(words[1:])) if words else ("help", ())
+        request = CommandRequest(name=name, args=args, agent=self.agent)
+        receipt = self.host.facade.command(request, self.host.services)
+        if receipt is None:
+            known = ", ".join(sorted(f"/{c.name}" for c in self.host.command_table()))
+            receipt = CommandReceipt(
+                status=ReceiptStatus.FAILED, text=message("host.unknown-command", name=name, known=known)
+            )
+        self.log.append("command", {"name": name, "args": list(args), "status": receipt.status.value})
+        return receipt
+
+    def compact(self, summary: str | None = None) -> CompactionInfo:
+        """Replace the surface with a summary, keeping the tool calls of the latest turn."""
+        latest = {cid for e in self.surface.entries if e.turn == self.turn for cid in e.call_ids}
+        text = summary or message("host.compaction-summary", count=len(self.surface.entries))
+        info = CompactionInfo(agent=self.agent, summary=text, kept_call_ids=tuple(sorted(latest)))
+        self.append(
+            "compaction", {"summary": text, "kept_call_ids": list(info.kept_call_ids), "turn": self.turn}, durable=True
+        )
+        self.host.facade.compaction(info, self.host.services)
+        return info
+
+    async def fork(self, *, title: str = "", tools: list[str] | None = None) -> Session:
+        """Start a child agent in this session's family; ``tools`` narrows (never widens) the view."""
+        return await self.host.fork_session(self, title=title, tools=tools)
+
+    def close(self) -> None:
+        self.log.close()

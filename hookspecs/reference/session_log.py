@@ -1,0 +1,137 @@
+"""Append-only JSONL event log of one session.
+
+Each line is one event ``{"v": 1, "seq": n, "type": ..., "data": {...}}``.
+Every append is written with one ``write`` on an ``O_APPEND`` descriptor, so
+a crash leaves at most one torn line at the end; :meth:`SessionLog.open`
+detects it, moves the torn bytes aside to ``<log>.torn-<offset>`` (nothing
+is deleted) and reports it, keeping every complete event before it.
+Durability: a line is in the OS on return (survives the process); events
+marked ``durable`` are also ``fsync``-ed (survive the machine).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+from filelock import FileLock, Timeout
+
+from hookspecs.i18n import message
+from hookspecs.reference.errors import HostError
+
+LOG_VERSION = 1
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    """One persisted event."""
+
+    seq: int
+    type: str
+    data: dict[str, Any]
+    v: int = LOG_VERSION
+
+
+@attrs.frozen(kw_only=True)
+class TornTail:
+    """A torn last line found (and moved aside) when the log was opened."""
+
+    offset: int
+    size: int
+    moved_to: Path
+
+    def describe(self, lang: str | None = None) -> str:
+        return message("host.torn-tail", lang, offset=self.offset, size=self.size, path=str(self.moved_to))
+
+
+class SessionLog:
+    """Single-writer append-only log; a file lock keeps a second writer out."""
+
+    def __init__(self, path: Path, events: list[Event], torn: TornTail | None, lock: FileLock) -> None:
+        self.path = path
+        self.events = events
+        self.torn = torn
+        self._lock = lock
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool) -> SessionLog:
+        """Open (or create) the log, replaying complete events and repairing a torn tail.
+
+        Raises :class:`HostError` ``HOST-0102`` if another process holds the
+        log, ``HOST-0103`` if it does not exist and ``create`` is false,
+        ``HOST-0104`` if a complete line in the middle is not a valid event.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path) + ".lock")
+        try:
+            lock.acquire(timeout=0)
+        except Timeout as exc:
+            raise HostError("HOST-0102", path=str(path)) from exc
+        try:
+            if not path.exists() and not create:
+                raise HostError("HOST-0103", path=str(path))
+            events, torn = _replay(path) if path.exists() else ([], None)
+        except BaseException:
+            lock.release()
+            raise
+        return cls(path, events, torn, lock)
+
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
+        event = Event(seq=len(self.events), type=type_, data=data)
+        line = orjson.dumps(attrs.asdict(event), option=orjson.OPT_SORT_KEYS) + b"\n"
+        os.write(self._fd, line)
+        if durable:
+            os.fsync(self._fd)
+        self.events.append(event)
+        return event
+
+    def of_type(self, *types: str) -> Iterator[Event]:
+        return (e for e in self.events if e.type in types)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+            self._lock.release()
+
+
+def _replay(path: Path) -> tuple[list[Event], TornTail | None]:
+    blob = path.read_bytes()
+    events: list[Event] = []
+    offset = 0
+    torn: TornTail | None = None
+    while offset < len(blob):
+        end = blob.find(b"\n", offset)
+        line = blob[offset:] if end < 0 else blob[offset:end]
+        parsed = _parse(line)
+        if parsed is None:
+            if end < 0 or blob[end + 1 :].strip() == b"":
+                torn = _move_aside(path, blob, offset)
+                break
+            raise HostError("HOST-0104", path=str(path), seq=len(events))
+        events.append(parsed)
+        offset = end + 1
+    return events, torn
+
+
+def _parse(line: bytes) -> Event | None:
+    try:
+        raw = orjson.loads(line)
+        return Event(seq=int(raw["seq"]), type=str(raw["type"]), data=dict(raw["data"]), v=int(raw["v"]))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _move_aside(path: Path, blob: bytes, offset: int) -> TornTail:
+    aside = path.with_name(f"{path.name}.torn-{offset}")
+    aside.write_bytes(blob[offset:])
+    with open(path, "r+b") as fh:
+        fh.truncate(offset)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return TornTail(offset=offset, size=len(blob) - offset, moved_to=aside)
