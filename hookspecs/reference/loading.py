@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 
 import pluggy
 
@@ -39,11 +38,8 @@ def build_plugin_manager(
     if load_entry_points:
         for name in blocked_names():
             pm.set_blocked(name)
-        # Sorted so the load order does not depend on how the installer listed them.
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
-                continue
-            pm.register(ep.load(), name=ep.name)
+        # pluggy skips blocked names and records each plugin's distribution.
+        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
     for name, plugin in extra:
         pm.register(plugin, name=name)
     pm.check_pending()

@@ -120,7 +120,12 @@ def file_tools(root: Path) -> list[ToolDefinition]:
                     "type": "object",
                     "properties": {
                         "path": path_prop,
-                        "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "First line (0-based)."},
+                        "offset": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "default": 0,
+                            "description": "First line (0-based).",
+                        },
                         "limit": {"type": "integer", "minimum": 1, "default": 400, "description": "Max lines."},
                     },
                     "required": ["path"],

@@ -1,0 +1,1 @@
+"""The scripted demo session on the reference host (``ptc-plus demo``)."""
