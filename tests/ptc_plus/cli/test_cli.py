@@ -1,0 +1,64 @@
+"""The ``ptc-plus`` command line, run as a real subprocess like a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from ptc_plus import __version__
+
+CLI = str(Path(sys.executable).with_name("ptc-plus"))
+
+
+def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    merged = {**os.environ, "PTC_LOCALE": "en", **(env or {})}
+    return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, env=merged, timeout=120)
+
+
+def test_version() -> None:
+    done = _run("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"ptc-plus {__version__}"
+
+
+def test_unknown_subcommand_is_a_usage_error_with_a_code() -> None:
+    done = _run("no-such-command")
+    assert done.returncode == 2
+    assert "PTC-1001" in done.stderr
+
+
+def test_usage_errors_are_localized() -> None:
+    done = _run("no-such-command", env={"PTC_LOCALE": "zh"})
+    assert done.returncode == 2
+    assert "用法错误" in done.stderr
+
+
+def test_plugins_lists_builtins_first_and_hooks() -> None:
+    done = _run("plugins", "--json")
+    assert done.returncode == 0
+    rows = orjson.loads(done.stdout)
+    assert rows[0]["name"] == "agent-host-builtins" and rows[0]["builtin"]
+    assert "agent_host_tool_execute" in rows[0]["hooks"]
+    ptc = next(r for r in rows if r["name"] == "ptc_plus")
+    assert ptc["distribution"] == "ptc-plus"
+
+
+def test_plugins_shows_blocked_entry_points() -> None:
+    done = _run("plugins", "--json", env={"AGENT_HOST_DISABLE_PLUGINS": "ptc_plus"})
+    rows = {r["name"]: r for r in orjson.loads(done.stdout)}
+    assert rows["ptc_plus"]["blocked"] and rows["ptc_plus"]["hooks"] == []
+
+
+def test_demo_runs_a_whole_session(tmp_path: Path) -> None:
+    done = _run("demo", "--workspace", str(tmp_path / "ws"))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "System prompt sections:" in out
+    assert "search_files" in out and "← call-1-1-1 ok" in out
+    assert "notes_add" in out
+    assert "Resumed from the log" in out
+    assert (tmp_path / "ws" / ".demo" / "notes.sqlite").exists()
