@@ -7,7 +7,11 @@ from ptc_plus.errors import PtcError, UsageError
 
 def test_error_shape_is_pinned() -> None:
     error = UsageError(detail="bad flag")
-    assert error.to_json("en") == {"code": "PTC-1001", "message": "Usage error: bad flag", "params": {"detail": "bad flag"}}
+    assert error.to_json("en") == {
+        "code": "PTC-1001",
+        "message": "Usage error: bad flag",
+        "params": {"detail": "bad flag"},
+    }
 
 
 def test_error_message_in_both_locales() -> None:
