@@ -170,6 +170,23 @@ def agent_host_prompt_sections(context: PromptContext) -> Sequence[PromptSection
     raise NotImplementedError
 
 
+@hookspec(firstresult=True)
+def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
+    """Choose which tools of the view are offered natively to the model, in order.
+
+    Tools left out stay in the agent's view: callable through nested
+    dispatch, only not presented as the model's own function tools. Like
+    prompt sections, the choice must obey the stable-prefix rule.
+
+    :param context: The agent, model route, tool view and workspace.
+    :returns: Ordered tool names (unknown names are ignored), or ``None``
+        to offer the whole view in host order.
+    **Result**: stops at the first non-``None`` result.
+    **Called**: before every model request, after ``agent_host_prompt_sections``.
+    **Raises**: an exception aborts the step.
+    """
+
+
 @hookspec
 def agent_host_context_messages(step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
     """Commit model-visible context messages at an accepted model step.

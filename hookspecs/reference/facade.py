@@ -101,6 +101,14 @@ class HookFacade:
         sections = [s for batch in self.pm.hook.agent_host_prompt_sections(context=context) for s in batch]
         return sorted(sections, key=lambda s: (s.order, s.name))
 
+    def model_tools(self, context: PromptContext) -> list[ToolSpec]:
+        """The view's tools offered natively to the model, in the chosen order."""
+        chosen = self.pm.hook.agent_host_model_tools(context=context)
+        if chosen is None:
+            return list(context.tools)
+        by_name = {spec.name: spec for spec in context.tools}
+        return [by_name[name] for name in dict.fromkeys(chosen) if name in by_name]
+
     def context_messages(self, step: StepInfo, services: HostServices) -> list[ContextMessage]:
         return [m for batch in self.pm.hook.agent_host_context_messages(step=step, services=services) for m in batch]
 

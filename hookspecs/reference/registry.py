@@ -53,7 +53,10 @@ class ToolView:
 def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
     """Problems of ``arguments`` against ``spec.input_schema`` as ``path: message`` lines (empty: valid)."""
     validator = _validator(_schema_key(spec.input_schema))
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = list(validator.iter_errors(arguments))
+    if not errors:
+        return []
+    errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
 
 

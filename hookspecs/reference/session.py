@@ -25,6 +25,7 @@ from hookspecs.types import (
     StepInfo,
     ToolCall,
     ToolResult,
+    ToolSpec,
     TurnSummary,
 )
 
@@ -71,15 +72,20 @@ class Session:
             self.records.append(SessionRecord(kind=data["kind"], version=data["version"], payload=data["payload"]))
 
     # -- model turns ----------------------------------------------------------------
-    def prompt_sections(self) -> list[PromptSection]:
-        view = self.host.view(self.agent)
-        context = PromptContext(
+    def prompt_context(self) -> PromptContext:
+        return PromptContext(
             agent=self.agent,
             model_route=self.info.model_route,
-            tools=view.specs(),
+            tools=self.host.view(self.agent).specs(),
             workspace=self.info.workspace,
         )
-        return self.host.facade.prompt_sections(context)
+
+    def prompt_sections(self) -> list[PromptSection]:
+        return self.host.facade.prompt_sections(self.prompt_context())
+
+    def model_tools(self) -> list[ToolSpec]:
+        """The tools offered natively to the model for the next request."""
+        return self.host.facade.model_tools(self.prompt_context())
 
     def system_prompt(self) -> str:
         return "\n\n".join(s.text for s in self.prompt_sections())
@@ -102,7 +108,7 @@ class Session:
             request = ModelRequest(
                 system=self.system_prompt(),
                 messages=self.surface.messages(),
-                tools=self.host.view(self.agent).specs(),
+                tools=tuple(self.model_tools()),
             )
             answer = await self.model.complete(request)
             calls = [

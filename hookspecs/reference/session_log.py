@@ -83,7 +83,8 @@ class SessionLog:
 
     def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
         event = Event(seq=len(self.events), type=type_, data=data)
-        line = orjson.dumps(attrs.asdict(event), option=orjson.OPT_SORT_KEYS) + b"\n"
+        raw = {"data": data, "seq": event.seq, "type": type_, "v": event.v}
+        line = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS) + b"\n"
         os.write(self._fd, line)
         if durable:
             os.fsync(self._fd)
