@@ -9,7 +9,7 @@ with it). Hosts call these only through a typed façade.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 from hookspecs.markers import hookspec
 from hookspecs.services import HostServices, ToolContext, ToolDefinition
@@ -140,14 +140,16 @@ def agent_host_compaction(compaction: CompactionInfo, services: HostServices) ->
 
 
 @hookspec
-def agent_host_shutdown(services: HostServices) -> None:
+def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
     """The host is shutting down or unloading plugins.
 
     :param services: The host services.
-    :returns: Nothing.
-    **Result**: all implementations run.
-    **Called**: once; a plugin must abort and await its live work and refuse new work.
-    **Raises**: exceptions are reported; shutdown continues.
+    :returns: ``None``, or an awaitable that finishes the plugin's shutdown.
+    **Result**: all implementations run; the host then awaits every returned
+        awaitable before it closes sessions.
+    **Called**: once; a plugin must refuse new work and abort and await its
+        live work (for example running programs).
+    **Raises**: exceptions (also from the awaitables) are reported; shutdown continues.
     """
 
 

@@ -87,8 +87,19 @@ class HookFacade:
     def compaction(self, compaction: CompactionInfo, services: HostServices) -> None:
         self._reported("agent_host_compaction", compaction=compaction, services=services)
 
-    def shutdown(self, services: HostServices) -> None:
-        self._reported("agent_host_shutdown", services=services)
+    async def shutdown(self, services: HostServices) -> None:
+        try:
+            pending = self.pm.hook.agent_host_shutdown(services=services)
+        except Exception as exc:
+            self.reports.append(f"agent_host_shutdown: {type(exc).__name__}: {exc}")
+            return
+        for awaitable in pending:
+            if awaitable is None:
+                continue
+            try:
+                await awaitable
+            except Exception as exc:
+                self.reports.append(f"agent_host_shutdown: {type(exc).__name__}: {exc}")
 
     def _reported(self, hook: str, **kwargs: Any) -> None:
         try:

@@ -87,7 +87,7 @@ class ReferenceHost:
         if self._closed:
             return
         self._closed = True
-        self.facade.shutdown(self.services)
+        await self.facade.shutdown(self.services)
         for session in self._sessions.values():
             session.close()
 
@@ -103,9 +103,12 @@ class ReferenceHost:
             self._views[agent.session_id] = cached
         return cached
 
-    def invalidate_views(self) -> None:
-        """Forget cached views (the host's tools or a plugin's contribution changed)."""
-        self._views.clear()
+    def invalidate_views(self, agent: AgentRef | None = None) -> None:
+        """Forget cached views of ``agent`` (default: every agent); the next use rebuilds them."""
+        if agent is None:
+            self._views.clear()
+        else:
+            self._views.pop(agent.session_id, None)
 
     def add_tool(self, definition: ToolDefinition) -> None:
         self._host_tools = ToolView([*self._host_tools, definition])
@@ -162,6 +165,7 @@ class ReferenceHost:
         session = self._new_session(info, None, model)
         self._start_event(session)
         self.facade.session_start(info, self.services)
+        self.invalidate_views()  # plugins may contribute tools once they know the session
         return session
 
     async def fork_session(self, parent: Session, *, title: str = "", tools: list[str] | None = None) -> Session:
@@ -188,6 +192,7 @@ class ReferenceHost:
         parent.append("child-forked", {"child_session_id": sid}, durable=True)
         self.facade.agent_fork(parent.info, info, self.services)
         self.facade.session_start(info, self.services)
+        self.invalidate_views()
         return child
 
     async def resume_session(self, session_id: str, *, model: Model | None = None) -> Session:
@@ -206,4 +211,5 @@ class ReferenceHost:
         if log.torn is not None:
             session.diagnostics.append(log.torn.describe())
         self.facade.session_resume(info, self.services)
+        self.invalidate_views()
         return session

@@ -110,7 +110,15 @@ class OrderedLane:
                 # A finished parallel body frees its slot now; only exclusive calls hold until commit.
                 self._running -= 1
                 self._cond.notify_all()
-            await self._cond.wait_for(lambda: self._next_commit == ticket)
+            try:
+                await self._cond.wait_for(lambda: self._next_commit == ticket)
+            except BaseException:
+                # Cancelled while waiting for its commit turn: skip the ticket so later ones still commit.
+                if exclusive:
+                    self._running -= 1
+                    self._exclusive_held = False
+                self._skip(ticket)
+                raise
             try:
                 committed = commit(value)
             finally:

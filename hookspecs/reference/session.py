@@ -98,7 +98,10 @@ class Session:
         self.append("user-message", {"turn": turn, "text": text})
         total_calls = 0
         for step_number in range(1, self.host.max_steps + 1):
+            # agent_host_tools runs before every model step: a plugin's contribution may have changed.
+            self.host.invalidate_views(self.agent)
             step = StepInfo(agent=self.agent, turn=turn, step=step_number)
+            self.host.invalidate_views()  # the view is rebuilt before every model step
             for msg in self.host.facade.context_messages(step, self.host.services):
                 self.append(
                     "context-message",
@@ -126,7 +129,10 @@ class Session:
                     "turn": turn,
                     "step": step_number,
                     "text": answer.text,
-                    "tool_calls": [{"call_id": c.call_id, "tool": c.tool, "arguments": c.arguments} for c in calls],
+                    # A copy: the tool gets c.arguments and may mutate it; the surface must not follow.
+                    "tool_calls": [
+                        {"call_id": c.call_id, "tool": c.tool, "arguments": detached(c.arguments)} for c in calls
+                    ],
                 },
             )
             if not calls:
