@@ -1,0 +1,54 @@
+"""Configuration files: the per-user and per-workspace ``config.toml`` (SPEC §4, §5).
+
+:func:`load_config` gives the effective configuration (workspace wins per
+key), every problem as a :class:`ConfigIssue` with file and key path, and the
+config revision. :func:`set_capability` edits the workspace file in place.
+"""
+
+from __future__ import annotations
+
+from ptc_plus.config.editor import INHERIT, set_capability
+from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.loader import LoadedConfig, combine, load_config, read_layer
+from ptc_plus.config.model import (
+    CONFIG_VERSION,
+    DEFAULT_CAPS,
+    CapabilityChoice,
+    Disclosure,
+    GateSection,
+    ManagementSection,
+    PtcConfig,
+    RuntimeCaps,
+    RuntimeSection,
+    SandboxPolicy,
+    StatisticsSection,
+)
+from ptc_plus.config.paths import user_config_file, workspace_config_file
+from ptc_plus.config.revision import canonical_bytes, config_revision
+from ptc_plus.config.validate import GateBlocker
+
+__all__ = [
+    "CONFIG_VERSION",
+    "DEFAULT_CAPS",
+    "INHERIT",
+    "CapabilityChoice",
+    "ConfigIssue",
+    "Disclosure",
+    "GateBlocker",
+    "GateSection",
+    "LoadedConfig",
+    "ManagementSection",
+    "PtcConfig",
+    "RuntimeCaps",
+    "RuntimeSection",
+    "SandboxPolicy",
+    "StatisticsSection",
+    "canonical_bytes",
+    "combine",
+    "config_revision",
+    "load_config",
+    "read_layer",
+    "set_capability",
+    "user_config_file",
+    "workspace_config_file",
+]

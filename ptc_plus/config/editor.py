@@ -1,0 +1,127 @@
+"""Edit the workspace config file in place: comments and layout survive (ADR 0030).
+
+Edits run under a file lock and land by atomic replace, so a concurrent
+reader sees the old file or the new one, never half of either. A file that
+is not valid TOML is never rewritten: the user fixes it by hand first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+import tomlkit
+import tomlkit.exceptions
+from filelock import FileLock
+from tomlkit.items import InlineTable, Table
+
+from ptc_plus.config.errors import CapabilityIdentityInvalid, ConfigEditRefused, DisclosureValueInvalid
+from ptc_plus.config.model import CONFIG_VERSION, Disclosure, is_valid_identity
+from ptc_plus.config.paths import workspace_config_file
+
+INHERIT = "inherit"
+"""Remove the explicit choice: the capability inherits from the user file, statistics or baseline."""
+
+
+@attrs.frozen(kw_only=True)
+class EditResult:
+    """What :func:`set_capability` did: ``changed`` is false when the file already said so."""
+
+    file: Path
+    changed: bool
+    previous: str | None
+
+
+def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
+    """Set ``[capabilities."<identity>"] disclosure`` to ``full``/``on-demand``/``off``, or remove it (``inherit``).
+
+    Idempotent: a second identical call leaves the file byte-for-byte alone.
+    Raises :class:`CapabilityIdentityInvalid`, :class:`DisclosureValueInvalid`
+    or :class:`ConfigEditRefused` (file not TOML, or ``capabilities`` not a table).
+    """
+    if not is_valid_identity(identity):
+        raise CapabilityIdentityInvalid(identity=identity)
+    if value != INHERIT and value not in {member.value for member in Disclosure}:
+        raise DisclosureValueInvalid(value=value)
+    path = workspace_config_file(workspace)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{path}.lock"):
+        try:
+            original = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            original = None
+        doc = _parse(original, path)
+        previous = _apply(doc, identity, value, path)
+        text = tomlkit.dumps(doc)
+        if original is not None and text == original:
+            return EditResult(file=path, changed=False, previous=previous)
+        if original is None and value == INHERIT:
+            return EditResult(file=path, changed=False, previous=None)
+        _replace(path, text)
+    return EditResult(file=path, changed=True, previous=previous)
+
+
+def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:
+    if text is None:
+        doc = tomlkit.document()
+        doc["version"] = CONFIG_VERSION
+        return doc
+    try:
+        return tomlkit.parse(text)
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigEditRefused(file=str(path), detail=str(exc)) from None
+
+
+def _apply(doc: tomlkit.TOMLDocument, identity: str, value: str, path: Path) -> str | None:
+    """Change ``doc``; return the previous disclosure text (``None`` when there was none)."""
+    caps: Any = doc.get("capabilities")
+    if caps is not None and not isinstance(caps, Table | InlineTable):
+        raise ConfigEditRefused(file=str(path), detail="'capabilities' is not a table")
+    entry: Any = caps.get(identity) if caps is not None else None
+    if entry is not None and not isinstance(entry, Table | InlineTable):
+        raise ConfigEditRefused(file=str(path), detail=f"'capabilities.{identity}' is not a table")
+    previous = entry.get("disclosure") if entry is not None else None
+    previous_text = str(previous) if previous is not None else None
+    if value == INHERIT:
+        if caps is None or entry is None or previous is None:
+            return previous_text
+        del entry["disclosure"]
+        if not entry:
+            del caps[identity]
+        # Only a table we could have created (no ``[capabilities]`` header of its own) goes away.
+        if not caps and isinstance(caps, Table) and caps.is_super_table():
+            del doc["capabilities"]
+        return previous_text
+    if previous_text == value:
+        return previous_text
+    if entry is not None:
+        entry["disclosure"] = value
+        return previous_text
+    if caps is None:
+        caps = tomlkit.table(is_super_table=True)
+        doc["capabilities"] = caps
+    new_entry = tomlkit.inline_table() if isinstance(caps, InlineTable) else tomlkit.table()
+    new_entry["disclosure"] = value
+    caps[identity] = new_entry
+    return previous_text
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to a sibling temp file, flush it to disk, then rename it over ``path``."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(temp, path.stat().st_mode & 0o777)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise

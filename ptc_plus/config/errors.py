@@ -1,0 +1,59 @@
+"""Errors of the configuration files (codes PTC-4000..PTC-4099)."""
+
+from __future__ import annotations
+
+from ptc_plus.errors import PtcError
+
+
+class ConfigError(PtcError):
+    """Root of configuration errors."""
+
+    code = "PTC-4000"
+
+
+class ConfigUnreadable(ConfigError):
+    """A config file exists but cannot be read (params: ``file``, ``detail``)."""
+
+    code = "PTC-4001"
+
+
+class ConfigSyntaxError(ConfigError):
+    """A config file is not valid TOML (params: ``file``, ``detail``)."""
+
+    code = "PTC-4002"
+
+
+class ConfigVersionUnsupported(ConfigError):
+    """A config file declares a format version this plugin cannot read (``file``, ``found``, ``supported``)."""
+
+    code = "PTC-4003"
+
+
+class ConfigValueInvalid(ConfigError):
+    """One key of one file is invalid (params: ``file``, ``path``, ``reason``)."""
+
+    code = "PTC-4010"
+
+
+class ConfigInvalid(ConfigError):
+    """A strict caller asked for a configuration without problems (``count``, ``first``)."""
+
+    code = "PTC-4011"
+
+
+class ConfigEditRefused(ConfigError):
+    """The workspace file cannot be edited safely (params: ``file``, ``detail``)."""
+
+    code = "PTC-4020"
+
+
+class DisclosureValueInvalid(ConfigError):
+    """``set_capability`` got a value other than full/on-demand/off/inherit (param: ``value``)."""
+
+    code = "PTC-4021"
+
+
+class CapabilityIdentityInvalid(ConfigError):
+    """``set_capability`` got an unusable identity (param: ``identity``)."""
+
+    code = "PTC-4022"

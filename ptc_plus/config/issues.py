@@ -1,0 +1,55 @@
+"""One problem found in one config file, renderable in every locale.
+
+Issues are values, not exceptions: loading reports all of them and keeps
+every valid key. A strict caller turns them into :class:`ConfigInvalid`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from hookspecs.i18n import message
+from ptc_plus.config.errors import ConfigError, ConfigValueInvalid
+
+VALUE_INVALID = ConfigValueInvalid.code
+
+
+@attrs.frozen(kw_only=True)
+class ConfigIssue:
+    """A problem at ``path`` (dotted TOML key path, ``""`` for the whole file) of ``file``.
+
+    For a key problem ``code`` is PTC-4010 and ``reason`` names a
+    ``config.reason.<reason>`` message; for a file problem (unreadable,
+    not TOML, unsupported version) ``code`` is that error's code and
+    ``params`` fill its message.
+    """
+
+    file: str
+    path: str
+    code: str = VALUE_INVALID
+    reason: str = ""
+    params: Mapping[str, str] = attrs.field(factory=dict)
+
+    def reason_text(self, lang: str | None = None) -> str:
+        """Why the key is invalid, in ``lang``."""
+        params = dict(self.params)
+        if "expected" in params:
+            params["expected"] = message(f"config.type.{params['expected']}", lang)
+        return message(f"config.reason.{self.reason}", lang, **params)
+
+    def message(self, lang: str | None = None) -> str:
+        """The full localized message naming file, key path and reason."""
+        if self.code != VALUE_INVALID:
+            return message(f"error.{self.code}", lang, file=self.file, **self.params)
+        return message(f"error.{self.code}", lang, file=self.file, path=self.path, reason=self.reason_text(lang))
+
+    def to_error(self) -> ConfigError:
+        """The issue as a raisable error with the same code."""
+        if self.code != VALUE_INVALID:
+            return ConfigError(self.code, file=self.file, **self.params)
+        return ConfigValueInvalid(file=self.file, path=self.path, reason=self.reason_text("en"))
+
+    def to_json(self, lang: str | None = None) -> dict[str, str]:
+        return {"code": self.code, "file": self.file, "path": self.path, "message": self.message(lang)}

@@ -1,0 +1,138 @@
+"""Load the effective configuration: workspace file over user file over defaults, per key.
+
+Loading never raises for bad content: every problem is a
+:class:`ConfigIssue` naming its file and key path, and every valid key
+still counts. Call :meth:`LoadedConfig.raise_if_invalid` for a strict load.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ptc_plus.config.converter import CONVERTER
+from ptc_plus.config.errors import ConfigInvalid
+from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.keypath import join
+from ptc_plus.config.model import DEFAULT_CAPS, PtcConfig, RuntimeCaps
+from ptc_plus.config.paths import user_config_file, workspace_config_file
+from ptc_plus.config.revision import config_revision
+from ptc_plus.config.validate import WHOLE_FILE, CleanLayer, GateBlocker, clean_layer, unusable_layer
+
+
+@attrs.frozen(kw_only=True)
+class LoadedConfig:
+    """The effective config with everything learned while loading it.
+
+    :ivar files: config files that exist, lowest precedence first.
+    :ivar origins: dotted key path of every configured leaf -> the file that set it.
+    :ivar statistics_disabled: an invalid statistics setting switched statistics off.
+    :ivar gate_blockers: unusable gate settings; the gate fails closed on each
+        one the environment does not override.
+    """
+
+    config: PtcConfig
+    revision: str
+    files: tuple[str, ...] = ()
+    issues: tuple[ConfigIssue, ...] = ()
+    origins: Mapping[str, str] = attrs.field(factory=dict)
+    statistics_disabled: bool = False
+    gate_blockers: tuple[GateBlocker, ...] = ()
+
+    def raise_if_invalid(self) -> None:
+        """Raise :class:`ConfigInvalid` when any issue was found."""
+        if self.issues:
+            raise ConfigInvalid(count=len(self.issues), first=self.issues[0].message("en"))
+
+
+def read_layer(path: Path, caps: RuntimeCaps = DEFAULT_CAPS) -> CleanLayer | None:
+    """The checked content of ``path``; ``None`` when the file does not exist."""
+    file = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        return unusable_layer(ConfigIssue(file=file, path="", code="PTC-4001", params={"detail": str(exc)}))
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return unusable_layer(ConfigIssue(file=file, path="", code="PTC-4002", params={"detail": str(exc)}))
+    return clean_layer(raw, file, caps)
+
+
+def load_config(
+    workspace: Path | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+    caps: RuntimeCaps = DEFAULT_CAPS,
+) -> LoadedConfig:
+    """Read the user file (``user_file`` or :func:`user_config_file`) and the workspace file."""
+    paths = [user_file or user_config_file(env)]
+    if workspace is not None:
+        paths.append(workspace_config_file(workspace))
+    layers = [layer for layer in (read_layer(path, caps) for path in paths) if layer is not None]
+    return combine(layers)
+
+
+def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
+    """Merge checked layers (lowest precedence first) into one :class:`LoadedConfig`."""
+    merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for layer in layers:
+        _merge(merged, layer.data, (), layer.file, origins)
+    config = CONVERTER.structure(merged, PtcConfig)
+    issues = [issue for layer in layers for issue in layer.issues]
+    statistics_invalid = any(
+        _unresolved(layers, index, "statistics", layer.statistics_invalid) for index, layer in enumerate(layers)
+    )
+    stats = config.statistics
+    if stats.min_samples > stats.window:
+        statistics_invalid = True
+        file = origins.get("statistics.min_samples") or origins.get("statistics.window", "")
+        params = {"min_samples": str(stats.min_samples), "window": str(stats.window)}
+        issues.append(
+            ConfigIssue(file=file, path="statistics.min_samples", reason="min-samples-above-window", params=params)
+        )
+    if statistics_invalid:
+        config = attrs.evolve(config, statistics=attrs.evolve(stats, enabled=False))
+    return LoadedConfig(
+        config=config,
+        revision=config_revision(config),
+        files=tuple(layer.file for layer in layers),
+        issues=tuple(issues),
+        origins=origins,
+        statistics_disabled=statistics_invalid,
+        gate_blockers=_gate_blockers(layers),
+    )
+
+
+def _merge(
+    into: dict[str, Any], data: Mapping[str, Any], prefix: tuple[str, ...], file: str, origins: dict[str, str]
+) -> None:
+    for key, value in data.items():
+        if isinstance(value, dict):
+            _merge(into.setdefault(key, {}), value, (*prefix, key), file, origins)
+        else:
+            into[key] = value
+            origins[join(*prefix, key)] = file
+
+
+def _gate_blockers(layers: Sequence[CleanLayer]) -> tuple[GateBlocker, ...]:
+    return tuple(
+        blocker
+        for index, layer in enumerate(layers)
+        for blocker in layer.gate_invalid
+        if _unresolved(layers, index, "gate", (blocker.key,))
+    )
+
+
+def _unresolved(layers: Sequence[CleanLayer], index: int, section: str, keys: Sequence[str]) -> bool:
+    """Whether any of ``keys`` (bad in ``layers[index]``) is not set validly by a higher-precedence layer."""
+    later = [layer.data.get(section, {}) for layer in layers[index + 1 :]]
+    return any(key == WHOLE_FILE or not any(key in data for data in later) for key in keys)

@@ -1,0 +1,284 @@
+"""Check one config file's parsed TOML and keep only its valid keys.
+
+Each invalid key becomes a :class:`ConfigIssue` with its file and key path
+and is dropped, so a neighbouring valid key still counts. Two sections have
+stricter consequences, decided here and applied by the loader:
+
+- any problem in ``[statistics]`` marks statistics invalid (they lose their
+  vote; manual choices keep working);
+- an unusable ``[gate]`` key is a *gate blocker*: the gate fails closed
+  unless the environment supplies that key (ADR 0033).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import attrs
+from cattrs.errors import ForbiddenExtraKeysError
+from cattrs.v import transform_error
+
+from ptc_plus.config import keypath
+from ptc_plus.config.converter import CONVERTER, Rejected
+from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.model import (
+    CONFIG_VERSION,
+    SECTIONS,
+    CapabilityChoice,
+    GateSection,
+    ManagementSection,
+    RuntimeCaps,
+    RuntimeSection,
+    StatisticsSection,
+    is_valid_identity,
+)
+
+WHOLE_FILE = "*"
+"""The gate-blocker key meaning "this file's gate settings could not be read at all"."""
+
+_GATE_KEYS = frozenset(field.name for field in attrs.fields(GateSection))
+
+Finding = tuple[str, str, dict[str, str]]
+"""A semantic problem: (field, reason key, reason params)."""
+
+
+@attrs.frozen(kw_only=True)
+class GateBlocker:
+    """A ``[gate]`` key (or :data:`WHOLE_FILE`) whose configured value is unusable, and why."""
+
+    key: str
+    issue: ConfigIssue
+
+
+@attrs.frozen(kw_only=True)
+class CleanLayer:
+    """One file after checking: its valid keys, its issues, and the section verdicts.
+
+    ``statistics_invalid`` and ``gate_invalid`` name the ``[statistics]`` and
+    ``[gate]`` keys (or :data:`WHOLE_FILE`) whose values were unusable; a
+    higher-precedence file that sets the same key validly overrides them.
+    """
+
+    file: str
+    data: Mapping[str, Any]
+    issues: tuple[ConfigIssue, ...] = ()
+    statistics_invalid: tuple[str, ...] = ()
+    gate_invalid: tuple[GateBlocker, ...] = ()
+
+
+def unusable_layer(issue: ConfigIssue) -> CleanLayer:
+    """A file that could not be read or interpreted: it contributes nothing and blocks the gate."""
+    blocker = GateBlocker(key=WHOLE_FILE, issue=issue)
+    return CleanLayer(
+        file=issue.file, data={}, issues=(issue,), statistics_invalid=(WHOLE_FILE,), gate_invalid=(blocker,)
+    )
+
+
+def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLayer:
+    """Validate one parsed file; never raises for bad content."""
+    version = raw.get("version", CONFIG_VERSION)
+    if isinstance(version, int) and not isinstance(version, bool) and version != CONFIG_VERSION:
+        issue = ConfigIssue(
+            file=file,
+            path="version",
+            code="PTC-4003",
+            params={"found": str(version), "supported": str(CONFIG_VERSION)},
+        )
+        return unusable_layer(issue)
+    issues: list[ConfigIssue] = []
+    data: dict[str, Any] = {}
+    statistics_invalid: list[str] = []
+    gate_invalid: list[GateBlocker] = []
+    for key, value in raw.items():
+        if key == "version":
+            if type(value) is not int:  # ``true == 1`` in Python; TOML keeps them apart
+                issues.append(ConfigIssue(file=file, path="version", reason="type", params={"expected": "integer"}))
+            continue
+        if key not in SECTIONS:
+            issues.append(ConfigIssue(file=file, path=keypath.join(key), reason="unknown-key"))
+            continue
+        if not isinstance(value, dict):
+            issue = ConfigIssue(file=file, path=key, reason="type", params={"expected": "table"})
+            issues.append(issue)
+            if key == "statistics":
+                statistics_invalid.append(WHOLE_FILE)
+            if key == "gate":
+                gate_invalid.append(GateBlocker(key=WHOLE_FILE, issue=issue))
+            continue
+        section_data, found = _SECTION_CHECKS[key](value, file, caps)
+        data[key] = section_data
+        issues.extend(found)
+        if key == "statistics":
+            statistics_invalid.extend(issue.path.removeprefix("statistics.") for issue in found)
+        if key == "gate":
+            gate_invalid.extend(GateBlocker(key=issue.path.removeprefix("gate."), issue=issue) for issue in found)
+    return CleanLayer(
+        file=file,
+        data=data,
+        issues=tuple(issues),
+        statistics_invalid=tuple(statistics_invalid),
+        gate_invalid=tuple(gate_invalid),
+    )
+
+
+def _issues_from(exc: BaseException, root: str, file: str) -> Iterator[tuple[str, ConfigIssue]]:
+    """(top-level field, issue) pairs for every problem cattrs recorded under ``root``."""
+    recorded: list[BaseException] = []
+
+    def remember(problem: BaseException, _: Any) -> str:
+        recorded.append(problem)
+        return str(len(recorded) - 1)
+
+    for line in transform_error(exc, root, remember):
+        index, _, path = line.partition(" @ ")
+        problem = recorded[int(index)]
+        if isinstance(problem, ForbiddenExtraKeysError):
+            for name in sorted(problem.extra_fields):
+                yield name, ConfigIssue(file=file, path=f"{path}.{keypath.toml_key(name)}", reason="unknown-key")
+            continue
+        field = path[len(root) + 1 :].split(".")[0].split("[")[0]
+        if isinstance(problem, Rejected):
+            yield field, ConfigIssue(file=file, path=path, reason=problem.reason, params=dict(problem.params))
+        elif isinstance(problem, KeyError):
+            yield field, ConfigIssue(file=file, path=path, reason="required")
+        else:
+            yield field, ConfigIssue(file=file, path=path, reason="other", params={"detail": str(problem)})
+
+
+def _structured(
+    kind: type[Any],
+    table: Mapping[str, Any],
+    root: str,
+    file: str,
+    semantics: Callable[[Any], list[Finding]],
+) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """Drop invalid keys from ``table`` until the rest structures as ``kind`` and passes ``semantics``."""
+    data = dict(table)
+    issues: list[ConfigIssue] = []
+    dropped: set[str] = set()
+    for _ in range(len(table) + 1):
+        try:
+            value = CONVERTER.structure(data, kind)
+        except Exception as exc:  # cattrs raises ClassValidationError or a bare hook error
+            found = [(field, issue) for field, issue in _issues_from(exc, root, file) if field not in dropped]
+            if not found:  # only a required key we dropped is missing: nothing usable is left
+                break
+            issues.extend(issue for _, issue in found)
+            for field, _ in found:
+                data.pop(field, None)
+                dropped.add(field)
+            continue
+        problems = semantics(value)
+        for field, reason, params in problems:
+            issues.append(ConfigIssue(file=file, path=f"{root}.{field}", reason=reason, params=params))
+            data.pop(field, None)
+            dropped.add(field)
+        if not problems:
+            return data, issues
+    return {}, issues
+
+
+def _no_semantics(_: Any) -> list[Finding]:
+    return []
+
+
+def _check_gate(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    data: dict[str, Any] = {}
+    issues: list[ConfigIssue] = []
+    for key, value in table.items():
+        path = keypath.join("gate", key)
+        shaped = _environment_shape(value)
+        if key not in _GATE_KEYS:
+            issues.append(ConfigIssue(file=file, path=path, reason="unknown-key"))
+        elif shaped is None:
+            issues.append(ConfigIssue(file=file, path=path, reason="type", params={"expected": "scalar-or-array"}))
+        else:
+            data[key] = shaped
+    return data, issues
+
+
+def _environment_shape(value: Any) -> str | None:
+    """The text an environment variable would hold for ``value`` (``None``: no such text)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ",".join(value)
+    return None
+
+
+def _check_management(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    def semantics(section: ManagementSection) -> list[Finding]:
+        return [("budget_tokens", "minimum", {"low": "0"})] if section.budget_tokens < 0 else []
+
+    data, issues = _structured(ManagementSection, table, "management", file, semantics)
+    if "baseline" in data:
+        unique: list[str] = []
+        for index, item in enumerate(data["baseline"]):
+            if item in unique:
+                path = f"management.baseline[{index}]"
+                issues.append(ConfigIssue(file=file, path=path, reason="duplicate", params={"item": item}))
+            else:
+                unique.append(item)
+        data["baseline"] = unique
+    return data, issues
+
+
+def _check_capabilities(
+    table: Mapping[str, Any], file: str, _: RuntimeCaps
+) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    data: dict[str, Any] = {}
+    issues: list[ConfigIssue] = []
+    for identity, entry in table.items():
+        root = keypath.join("capabilities", identity)
+        if not is_valid_identity(identity):
+            issues.append(ConfigIssue(file=file, path=root, reason="identity"))
+        elif not isinstance(entry, dict):
+            issues.append(ConfigIssue(file=file, path=root, reason="type", params={"expected": "table"}))
+        else:
+            kept, found = _structured(CapabilityChoice, entry, root, file, _no_semantics)
+            issues.extend(found)
+            if kept:
+                data[identity] = kept
+    return data, issues
+
+
+def _check_statistics(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    def semantics(section: StatisticsSection) -> list[Finding]:
+        found: list[Finding] = []
+        if section.window < 1:
+            found.append(("window", "minimum", {"low": "1"}))
+        if section.min_samples < 1:
+            found.append(("min_samples", "minimum", {"low": "1"}))
+        if not 0.0 <= section.threshold <= 1.0:
+            found.append(("threshold", "range", {"low": "0", "high": "1"}))
+        return found
+
+    return _structured(StatisticsSection, table, "statistics", file, semantics)
+
+
+def _check_runtime(table: Mapping[str, Any], file: str, caps: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    def semantics(section: RuntimeSection) -> list[Finding]:
+        found: list[Finding] = []
+        for cap in attrs.fields(RuntimeCaps):
+            value, ceiling = getattr(section, cap.name), getattr(caps, cap.name)
+            if value <= 0:
+                found.append((cap.name, "positive", {}))
+            elif value > ceiling:
+                found.append((cap.name, "above-cap", {"value": str(value), "cap": str(ceiling)}))
+        return found
+
+    return _structured(RuntimeSection, table, "runtime", file, semantics)
+
+
+_SECTION_CHECKS: dict[
+    str, Callable[[Mapping[str, Any], str, RuntimeCaps], tuple[dict[str, Any], list[ConfigIssue]]]
+] = {
+    "gate": _check_gate,
+    "management": _check_management,
+    "capabilities": _check_capabilities,
+    "statistics": _check_statistics,
+    "runtime": _check_runtime,
+}

@@ -1,0 +1,170 @@
+"""Plan computation for one agent, in the six steps of SPEC §4.
+
+1. take the host's capability facts, drop unmanaged ones (and anything
+   outside the parent agent's scope);
+2. management off -> the host's own provision (all ``full``); else apply
+   explicit ``off``;
+3. fix explicit ``full`` / ``on-demand`` (``full`` beyond the budget is kept and
+   reported as overage; only the model's real context can stop it);
+4. for the rest, pick the evidence (:mod:`.evidence`);
+5. fill what is left of the budget with backed candidates in the order
+   coverage desc, baseline rank, cost asc, identity; the rest stay on-demand;
+6. every entry carries its reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from ptc_plus.config.model import Disclosure
+from ptc_plus.plan.errors import PlanInputInvalid
+from ptc_plus.plan.evidence import Evidence, evidence_for
+from ptc_plus.plan.inputs import PlanCandidate, PlanInput, StatisticsVote
+from ptc_plus.plan.model import CapabilityPlan, PlanEntry, Reason
+
+_NO_RANK = float("inf")
+
+
+def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
+    """The plan for ``plan_input``; a pure, deterministic function of it.
+
+    Raises :class:`PlanInputInvalid` for duplicate identities or negative costs.
+    """
+    candidates = sorted(plan_input.candidates, key=lambda c: c.identity)
+    _check(candidates)
+    config = plan_input.config
+    management = config.management
+    entries: dict[str, PlanEntry] = {}
+    present: list[PlanCandidate] = []
+    for candidate in candidates:  # step 1
+        if not candidate.managed:
+            continue
+        if not candidate.host_provided:
+            entries[candidate.identity] = _entry(candidate, None, Reason.HOST_ABSENT)
+        elif plan_input.parent_members is not None and candidate.identity not in plan_input.parent_members:
+            entries[candidate.identity] = _entry(candidate, None, Reason.OUTSIDE_PARENT_SCOPE)
+        else:
+            present.append(candidate)
+    costs = {c.identity: c.cost_tokens for c in present}
+    delivery = plan_input.delivery_cost or (lambda ids: sum(costs[i] for i in ids))
+    statistics = _statistics_state(plan_input)
+    if not management.enabled:  # step 2, management off
+        for candidate in present:
+            entries[candidate.identity] = _entry(candidate, Disclosure.FULL, Reason.MANAGEMENT_OFF)
+        return _plan(plan_input, statistics, entries, delivery([c.identity for c in present]), 0)
+    known = {c.identity for c in candidates}
+    for identity in sorted({*config.capabilities, *management.baseline} - known):
+        entries[identity] = PlanEntry(identity=identity, disclosure=None, reason=Reason.HOST_ABSENT)
+    full: list[str] = []
+    undecided: list[PlanCandidate] = []
+    additive = plan_input.delivery_cost is None
+    used = 0
+    for candidate in present:  # steps 2 and 3
+        choice = config.disclosure_of(candidate.identity)
+        if choice is Disclosure.FULL:
+            after = used + candidate.cost_tokens if additive else delivery([*full, candidate.identity])
+            if plan_input.context_tokens is not None and after > plan_input.context_tokens:
+                entries[candidate.identity] = _entry(candidate, Disclosure.ON_DEMAND, Reason.CONTEXT_LIMIT)
+                continue
+            full.append(candidate.identity)
+            used = after
+            over = after > management.budget_tokens
+            entries[candidate.identity] = attrs.evolve(_entry(candidate, choice, Reason.EXPLICIT), overage=over)
+        elif choice is not None:
+            entries[candidate.identity] = _entry(candidate, choice, Reason.EXPLICIT)
+        else:
+            undecided.append(candidate)
+    overage = max(0, used - management.budget_tokens)
+    used = _fill(plan_input, undecided, full, used, delivery, entries, statistics == StatisticsVote.USABLE)
+    return _plan(plan_input, statistics, entries, used, overage)
+
+
+def _fill(
+    plan_input: PlanInput,
+    undecided: Sequence[PlanCandidate],
+    full: list[str],
+    used: int,
+    delivery: Callable[[Sequence[str]], int],
+    entries: dict[str, PlanEntry],
+    statistics_vote: bool,
+) -> int:
+    """Steps 4 and 5: returns the tokens used after filling."""
+    config = plan_input.config
+    ranks = {identity: rank for rank, identity in enumerate(config.management.baseline)}
+    limit = config.management.budget_tokens
+    if plan_input.context_tokens is not None:
+        limit = min(limit, plan_input.context_tokens)
+    backed: list[tuple[tuple[float, float, int, str], PlanCandidate, Evidence]] = []
+    for candidate in undecided:
+        found = evidence_for(
+            candidate,
+            settings=config.statistics,
+            statistics_vote=statistics_vote,
+            baseline_rank=ranks.get(candidate.identity),
+        )
+        if found.backed:
+            rank = _NO_RANK if found.baseline_rank is None else float(found.baseline_rank)
+            coverage = found.coverage if found.coverage is not None else -1.0
+            key = (-coverage, rank, candidate.cost_tokens, candidate.identity)
+            backed.append((key, candidate, found))
+        else:
+            entries[candidate.identity] = _entry(candidate, Disclosure.ON_DEMAND, found.reason, found)
+    additive = plan_input.delivery_cost is None
+    for _, candidate, found in sorted(backed, key=lambda item: item[0]):
+        after = used + candidate.cost_tokens if additive else delivery([*full, candidate.identity])
+        if after <= limit:
+            full.append(candidate.identity)
+            used = after
+            entries[candidate.identity] = _entry(candidate, Disclosure.FULL, found.reason, found)
+        else:
+            entries[candidate.identity] = _entry(candidate, Disclosure.ON_DEMAND, Reason.BUDGET_EXHAUSTED, found)
+    return used
+
+
+def _entry(
+    candidate: PlanCandidate, disclosure: Disclosure | None, reason: Reason, found: Evidence | None = None
+) -> PlanEntry:
+    return PlanEntry(
+        identity=candidate.identity,
+        disclosure=disclosure,
+        reason=reason,
+        cost_tokens=candidate.cost_tokens,
+        coverage=found.coverage if found else None,
+        samples=found.samples if found else None,
+        scope=found.scope if found else None,
+        baseline_rank=found.baseline_rank if found else None,
+    )
+
+
+def _statistics_state(plan_input: PlanInput) -> StatisticsVote:
+    if plan_input.statistics is StatisticsVote.CORRUPT:
+        return StatisticsVote.CORRUPT
+    if not plan_input.config.statistics.enabled:
+        return StatisticsVote.DISABLED
+    return plan_input.statistics
+
+
+def _plan(
+    plan_input: PlanInput, statistics: StatisticsVote, entries: dict[str, PlanEntry], used: int, overage: int
+) -> CapabilityPlan:
+    return CapabilityPlan(
+        config_revision=plan_input.config_revision,
+        management=plan_input.config.management.enabled,
+        statistics=str(statistics),
+        budget_tokens=plan_input.config.management.budget_tokens,
+        used_tokens=used,
+        overage_tokens=overage,
+        entries=tuple(entries[identity] for identity in sorted(entries)),
+    )
+
+
+def _check(candidates: Sequence[PlanCandidate]) -> None:
+    for before, after in itertools.pairwise(candidates):
+        if before.identity == after.identity:
+            raise PlanInputInvalid(detail=f"duplicate identity {after.identity!r}")
+    for candidate in candidates:
+        if candidate.cost_tokens < 0:
+            raise PlanInputInvalid(detail=f"negative cost for {candidate.identity!r}")

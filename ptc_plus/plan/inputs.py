@@ -1,0 +1,81 @@
+"""What plan computation needs, as plain values the caller assembles.
+
+These types are this package's own on purpose: the catalog, the statistics
+store and the host view each map their facts onto them, so the plan stays a
+pure function that can be tested and benchmarked without any of them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from ptc_plus.config.model import PtcConfig
+
+
+@attrs.frozen(kw_only=True)
+class ScopeStats:
+    """Usage statistics of one capability in one scope.
+
+    ``coverage`` is families-that-used / families-where-available over the
+    window, ``None`` when there is no denominator ("no sample", never 0 %);
+    ``samples`` is that denominator.
+    """
+
+    coverage: float | None
+    samples: int
+
+
+@attrs.frozen(kw_only=True)
+class PlanCandidate:
+    """One capability as the host offers it to this agent.
+
+    :ivar cost_tokens: measured tokens of its delivered contract alone.
+    :ivar host_provided: ``False`` for a capability known (e.g. from an earlier
+        plan) but no longer offered by the host: it gets reason ``host-absent``.
+    :ivar managed: ``False`` for ``run_code``, discovery, REPL state, user
+        bindings: dropped in step 1, never in the plan.
+    """
+
+    identity: str
+    cost_tokens: int
+    host_provided: bool = True
+    managed: bool = True
+    workspace: ScopeStats | None = None
+    user: ScopeStats | None = None
+
+
+class StatisticsVote(enum.StrEnum):
+    """Whether statistics may vote in this plan at all."""
+
+    USABLE = "usable"
+    DISABLED = "disabled"
+    """Switched off in config, or disabled by an invalid ``[statistics]`` section."""
+    CORRUPT = "corrupt"
+    """The store could not be read: statistics lose their vote, nothing else changes."""
+
+
+DeliveryCost = Callable[[Sequence[str]], int]
+"""Tokens of delivering the given identities together (shared types counted once)."""
+
+
+@attrs.frozen(kw_only=True)
+class PlanInput:
+    """Everything one agent's plan depends on.
+
+    ``parent_members`` is the set of identities present (full or on-demand) in
+    the parent agent's plan, ``None`` for a root agent: a child never gains a
+    capability its parent's scope lacks. ``context_tokens`` is the model's
+    real context size, when known: explicit ``full`` may exceed the budget but
+    never that. ``delivery_cost`` defaults to the sum of ``cost_tokens``.
+    """
+
+    candidates: Sequence[PlanCandidate]
+    config: PtcConfig
+    config_revision: str
+    statistics: StatisticsVote = StatisticsVote.USABLE
+    parent_members: frozenset[str] | None = None
+    context_tokens: int | None = None
+    delivery_cost: DeliveryCost | None = attrs.field(default=None, eq=False)

@@ -1,0 +1,79 @@
+"""The computed plan: one entry per capability, each with its recorded reason."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from ptc_plus.config.model import Disclosure
+
+PLAN_VERSION = 1
+
+
+class Reason(enum.StrEnum):
+    """Why a capability got its disclosure (shown to the user, never to the model)."""
+
+    MANAGEMENT_OFF = "management-off"
+    """Management is off: the host's own provision, everything ``full``."""
+    EXPLICIT = "explicit"
+    """An explicit ``full``/``on-demand``/``off`` in the config."""
+    WORKSPACE_STATISTICS = "workspace-statistics"
+    USER_STATISTICS = "user-statistics"
+    BASELINE = "baseline"
+    BUDGET_EXHAUSTED = "budget-exhausted"
+    """Backed by statistics or the baseline, but its contract did not fit what was left."""
+    NOT_BACKED = "not-backed"
+    """No sufficient statistics and not in the baseline: on-demand."""
+    HOST_ABSENT = "host-absent"
+    """Named by config or known earlier, but the host does not offer it now."""
+    OUTSIDE_PARENT_SCOPE = "outside-parent-scope"
+    CONTEXT_LIMIT = "context-limit"
+    """An explicit ``full`` that would not fit the model's real context: on-demand, reported."""
+
+
+class Scope(enum.StrEnum):
+    WORKSPACE = "workspace"
+    USER = "user"
+
+
+@attrs.frozen(kw_only=True)
+class PlanEntry:
+    """One capability's outcome. ``disclosure`` is ``None`` when it is not in the plan at all
+    (host absent, outside the parent's scope); ``coverage``/``samples``/``scope`` are the
+    statistics that decided, if any; ``overage`` marks an explicit ``full`` beyond the budget."""
+
+    identity: str
+    disclosure: Disclosure | None
+    reason: Reason
+    cost_tokens: int = 0
+    coverage: float | None = None
+    samples: int | None = None
+    scope: Scope | None = None
+    baseline_rank: int | None = None
+    overage: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class CapabilityPlan:
+    """A frozen plan for one agent: identical inputs give identical bytes (see :mod:`.codec`).
+
+    ``used_tokens`` is the delivery cost of the ``full`` set; ``overage_tokens``
+    how far explicit ``full`` choices alone go beyond ``budget_tokens``.
+    """
+
+    version: int = PLAN_VERSION
+    config_revision: str
+    management: bool
+    statistics: str
+    budget_tokens: int
+    used_tokens: int
+    overage_tokens: int
+    entries: tuple[PlanEntry, ...]
+
+    def members(self, disclosure: Disclosure) -> tuple[str, ...]:
+        """Identities with ``disclosure``, sorted."""
+        return tuple(e.identity for e in self.entries if e.disclosure is disclosure)
+
+    def entry(self, identity: str) -> PlanEntry | None:
+        return next((e for e in self.entries if e.identity == identity), None)
