@@ -1,0 +1,43 @@
+"""Capabilities: the catalog, contract cost, search and the discovery API (SPEC §4).
+
+- :mod:`.catalog` — identities, kinds, revisions, unmanaged marking;
+- :mod:`.contract` — delivered contract text (shared types once);
+- :mod:`.cost` — tokens of delivered text, unit named;
+- :mod:`.terms`, :mod:`.keywords`, :mod:`.index`, :mod:`.search` — lexical ranking;
+- :mod:`.snapshot`, :mod:`.discovery` — what programs call as ``capabilities.*``.
+"""
+
+from __future__ import annotations
+
+from ptc_plus.capabilities.catalog import (
+    Capability,
+    CapabilityKind,
+    Catalog,
+    ResourceEntry,
+    ResourceSource,
+    UnmanagedKind,
+    build_catalog,
+    tool_identity,
+)
+from ptc_plus.capabilities.contract import delivery_text
+from ptc_plus.capabilities.cost import Cost, choose_counter, measure, offline_counter
+from ptc_plus.capabilities.snapshot import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
+
+__all__ = [
+    "DEFAULT_DISCOVERY_BUDGET",
+    "Capability",
+    "CapabilityKind",
+    "Catalog",
+    "CatalogSnapshot",
+    "Cost",
+    "ResourceEntry",
+    "ResourceSource",
+    "UnmanagedKind",
+    "build_catalog",
+    "build_snapshot",
+    "choose_counter",
+    "delivery_text",
+    "measure",
+    "offline_counter",
+    "tool_identity",
+]

@@ -1,0 +1,215 @@
+"""The discovery API programs call as ``capabilities.*``: search, find, inspect, tree.
+
+Every function is synchronous and pure over a :class:`CatalogSnapshot` and
+returns plain JSON (``version`` 1), so the host can serve it over the
+runtime's control channel. Budget rules (ADR 0024):
+
+- a budget bounds the *text* of a response (``text``), in the snapshot's
+  token unit, and ``tokens`` — the measured size of that text — never exceeds it;
+- only complete contracts are delivered; a contract is never truncated;
+- a contract larger than the whole budget is returned as a reference
+  (``reason: "over-budget"``) with the budget needed to fetch it; one that
+  no longer fits beside the others is a reference with ``"budget-exhausted"``;
+- names of further matches are listed, not expanded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ptc_plus.capabilities.catalog import Capability
+from ptc_plus.capabilities.contract import delivery_text
+from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.capabilities.search import rank
+from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.sdk.naming import to_identifier
+
+RESPONSE_VERSION = 1
+DEFAULT_SEARCH_LIMIT = 10
+DEFAULT_FIND_LIMIT = 20
+DEFAULT_TREE_LIMIT = 50
+MAX_LIMIT = 1000
+
+Json = dict[str, Any]
+
+
+def _budget(snapshot: CatalogSnapshot, budget: object) -> int:
+    if budget is None:
+        return snapshot.default_budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise InvalidBudget(budget=repr(budget))
+    return budget
+
+
+def _limit(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_LIMIT:
+        raise InvalidDiscoveryArgument(name=name, detail=f"expected a whole number from 1 to {MAX_LIMIT}")
+    return value
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidDiscoveryArgument(name=name, detail="expected text")
+    return value
+
+
+def _entry(snapshot: CatalogSnapshot, capability: Capability) -> Json:
+    return {
+        "identity": capability.identity,
+        "name": capability.name,
+        "kind": str(capability.kind),
+        "source": capability.source,
+        "tokens": snapshot.costs[capability.identity],
+    }
+
+
+def _deliver(snapshot: CatalogSnapshot, capabilities: Sequence[Capability], budget: int) -> Json:
+    chosen: list[Capability] = []
+    text, tokens = "", 0
+    references: list[Json] = []
+    for capability in capabilities:
+        own = snapshot.costs[capability.identity]
+        if own > budget:
+            references.append(_reference(snapshot, capability, "over-budget"))
+            continue
+        trial = delivery_text([*chosen, capability])
+        measured = snapshot.counter.count(trial)
+        if measured <= budget:
+            chosen.append(capability)
+            text, tokens = trial, measured
+        else:
+            references.append(_reference(snapshot, capability, "budget-exhausted"))
+    return {
+        "version": RESPONSE_VERSION,
+        "budget": budget,
+        "unit": snapshot.counter.unit,
+        "tokens": tokens,
+        "text": text,
+        "expanded": [dict(_entry(snapshot, c), revision=c.revision) for c in chosen],
+        "not_expanded": references,
+    }
+
+
+def _reference(snapshot: CatalogSnapshot, capability: Capability, reason: str) -> Json:
+    own = snapshot.costs[capability.identity]
+    return dict(_entry(snapshot, capability), reason=reason, fetch={"names": [capability.identity], "budget": own})
+
+
+def search(
+    snapshot: CatalogSnapshot, query: str, *, budget: int | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+) -> Json:
+    """The best matches for ``query``: complete contracts within ``budget``, the rest named.
+
+    ``limit`` bounds how many matches are considered (expanded or named);
+    ``more_matches`` counts the matches beyond it (a narrower query finds them).
+    """
+    query = _text("query", query)
+    spent = _budget(snapshot, budget)
+    ranked = rank(snapshot.index, query)
+    matches = ranked[: _limit("limit", limit)]
+    response = _deliver(snapshot, [c for m in matches if (c := snapshot.get(m.identity)) is not None], spent)
+    scores = {m.identity: m.score for m in matches}
+    for item in (*response["expanded"], *response["not_expanded"]):
+        item["score"] = scores[item["identity"]]
+    return {"query": query, **response, "more_matches": len(ranked) - len(matches)}
+
+
+def find(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_FIND_LIMIT) -> Json:
+    """Names of the best matches for ``query`` (no contract text), best first."""
+    query = _text("query", query)
+    matches = rank(snapshot.index, query, limit=_limit("limit", limit))
+    found = []
+    for match in matches:
+        capability = snapshot.get(match.identity)
+        if capability is not None:
+            found.append(dict(_entry(snapshot, capability), score=match.score))
+    return {"version": RESPONSE_VERSION, "query": query, "unit": snapshot.counter.unit, "matches": found}
+
+
+def resolve(snapshot: CatalogSnapshot, name: str) -> list[Capability]:
+    """Capabilities a name may mean: an identity, else a member name, else a Python function name."""
+    exact = snapshot.get(name)
+    if exact is not None:
+        return [exact]
+    by_name = [c for c in snapshot.catalog.capabilities if c.name == name]
+    if by_name:
+        return by_name
+    return [c for c in snapshot.catalog.capabilities if to_identifier(c.name) == name]
+
+
+def inspect(snapshot: CatalogSnapshot, names: Sequence[str] | str, *, budget: int | None = None) -> Json:
+    """Complete contracts of ``names`` in the order given, within ``budget`` (text, not item count).
+
+    Unknown names are listed under ``unknown``; a name that means several
+    capabilities is listed under ``ambiguous`` with their identities.
+    """
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise InvalidDiscoveryArgument(name="names", detail="expected a list of capability names")
+    spent = _budget(snapshot, budget)
+    chosen: dict[str, Capability] = {}
+    unknown: list[str] = []
+    ambiguous: dict[str, list[str]] = {}
+    for name in names:
+        found = resolve(snapshot, name)
+        if not found:
+            unknown.append(name)
+        elif len(found) > 1:
+            ambiguous[name] = [c.identity for c in found]
+        else:
+            chosen.setdefault(found[0].identity, found[0])
+    response = _deliver(snapshot, list(chosen.values()), spent)
+    return {**response, "unknown": unknown, "ambiguous": ambiguous}
+
+
+def tree(snapshot: CatalogSnapshot, *, limit: int = DEFAULT_TREE_LIMIT) -> Json:
+    """Sources and their member names (at most ``limit`` per source; ``more`` counts the rest)."""
+    per_source = _limit("limit", limit)
+    groups: dict[str, list[Capability]] = {}
+    for capability in snapshot.catalog.capabilities:
+        groups.setdefault(capability.source, []).append(capability)
+    sources = []
+    for source in sorted(groups):
+        members = sorted(groups[source], key=lambda c: c.name)
+        sources.append(
+            {
+                "source": source,
+                "kinds": sorted({str(c.kind) for c in members}),
+                "count": len(members),
+                "members": [{"identity": c.identity, "name": c.name} for c in members[:per_source]],
+                "more": max(0, len(members) - per_source),
+            }
+        )
+    return {"version": RESPONSE_VERSION, "count": len(snapshot.catalog.capabilities), "sources": sources}
+
+
+_METHODS: dict[str, tuple[str, ...]] = {
+    "search": ("query", "budget", "limit"),
+    "find": ("query", "limit"),
+    "inspect": ("names", "budget"),
+    "tree": ("limit",),
+}
+
+
+def call(snapshot: CatalogSnapshot, method: str, arguments: Mapping[str, Any]) -> Json:
+    """Serve one ``capabilities.<method>(**arguments)`` request from a program (e.g. over a control channel).
+
+    Only the four discovery methods with their documented arguments are
+    accepted; anything else raises :class:`InvalidDiscoveryArgument`, so a
+    program can never reach another host function through this door.
+    """
+    allowed = _METHODS.get(method)
+    if allowed is None:
+        raise InvalidDiscoveryArgument(name="method", detail=f"expected one of {', '.join(sorted(_METHODS))}")
+    if not isinstance(arguments, Mapping) or not all(isinstance(k, str) and k in allowed for k in arguments):
+        raise InvalidDiscoveryArgument(name=method, detail=f"arguments must be among {', '.join(allowed)}")
+    kwargs = dict(arguments)
+    if method == "search":
+        return search(snapshot, kwargs.pop("query", None), **kwargs)
+    if method == "find":
+        return find(snapshot, kwargs.pop("query", None), **kwargs)
+    if method == "inspect":
+        return inspect(snapshot, kwargs.pop("names", None), **kwargs)
+    return tree(snapshot, **kwargs)

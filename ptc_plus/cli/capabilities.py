@@ -1,0 +1,94 @@
+"""``ptc-plus capabilities <sub>``: the workspace's capability catalog.
+
+Sub-subcommands are registered from :data:`SUBCOMMANDS`: each entry is an
+``add_parser(subparsers)`` callable that adds one parser and sets ``func``
+(namespace → exit code). To add ``plan`` or ``set``, write its module with an
+``add_parser`` and append it here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from hookspecs.i18n import message
+from hookspecs.types import ToolSpec
+from ptc_plus.capabilities.catalog import Catalog, build_catalog
+from ptc_plus.capabilities.discovery import search
+from ptc_plus.capabilities.errors import CatalogUnavailable
+from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.sdk.tools_file import load_tool_specs
+
+
+def workspace_tool_specs(workspace: Path) -> list[ToolSpec]:
+    """The tools the workspace offers: the reference host's demo tools (MCP servers join later)."""
+    try:
+        from hookspecs.reference.demo_tools import demo_tool_definitions
+    except ImportError as exc:
+        raise CatalogUnavailable(detail=str(exc)) from exc
+    return [definition.spec for definition in demo_tool_definitions(workspace)]
+
+
+def workspace_catalog(
+    workspace: Path, provider: Callable[[Path], Sequence[ToolSpec]] = workspace_tool_specs
+) -> Catalog:
+    """The catalog of ``workspace`` built from ``provider``'s tools."""
+    return build_catalog(tools=provider(workspace))
+
+
+def _add_search(subparsers: Any) -> None:
+    parser = subparsers.add_parser("search", help=message("cli.capabilities.search.help"))
+    parser.add_argument("query", help=message("cli.capabilities.search.query"))
+    parser.add_argument("--json", action="store_true", help=message("cli.json"))
+    parser.add_argument("--tools", type=Path, metavar="FILE.json", help=message("cli.capabilities.search.tools"))
+    parser.add_argument("--workspace", type=Path, default=None, help=message("cli.capabilities.search.workspace"))
+    parser.add_argument("--limit", type=int, default=10, help=message("cli.capabilities.search.limit"))
+    parser.add_argument("--budget", type=int, default=None, help=message("cli.capabilities.search.budget"))
+    parser.set_defaults(func=_run_search)
+
+
+def _run_search(args: argparse.Namespace) -> int:
+    if args.tools is not None:
+        catalog = build_catalog(tools=load_tool_specs(args.tools))
+    else:
+        catalog = workspace_catalog((args.workspace or Path.cwd()).resolve())
+    snapshot = build_snapshot(catalog)
+    result = search(snapshot, args.query, budget=args.budget, limit=args.limit)
+    if args.json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
+    if not ranked:
+        print(message("cli.capabilities.search.none", query=repr(args.query)))
+        return 0
+    for rank, match in enumerate(ranked, 1):
+        print(
+            message(
+                "cli.capabilities.search.row",
+                rank=rank,
+                identity=match["identity"],
+                score=match["score"],
+                tokens=match["tokens"],
+                unit=result["unit"],
+            )
+        )
+        description = snapshot.get(match["identity"])
+        if description is not None and description.description.strip():
+            print("   " + description.description.strip().splitlines()[0][:160])
+    return 0
+
+
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_search,)
+"""Registration functions of the sub-subcommands, in ``--help`` order."""
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser("capabilities", help=message("cli.capabilities.help"))
+    nested = parser.add_subparsers(dest="capabilities_command", required=True, parser_class=type(parser))
+    for register in SUBCOMMANDS:
+        register(nested)
