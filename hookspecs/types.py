@@ -49,8 +49,9 @@ class ToolSpec:
 
     @property
     def identity(self) -> str:
-        """``<source>:<name>``: stable across contract edits, distinct across sources."""
-        return f"{self.source}:{self.name}"
+        """Stable across contract edits, distinct across sources: ``host:read_file`` for a plain
+        source, ``mcp:github/create_issue`` when the source already has a kind prefix."""
+        return f"{self.source}/{self.name}" if ":" in self.source else f"{self.source}:{self.name}"
 
 
 @attrs.frozen(kw_only=True)

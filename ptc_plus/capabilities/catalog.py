@@ -104,8 +104,11 @@ class Capability:
 
 
 def tool_identity(source: str, name: str) -> str:
-    """``host:read_file`` for a plain source; ``mcp:github/create_issue`` when the source has a colon."""
-    return f"{source}/{name}" if ":" in source else f"{source}:{name}"
+    """``host:read_file`` for a plain source; ``mcp:github/create_issue`` when the source has a colon.
+
+    The same rule as :attr:`hookspecs.ToolSpec.identity` (the host contract owns it).
+    """
+    return ToolSpec(name=name, description="", source=source).identity
 
 
 def revision_of(contract: str) -> str:
@@ -152,7 +155,7 @@ def build_catalog(
         contract = tool_contract(rendered)
         entries.append(
             Capability(
-                identity=tool_identity(spec.source, spec.name),
+                identity=spec.identity,
                 kind=CapabilityKind.MCP_TOOL if spec.source.startswith("mcp:") else CapabilityKind.TOOL,
                 source=spec.source,
                 name=spec.name,
