@@ -87,10 +87,13 @@ class Dispatcher:
         prepared = self._prepare(call)
         concurrency = prepared.spec.concurrency if prepared.spec else Concurrency.PARALLEL
         log = self._sink_for(call.caller)
+        started = settled = False
 
         def on_admit() -> None:
+            nonlocal started
             if prepared.refused is None:
                 log.append("tool-started", self._started(call))
+                started = True
 
         async def body() -> ToolResult:
             if prepared.refused is not None:
@@ -99,6 +102,8 @@ class Dispatcher:
             return await self._execute(call, prepared.spec, prepared.handler)
 
         def commit(result: ToolResult) -> ToolResult:
+            nonlocal settled
+            settled = True
             final = self._facade.tool_result(call, result, self._services)
             log.append(
                 "tool-settled",
@@ -116,6 +121,12 @@ class Dispatcher:
             return await lane.run(ticket, concurrency, body, commit, on_admit)
         except LaneClosed:
             return self._abandon(call)
+        except asyncio.CancelledError:
+            # The dispatch itself was cancelled (its outer call or the host went away): a call that
+            # started still gets its settle event, out of lane order, so the log never leaves it open.
+            if started and not settled:
+                commit(error_result(call, "cancelled", dispatched=True))
+            raise
 
     async def dispatch_nested(self, call: ToolCall) -> ToolResult:
         """A nested call: joins its outer call's lane; abandoned once the outer call settled."""

@@ -82,30 +82,37 @@ class HookFacade:
         self.pm.hook.agent_host_agent_fork(parent=parent, child=child, services=services)
 
     def turn_settled(self, summary: TurnSummary, services: HostServices) -> None:
-        self._reported("agent_host_turn_settled", summary=summary, services=services)
+        self._each("agent_host_turn_settled", summary=summary, services=services)
 
     def compaction(self, compaction: CompactionInfo, services: HostServices) -> None:
-        self._reported("agent_host_compaction", compaction=compaction, services=services)
+        self._each("agent_host_compaction", compaction=compaction, services=services)
 
     async def shutdown(self, services: HostServices) -> None:
-        try:
-            pending = self.pm.hook.agent_host_shutdown(services=services)
-        except Exception as exc:
-            self.reports.append(f"agent_host_shutdown: {type(exc).__name__}: {exc}")
-            return
-        for awaitable in pending:
-            if awaitable is None:
-                continue
+        for awaitable in self._each("agent_host_shutdown", services=services):
             try:
                 await awaitable
             except Exception as exc:
                 self.reports.append(f"agent_host_shutdown: {type(exc).__name__}: {exc}")
 
-    def _reported(self, hook: str, **kwargs: Any) -> None:
-        try:
-            getattr(self.pm.hook, hook)(**kwargs)
-        except Exception as exc:
-            self.reports.append(f"{hook}: {type(exc).__name__}: {exc}")
+    def _each(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Call every implementation of a reported-failure ``hook`` in pluggy's order; return non-``None`` results.
+
+        A plain pluggy call stops at the first exception, skipping the plugins
+        after it; these hooks promise that all implementations run, so each is
+        called on its own and a failure is reported. Wrappers are not supported here.
+        """
+        results: list[Any] = []
+        for impl in reversed(getattr(self.pm.hook, hook).get_hookimpls()):
+            if impl.wrapper or impl.hookwrapper:
+                continue
+            try:
+                result = impl.function(**{name: kwargs[name] for name in impl.argnames})
+            except Exception as exc:
+                self.reports.append(f"{hook}: {type(exc).__name__}: {exc}")
+                continue
+            if result is not None:
+                results.append(result)
+        return results
 
     # -- model step -------------------------------------------------------------
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:

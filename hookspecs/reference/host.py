@@ -58,7 +58,7 @@ class ReferenceHost:
         )
         pm = build_plugin_manager(
             [("agent-host-builtins", HostBuiltins(self, approver))],
-            [(getattr(p, "__name__", type(p).__name__), p) for p in plugins],
+            [(_plugin_name(p), p) for p in plugins],
             load_entry_points=load_entry_points,
         )
         self.facade = HookFacade(pm)
@@ -213,3 +213,9 @@ class ReferenceHost:
         self.facade.session_resume(info, self.services)
         self.invalidate_views()
         return session
+
+
+def _plugin_name(plugin: object) -> str:
+    """A module's name, else its class name made unique per instance (two instances may be loaded)."""
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) else f"{type(plugin).__name__}-{id(plugin):x}"

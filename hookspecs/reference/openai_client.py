@@ -77,6 +77,7 @@ class OpenAIChatModel:
                 data: bytes = response.read()
                 return data
         except urllib.error.HTTPError as exc:
+            exc.close()  # it holds the open response; left to the GC it leaks the socket (ResourceWarning)
             raise HostError("HOST-0310", url=self._url, reason=f"HTTP {exc.code}") from exc
         except (urllib.error.URLError, OSError) as exc:
             raise HostError("HOST-0310", url=self._url, reason=str(exc)) from exc

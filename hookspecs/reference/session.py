@@ -95,19 +95,19 @@ class Session:
         if self.model is None:
             raise HostError("HOST-0305", session=self.agent.session_id)
         turn = self.turn + 1
-        self.append("user-message", {"turn": turn, "text": text})
         total_calls = 0
         for step_number in range(1, self.host.max_steps + 1):
-            # agent_host_tools runs before every model step: a plugin's contribution may have changed.
-            self.host.invalidate_views(self.agent)
             step = StepInfo(agent=self.agent, turn=turn, step=step_number)
-            self.host.invalidate_views()  # the view is rebuilt before every model step
+            self.host.invalidate_views(self.agent)  # the view is rebuilt before every model step
+            # Context messages go before new work: on the first step, before the user's message.
             for msg in self.host.facade.context_messages(step, self.host.services):
                 self.append(
                     "context-message",
                     {"provenance": msg.provenance, "text": msg.text, "turn": turn, "step": step_number},
                     durable=True,
                 )
+            if step_number == 1:
+                self.append("user-message", {"turn": turn, "text": text})
             request = ModelRequest(
                 system=self.system_prompt(),
                 messages=self.surface.messages(),
@@ -162,7 +162,16 @@ class Session:
     # -- commands and compaction ---------------------------------------------------------
     def command(self, line: str) -> CommandReceipt:
         """Run a slash command (``/name args``). No model request is made."""
-        words = shlex.split(line.strip().removeprefix("/"))
+        text = line.strip().removeprefix("/")
+        try:
+            words = shlex.split(text)
+        except ValueError as exc:  # unbalanced quotes: a failed receipt, not a traceback in the UI
+            name = text.split(maxsplit=1)[0] if text.split() else "help"
+            refused = CommandReceipt(
+                status=ReceiptStatus.FAILED, text=message("host.command-failed", name=name, detail=str(exc))
+            )
+            self.log.append("command", {"name": name, "args": [], "status": refused.status.value})
+            return refused
         name, args = (words[0], tuple(words[1:])) if words else ("help", ())
         request = CommandRequest(name=name, args=args, agent=self.agent)
         receipt = self.host.facade.command(request, self.host.services)

@@ -108,10 +108,14 @@ def _replay(path: Path) -> tuple[list[Event], TornTail | None]:
     torn: TornTail | None = None
     while offset < len(blob):
         end = blob.find(b"\n", offset)
-        line = blob[offset:] if end < 0 else blob[offset:end]
-        parsed = _parse(line)
+        if end < 0:
+            # An append writes line and newline at once: a last line without its newline never
+            # finished, even when its bytes happen to parse (and offset would wrap to 0 below).
+            torn = _move_aside(path, blob, offset)
+            break
+        parsed = _parse(blob[offset:end])
         if parsed is None:
-            if end < 0 or blob[end + 1 :].strip() == b"":
+            if blob[end + 1 :].strip() == b"":
                 torn = _move_aside(path, blob, offset)
                 break
             raise HostError("HOST-0104", path=str(path), seq=len(events))
@@ -130,6 +134,10 @@ def _parse(line: bytes) -> Event | None:
 
 def _move_aside(path: Path, blob: bytes, offset: int) -> TornTail:
     aside = path.with_name(f"{path.name}.torn-{offset}")
+    n = 1
+    while aside.exists():  # an earlier crash at the same offset: keep its bytes too
+        n += 1
+        aside = path.with_name(f"{path.name}.torn-{offset}-{n}")
     aside.write_bytes(blob[offset:])
     with open(path, "r+b") as fh:
         fh.truncate(offset)

@@ -24,7 +24,11 @@ def _walk(root: Path, base: Path) -> list[Path]:
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        found.extend(Path(dirpath) / name for name in sorted(filenames))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            # A symlink leading out of the workspace is not listed or searched (read_file refuses it too).
+            if root in path.resolve().parents:
+                found.append(path)
     return found
 
 
