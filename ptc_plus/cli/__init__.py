@@ -16,7 +16,7 @@ from ptc_plus import __version__
 from ptc_plus.errors import PtcError, UsageError
 
 # Module names under ptc_plus.cli, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("demo", "plugins", "gate")
+COMMANDS: tuple[str, ...] = ("demo", "plugins", "gate", "sdk", "capabilities", "exec")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,407 @@
+"""The run_code runtime: start-up, nested-call round trip and parallel throughput (issue 3).
+
+Run: /work/venv/bin/python benchmarks/runtime.py [--quick]
+Writes benchmarks/results/runtime.json. Every figure is a ratio against a
+baseline measured in the same run on the same machine:
+
+(a) a trivial run (``return 1``) vs ``python -I -S -c pass`` and ``python -I -c pass``,
+    cold (fresh spawn) and warm (the spare was ready before the call, the
+    normal case between model turns), unconfined and under bubblewrap;
+(b) 10,000 sequential nested calls of a no-op tool, per call, vs a raw pipe
+    ping-pong of the same frames between two Python processes and vs an
+    AF_UNIX socketpair ping-pong, measured both against the runtime's own
+    lane (direct dispatch) and through the reference host's full pipeline;
+(c) 1,000 calls of a ``parallel`` tool sleeping 10 ms with max_parallel=16,
+    through the reference host and against the runtime alone (a 16-slot
+    semaphore as the pool), vs the ideal 1000/16 x 10 ms, and the same sleeps
+    in one process (what asyncio's millisecond-rounded timers allow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from hookspecs import ResultStatus, ToolCall, ToolContext, ToolDefinition, ToolResult, ToolSpec
+from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.limits import RunLimits
+from ptc_plus.runtime.runtime import CodeRuntime
+from ptc_plus.runtime.tool import run_code_definition
+
+RESULTS = Path(__file__).resolve().parent / "results" / "runtime.json"
+PYTHON = os.path.realpath(sys.executable)
+CALL = {"type": "call", "id": 1, "tool": "noop", "args": {}}
+REPLY = {"type": "reply", "id": 1, "ok": True, "value": None}
+
+ECHO_CHILD = """
+import json, os, struct, sys
+fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+reply = sys.argv[3].encode()
+frame = struct.pack('>I', len(reply)) + reply
+def read(n):
+    data = b''
+    while len(data) < n:
+        chunk = os.read(fd_in, n - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+while True:
+    (n,) = struct.unpack('>I', read(4))
+    json.loads(read(n))
+    os.write(fd_out, frame)
+"""
+
+
+def _spawn_baseline(argv: list[str], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _ping_pong(calls: int, use_socketpair: bool) -> float:
+    """Seconds per round trip of CALL/REPLY frames with a child process (child decodes with json)."""
+    if use_socketpair:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        fds = (child.fileno(), child.fileno())
+        read_fd, write_fd = parent.fileno(), parent.fileno()
+    else:
+        child_read, write_fd = os.pipe()
+        read_fd, child_write = os.pipe()
+        fds = (child_read, child_write)
+    process = subprocess.Popen(
+        [PYTHON, "-I", "-S", "-c", ECHO_CHILD, str(fds[0]), str(fds[1]), orjson.dumps(REPLY).decode()],
+        pass_fds=sorted(set(fds)),
+    )
+    if use_socketpair:
+        child.close()
+    else:
+        os.close(fds[0])
+        os.close(fds[1])
+    body = orjson.dumps(CALL)
+    frame = struct.pack(">I", len(body)) + body
+
+    def read(n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            data += os.read(read_fd, n - len(data))
+        return data
+
+    start = time.perf_counter()
+    for _ in range(calls):
+        os.write(write_fd, frame)
+        (n,) = struct.unpack(">I", read(4))
+        orjson.loads(read(n))
+    elapsed = time.perf_counter() - start
+    if use_socketpair:
+        parent.close()
+    else:
+        os.close(read_fd)
+        os.close(write_fd)
+    process.wait()
+    return elapsed / calls
+
+
+ASYNC_CHILD = """
+import asyncio, json, os, struct, sys
+fd_in, fd_out, calls, call = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].encode()
+frame = struct.pack('>I', len(call)) + call
+async def main():
+    loop = asyncio.get_running_loop()
+    os.set_blocking(fd_in, False)
+    buffer = bytearray()
+    waiter = None
+    def readable():
+        nonlocal buffer
+        buffer += os.read(fd_in, 65536)
+        while len(buffer) >= 4:
+            (n,) = struct.unpack_from('>I', buffer)
+            if len(buffer) < 4 + n:
+                break
+            message = json.loads(buffer[4:4 + n])
+            del buffer[:4 + n]
+            waiter.set_result(message)
+    loop.add_reader(fd_in, readable)
+    for _ in range(calls):
+        waiter = loop.create_future()
+        os.write(fd_out, frame)
+        await waiter
+asyncio.run(main())
+"""
+
+
+async def _asyncio_ping_pong(calls: int) -> float:
+    """The same frames with asyncio on both ends and no runtime logic: the floor of this design."""
+    loop = asyncio.get_running_loop()
+    child_read, host_write = os.pipe()
+    host_read, child_write = os.pipe()
+    reply = orjson.dumps(REPLY)
+    reply_frame = struct.pack(">I", len(reply)) + reply
+    argv = [
+        PYTHON,
+        "-I",
+        "-S",
+        "-c",
+        ASYNC_CHILD,
+        str(child_read),
+        str(child_write),
+        str(calls),
+        orjson.dumps(CALL).decode(),
+    ]
+    process = subprocess.Popen(argv, pass_fds=(child_read, child_write))
+    os.close(child_read)
+    os.close(child_write)
+    done: asyncio.Future[None] = loop.create_future()
+    writer, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(host_write, "wb", 0))
+    seen = 0
+    buffer = bytearray()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def answer() -> None:
+        nonlocal seen
+        writer.write(reply_frame)
+        seen += 1
+        if seen == calls:
+            done.set_result(None)
+
+    class Reader(asyncio.Protocol):
+        def data_received(self, data: bytes) -> None:
+            nonlocal buffer
+            buffer += data
+            while len(buffer) >= 4:
+                (n,) = struct.unpack_from(">I", buffer)
+                if len(buffer) < 4 + n:
+                    break
+                orjson.loads(bytes(buffer[4 : 4 + n]))
+                del buffer[: 4 + n]
+                tasks.add(loop.create_task(answer()))
+
+    start = time.perf_counter()
+    reader, _ = await loop.connect_read_pipe(Reader, os.fdopen(host_read, "rb", 0))
+    await done
+    elapsed = time.perf_counter() - start
+    reader.close()
+    writer.close()
+    process.wait()
+    return elapsed / calls
+
+
+class DirectServices:
+    """Dispatch straight to the tool body: the runtime's own cost, without a host's pipeline."""
+
+    def __init__(self, workspace: Path, tools: list[ToolDefinition], max_parallel: int = 1) -> None:
+        self._slots = asyncio.Semaphore(max_parallel)
+        self.workspace = workspace
+        self.user_id = ""
+        self.token_counter = None
+        self.spill_store = None
+        self._tools = {t.spec.name: t for t in tools}
+
+    def tool_view(self, agent: Any) -> list[ToolSpec]:
+        return [t.spec for t in self._tools.values()]
+
+    async def dispatch(self, call: ToolCall) -> ToolResult:
+        context = ToolContext(call=call, services=self, cancelled=asyncio.Event())  # type: ignore[arg-type]
+        async with self._slots:
+            value = await self._tools[call.tool].handler(call.arguments, context)
+        return ToolResult(call_id=call.call_id, tool=call.tool, status=ResultStatus.OK, value=value)
+
+    def append_record(self, agent: Any, record: Any) -> None:
+        pass
+
+    def read_records(self, agent: Any, kind: str | None = None) -> list[Any]:
+        return []
+
+
+async def _noop(arguments: Any, context: ToolContext) -> None:
+    return None
+
+
+async def _sleep10(arguments: Any, context: ToolContext) -> int:
+    await asyncio.sleep(0.010)
+    return 1
+
+
+NOOP = ToolDefinition(spec=ToolSpec(name="noop", description="does nothing"), handler=_noop)
+SLEEP = ToolDefinition(spec=ToolSpec(name="sleep10", description="sleeps 10 ms"), handler=_sleep10)
+
+
+async def _trivial_runs(workspace: Path, policy: str, runs: int) -> dict[str, float]:
+    cold_runtime = CodeRuntime(RunLimits(policy=policy, warm_spare=False))
+    cold = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        outcome = await cold_runtime.run("return 1", workspace=workspace)
+        cold.append(time.perf_counter() - start)
+        assert outcome.ok, outcome.to_json()
+    await cold_runtime.aclose()
+    warm_runtime = CodeRuntime(RunLimits(policy=policy, warm_spare=True))
+    await warm_runtime.run("return 0", workspace=workspace)  # untimed: probes the sandbox, starts the spare
+    warm = []
+    for _ in range(runs):
+        spare = warm_runtime._launcher.spare  # the benchmark waits (untimed) until the spare is ready
+        if spare is not None:
+            await asyncio.wait([spare])
+        start = time.perf_counter()
+        outcome = await warm_runtime.run("return 1", workspace=workspace)
+        warm.append(time.perf_counter() - start)
+        assert outcome.ok, outcome.to_json()
+    back_to_back = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await warm_runtime.run("return 1", workspace=workspace)
+        back_to_back.append(time.perf_counter() - start)
+    await warm_runtime.aclose()
+    return {
+        "cold_median_s": statistics.median(cold),
+        "warm_median_s": statistics.median(warm),
+        "warm_back_to_back_median_s": statistics.median(back_to_back),
+    }
+
+
+async def _in_process_parallel(calls: int, max_parallel: int) -> float:
+    """The same sleeps under a semaphore in one process: what asyncio timers allow without any boundary."""
+    slots = asyncio.Semaphore(max_parallel)
+
+    async def one() -> None:
+        async with slots:
+            await asyncio.sleep(0.010)
+
+    start = time.perf_counter()
+    await asyncio.gather(*[one() for _ in range(calls)])
+    return time.perf_counter() - start
+
+
+NESTED_PROGRAM = "for _ in range({n}):\n    await tools.noop()\nreturn {n}\n"
+
+
+async def _direct(workspace: Path, code: str, tool: ToolDefinition, max_parallel: int) -> float:
+    """Seconds for ``code`` minus a trivial run, dispatching straight to the tool (a semaphore as the pool)."""
+    runtime = CodeRuntime(RunLimits(policy="danger-full-access", warm_spare=False))
+    services = DirectServices(workspace, [tool], max_parallel)
+    outer = ToolCall(call_id="bench", tool="run_code", arguments={}, caller=None)  # type: ignore[arg-type]
+    base = await _timed(runtime, workspace, "return 0", services, outer, ())
+    total = await _timed(runtime, workspace, code, services, outer, (tool.spec.name,))
+    await runtime.aclose()
+    return total - base
+
+
+async def _timed(
+    runtime: CodeRuntime, workspace: Path, code: str, services: Any, outer: ToolCall, names: tuple[str, ...]
+) -> float:
+    lane = NestedLane(services, outer)
+    start = time.perf_counter()
+    outcome = await runtime.run(code, workspace=workspace, tool_names=names, lane=lane)
+    elapsed = time.perf_counter() - start
+    assert outcome.ok, outcome.to_json()
+    return elapsed
+
+
+async def _through_host(workspace: Path, code: str, tools: list[ToolDefinition], max_parallel: int) -> float:
+    from hookspecs.reference import ReferenceHost
+
+    runtime = CodeRuntime(RunLimits(policy="danger-full-access", warm_spare=False))
+    with tempfile.TemporaryDirectory() as state:
+        host = ReferenceHost(
+            workspace=workspace,
+            state_dir=Path(state),
+            tools=[*tools, run_code_definition(runtime=runtime)],
+            load_entry_points=False,
+            max_parallel=max_parallel,
+        )
+        async with host:
+            session = await host.start_session(user_id="bench", title="bench")
+            start = time.perf_counter()
+            result = await session.call_tool("run_code", {"description": "bench", "code": code})
+            elapsed = time.perf_counter() - start
+            assert result.ok, result
+    await runtime.aclose()
+    return elapsed
+
+
+async def main(quick: bool) -> dict[str, Any]:
+    runs = 10 if quick else 30
+    calls = 2_000 if quick else 10_000
+    workspace = Path(tempfile.mkdtemp(prefix="ptc-bench-")).resolve()
+    python_s = statistics.median(_spawn_baseline([PYTHON, "-I", "-S", "-c", "pass"], runs))
+    python_site = statistics.median(_spawn_baseline([PYTHON, "-I", "-c", "pass"], runs))
+    startup: dict[str, Any] = {"python_I_S_pass_median_s": python_s, "python_I_pass_median_s": python_site}
+    for policy in ("danger-full-access", "workspace-write"):
+        measured = await _trivial_runs(workspace, policy, runs)
+        measured["warm_ratio_to_python_I_S"] = measured["warm_median_s"] / python_s
+        measured["cold_ratio_to_python_I_S"] = measured["cold_median_s"] / python_s
+        measured["warm_ratio_to_python_I"] = measured["warm_median_s"] / python_site
+        startup[policy] = measured
+
+    pipe = _ping_pong(calls, use_socketpair=False)
+    pair = _ping_pong(calls, use_socketpair=True)
+    floor = await _asyncio_ping_pong(calls)
+    direct = await _direct(workspace, NESTED_PROGRAM.format(n=calls), NOOP, 1) / calls
+    base = await _through_host(workspace, "return 0", [NOOP], 8)
+    hosted = (await _through_host(workspace, NESTED_PROGRAM.format(n=calls), [NOOP], 8) - base) / calls
+    nested = {
+        "calls": calls,
+        "pipe_ping_pong_s": pipe,
+        "socketpair_ping_pong_s": pair,
+        "asyncio_ping_pong_s": floor,
+        "runtime_direct_dispatch_per_call_s": direct,
+        "reference_host_per_call_s": hosted,
+        "direct_ratio_to_socketpair": direct / pair,
+        "direct_ratio_to_pipe": direct / pipe,
+        "host_ratio_to_socketpair": hosted / pair,
+        "direct_ratio_to_asyncio_ping_pong": direct / floor,
+    }
+
+    parallel_calls = 1_000
+    code = (
+        "import asyncio\n"
+        f"values = await asyncio.gather(*[tools.sleep10() for _ in range({parallel_calls})])\n"
+        "return sum(values)\n"
+    )
+    elapsed = await _through_host(workspace, code, [SLEEP], 16) - base
+    direct_parallel = await _direct(workspace, code, SLEEP, 16)
+    in_process = await _in_process_parallel(parallel_calls, 16)
+    ideal = parallel_calls / 16 * 0.010
+    parallel = {
+        "calls": parallel_calls,
+        "max_parallel": 16,
+        "ideal_seconds": ideal,
+        "reference_host_seconds": elapsed,
+        "reference_host_efficiency": ideal / elapsed,
+        "runtime_direct_seconds": direct_parallel,
+        "runtime_direct_efficiency": ideal / direct_parallel,
+        "in_process_asyncio_seconds": in_process,
+        "in_process_asyncio_efficiency": ideal / in_process,
+    }
+    return {
+        "version": 1,
+        "benchmark": "runtime",
+        "quick": quick,
+        "startup": startup,
+        "nested": nested,
+        "parallel": parallel,
+    }
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    results = asyncio.run(main(parser.parse_args().quick))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2) + b"\n")
+    print(orjson.dumps(results, option=orjson.OPT_INDENT_2).decode())

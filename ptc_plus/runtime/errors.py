@@ -1,0 +1,35 @@
+"""Errors the runtime raises on purpose (codes PTC-2000..PTC-2099).
+
+Only precondition misuse raises: bad configuration, a bad model-facing
+argument, a run after unload. A program's own failure is never raised; it is
+a :class:`~ptc_plus.runtime.outcome.RunFailure` with one of the outcome kinds
+(whose codes are PTC-2101..PTC-2108, see :mod:`ptc_plus.runtime.outcome`).
+"""
+
+from __future__ import annotations
+
+from ptc_plus.errors import PtcError, UsageError
+
+
+class InvalidLimits(PtcError):
+    """A runtime limit or option is out of range."""
+
+    code = "PTC-2001"
+
+
+class InvalidTimeout(PtcError):
+    """The model asked for a timeout that is not a positive number of seconds."""
+
+    code = "PTC-2002"
+
+
+class RuntimeClosed(PtcError):
+    """The runtime was shut down; it refuses new runs."""
+
+    code = "PTC-2003"
+
+
+class UnknownToolSet(UsageError):
+    """``ptc-plus exec --tools`` names no tool set that can be loaded (a usage error: exit code 2)."""
+
+    code = "PTC-2004"

@@ -1,0 +1,65 @@
+"""Getting a ready child for a run: sandbox check, spawn specification, warm spare.
+
+A confined policy on a machine where bubblewrap does not work raises
+:class:`SandboxUnavailableError` before anything is spawned; the run turns
+it into outcome ``sandbox-unavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from ptc_plus.runtime import sandbox
+from ptc_plus.runtime.limits import RunLimits
+from ptc_plus.runtime.process import RUNTIME_DIR, SpawnSpec, WorkerProcess, scrubbed_environment, spawn, worker_command
+from ptc_plus.runtime.spare import SparePool
+
+
+class SandboxUnavailableError(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Launcher:
+    def __init__(self, limits: RunLimits) -> None:
+        self.limits = limits
+        self._spares = SparePool()
+
+    def spec_for(self, workspace: Path) -> SpawnSpec:
+        command = worker_command(self.limits.python)
+        argv = sandbox.confine(command, self.limits, workspace, RUNTIME_DIR)
+        env = scrubbed_environment(workspace, self.limits.debug_run)
+        return SpawnSpec(argv=tuple(argv), cwd=str(workspace), env=env)
+
+    async def acquire(self, workspace: Path) -> WorkerProcess:
+        """A ready child for a run in ``workspace`` (absolute, existing)."""
+        if self.limits.policy.confined:
+            availability = await sandbox.probe(self.limits.bwrap_path)
+            if not availability.available:
+                raise SandboxUnavailableError(availability.detail)
+        spec = self.spec_for(workspace)
+        worker = await self._spares.take(spec) if self.limits.warm_spare else None
+        if worker is None:
+            worker = await spawn(spec, self.limits.max_message_bytes)
+        return worker
+
+    def prepare_spare(self, workspace: Path) -> None:
+        """Start the next run's child now (no-op unless ``warm_spare``)."""
+        if not self.limits.warm_spare:
+            return
+        if self.limits.policy.confined and not sandbox.known_available(self.limits.bwrap_path):
+            return  # the next run reports sandbox-unavailable (or probes first); no spare to waste
+        self._spares.prepare(self.spec_for(workspace), self.limits.max_message_bytes)
+
+    @property
+    def spare(self) -> asyncio.Task[WorkerProcess] | None:
+        """The warm spare's start task, if one exists (for tests and benchmarks)."""
+        return self._spares.pending
+
+    def kill_spare(self) -> None:
+        self._spares.kill_now()
+
+    async def aclose(self) -> None:
+        await self._spares.discard()

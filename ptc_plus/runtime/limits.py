@@ -1,0 +1,116 @@
+"""Runtime limits and options: one frozen value, defaults from SPEC §2.
+
+Every field is configurable; deployments lower or raise the caps. The
+model-facing ``timeout_s`` is resolved against :attr:`RunLimits.max_timeout_s`
+by :func:`resolve_timeout`.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ptc_plus.runtime.errors import InvalidLimits, InvalidTimeout
+
+MIB = 1024 * 1024
+
+
+class SandboxPolicy(enum.StrEnum):
+    """What the program's own process may do (nested tools keep their own policy)."""
+
+    READ_ONLY = "read-only"
+    """Confined: the workspace is mounted read-only; nothing on the host can be written."""
+    WORKSPACE_WRITE = "workspace-write"
+    """Confined: only the workspace (and a private ``/tmp``) is writable."""
+    DANGER_FULL_ACCESS = "danger-full-access"
+    """No confinement, resource limits only; an explicit opt-in."""
+
+    @property
+    def confined(self) -> bool:
+        return self is not SandboxPolicy.DANGER_FULL_ACCESS
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise InvalidLimits(detail=f"{attribute.name} must be a positive number, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RunLimits:
+    """Limits and options of ``run_code`` runs.
+
+    Sizes are bytes, times seconds. ``cpu_seconds`` defaults to the
+    timeout cap plus the grace: the wall-clock timer is the real bound, the
+    CPU limit only backs it up if the host itself stalls.
+    """
+
+    timeout_s: float = attrs.field(default=120.0, validator=_positive)
+    max_timeout_s: float = attrs.field(default=600.0, validator=_positive)
+    max_output_bytes: int = attrs.field(default=64 * MIB, validator=_positive)
+    memory_bytes: int = attrs.field(default=512 * MIB, validator=_positive)
+    max_message_bytes: int = attrs.field(default=128 * MIB, validator=_positive)
+    max_pending_calls: int = attrs.field(default=128, validator=_positive)
+    grace_s: float = attrs.field(default=3.0, validator=_positive)
+    open_files: int = attrs.field(default=256, validator=_positive)
+    max_processes: int = attrs.field(default=256, validator=_positive)
+    policy: SandboxPolicy = attrs.field(default=SandboxPolicy.WORKSPACE_WRITE, converter=SandboxPolicy)
+    network: bool = False
+    bwrap_path: str = attrs.field(factory=lambda: shutil.which("bwrap") or "bwrap")
+    python: str = attrs.field(factory=lambda: os.path.realpath(sys.executable))
+    sequential: bool = False
+    """``PTC_SEQUENTIAL=true``: nested calls run one at a time."""
+    debug_run: bool = False
+    """``PTC_DEBUG_RUN`` seen by the program (``true`` when the raw ``PTC_DEBUG`` is non-empty)."""
+    warm_spare: bool = True
+    """Keep one started, idle child ready for the next run."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.timeout_s > self.max_timeout_s:
+            raise InvalidLimits(detail=f"timeout_s {self.timeout_s} exceeds max_timeout_s {self.max_timeout_s}")
+        for name in ("max_output_bytes", "memory_bytes", "max_message_bytes", "max_pending_calls"):
+            if not isinstance(getattr(self, name), int):
+                raise InvalidLimits(detail=f"{name} must be an integer")
+
+    @property
+    def cpu_seconds(self) -> int:
+        return math.ceil(self.max_timeout_s + self.grace_s)
+
+
+def limits_from_environment(limits: RunLimits, environ: Mapping[str, str] | None = None) -> RunLimits:
+    """Apply ``PTC_SEQUENTIAL`` and ``PTC_DEBUG`` (SPEC §5) from ``environ`` (default: ``os.environ``)."""
+    env = os.environ if environ is None else environ
+    return attrs.evolve(
+        limits,
+        sequential=env.get("PTC_SEQUENTIAL", "").strip().lower() == "true",
+        debug_run=bool(env.get("PTC_DEBUG", "").strip()),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ResolvedTimeout:
+    seconds: float
+    clamped_from: float | None = None
+    """The requested value when it was above the cap and clamped."""
+
+
+def resolve_timeout(requested: object, limits: RunLimits) -> ResolvedTimeout:
+    """The run's wall-clock budget from the model-facing ``timeout_s`` (``None``: the default).
+
+    :raises InvalidTimeout: not a finite number greater than zero.
+    """
+    if requested is None:
+        return ResolvedTimeout(seconds=limits.timeout_s)
+    if isinstance(requested, bool) or not isinstance(requested, int | float) or not math.isfinite(requested):
+        raise InvalidTimeout(value=repr(requested))
+    if requested <= 0:
+        raise InvalidTimeout(value=repr(requested))
+    if requested > limits.max_timeout_s:
+        return ResolvedTimeout(seconds=limits.max_timeout_s, clamped_from=float(requested))
+    return ResolvedTimeout(seconds=float(requested))

@@ -1,0 +1,132 @@
+"""The control protocol, host side: frame encoding and validation of everything the child sends.
+
+Frames are a 4-byte big-endian length and an orjson object with a ``type``.
+Child → host: ``ready`` (first, once), ``call``, ``log``, ``done`` (last).
+Host → child: ``boot`` (once, after ``ready``), ``reply``. Every child frame
+is checked here: size, JSON, shape, types. State checks (ids, pending count,
+tool names) live in :mod:`ptc_plus.runtime.conversation`. Any violation
+raises :class:`ProtocolViolation`, which ends the run with outcome ``protocol``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import attrs
+import orjson
+
+from hookspecs import JSONValue
+
+HEADER = struct.Struct(">I")
+VERSION = 1
+LOG_STREAMS = frozenset({"stdout", "stderr", "log"})
+
+
+class ProtocolViolation(Exception):
+    """The child broke the protocol; ``detail`` says how (for the run's error message)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+@attrs.frozen(kw_only=True)
+class Ready:
+    pid: int
+
+
+@attrs.frozen(kw_only=True)
+class Call:
+    id: int
+    tool: str
+    args: dict[str, JSONValue]
+    size: int
+    """Bytes of the frame, counted against the pending-bytes budget."""
+
+
+@attrs.frozen(kw_only=True)
+class Log:
+    entries: tuple[tuple[str, str], ...]
+
+
+@attrs.frozen(kw_only=True)
+class Done:
+    ok: bool
+    value: JSONValue = None
+    error: dict[str, JSONValue] | None = None
+
+
+ChildFrame = Ready | Call | Log | Done
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    body = orjson.dumps(message)
+    return HEADER.pack(len(body)) + body
+
+
+def frame_length(buffer: bytes | bytearray, offset: int, max_message_bytes: int) -> int:
+    """The body length announced by the header at ``offset``; refused before the body is read."""
+    (length,) = HEADER.unpack_from(buffer, offset)
+    if length > max_message_bytes:
+        raise ProtocolViolation(f"frame of {length} bytes exceeds max_message_bytes {max_message_bytes}")
+    return int(length)
+
+
+def parse(body: bytes) -> ChildFrame:
+    """Decode and shape-check one child frame."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise ProtocolViolation(f"frame is not JSON: {error}") from None
+    if not isinstance(message, dict):
+        raise ProtocolViolation("frame is not a JSON object")
+    kind = message.get("type")
+    if kind == "ready":
+        return Ready(pid=_int(message, "pid"))
+    if kind == "call":
+        return _call(message, len(body))
+    if kind == "log":
+        return _log(message)
+    if kind == "done":
+        return _done(message)
+    raise ProtocolViolation(f"unknown frame type {kind!r}")
+
+
+def _int(message: dict[str, Any], key: str) -> int:
+    value = message.get(key)
+    if type(value) is not int:
+        raise ProtocolViolation(f"{message.get('type')} frame: {key} must be an integer")
+    return value
+
+
+def _call(message: dict[str, Any], size: int) -> Call:
+    tool = message.get("tool")
+    args = message.get("args")
+    if not isinstance(tool, str):
+        raise ProtocolViolation("call frame: tool must be a string")
+    if not isinstance(args, dict):
+        raise ProtocolViolation("call frame: args must be a JSON object")
+    return Call(id=_int(message, "id"), tool=tool, args=args, size=size)
+
+
+def _log(message: dict[str, Any]) -> Log:
+    entries = message.get("entries")
+    if not isinstance(entries, list):
+        raise ProtocolViolation("log frame: entries must be a list")
+    checked: list[tuple[str, str]] = []
+    for entry in entries:
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] in LOG_STREAMS and isinstance(entry[1], str)):
+            raise ProtocolViolation("log frame: each entry must be [stream, text] with a known stream")
+        checked.append((entry[0], entry[1]))
+    return Log(entries=tuple(checked))
+
+
+def _done(message: dict[str, Any]) -> Done:
+    ok = message.get("ok")
+    if ok is True:
+        return Done(ok=True, value=message.get("value"))
+    error = message.get("error")
+    if ok is not False or not isinstance(error, dict) or not isinstance(error.get("kind"), str):
+        raise ProtocolViolation("done frame: needs ok=true with a value, or ok=false with an error kind")
+    return Done(ok=False, error=error)

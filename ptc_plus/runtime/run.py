@@ -1,0 +1,279 @@
+"""One ``run_code`` run from spawn to settlement: the host's half of the conversation.
+
+The run owns the wall-clock budget (spawn, program and nested calls
+included), validates every frame against the run's state (call ids in
+sequence, tool names in the namespace, pending count and bytes), keeps the
+output ledger, answers calls through the :class:`~ptc_plus.runtime.lane.NestedLane`
+and turns whatever happens into a :class:`~ptc_plus.runtime.outcome.RunOutcome`.
+It settles only after the child's process group is killed, the process
+has exited and its output is drained (bounded by the grace period).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+
+from hookspecs import ToolResult
+from hookspecs.i18n import message
+from ptc_plus.runtime import values
+from ptc_plus.runtime.channel import ControlChannel
+from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
+from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded
+from ptc_plus.runtime.limits import ResolvedTimeout
+from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
+from ptc_plus.runtime.process import ChildGone, WorkerProcess
+from ptc_plus.runtime.protocol import VERSION, Call, ChildFrame, Done, Log, ProtocolViolation, Ready
+from ptc_plus.runtime.protocol import encode as encode_frame
+from ptc_plus.runtime.worker import messages as worker_messages
+
+_CHILD_KINDS = {OutcomeKind.EXCEPTION, OutcomeKind.INVALID_OUTPUT, OutcomeKind.OUTPUT_LIMIT}
+
+
+@attrs.frozen(kw_only=True)
+class RunRequest:
+    code: str
+    workspace: Path
+    tool_names: tuple[str, ...] = ()
+    timeout: ResolvedTimeout
+
+
+class ProgramRun:
+    """A single run; call :meth:`execute` once."""
+
+    def __init__(
+        self, request: RunRequest, launcher: Launcher, lane: NestedLane | None, cancelled: asyncio.Event | None = None
+    ) -> None:
+        self._request = request
+        self._limits = launcher.limits
+        self._launcher = launcher
+        self._lane = lane
+        self._cancelled = cancelled or asyncio.Event()
+        self._ledger = HostLedger(self._limits.max_output_bytes)
+        self._names = frozenset(request.tool_names)
+        self._next_id = 1
+        self._pending: dict[int, int] = {}
+        self._pending_bytes = 0
+        self._settled: asyncio.Future[RunFailure | Done] = asyncio.get_running_loop().create_future()
+        self._channel: ControlChannel | None = None
+
+    async def execute(self) -> RunOutcome:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._request.timeout.seconds
+        worker: WorkerProcess | None = None
+        result: RunFailure | Done | None = None
+        try:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    worker = await self._launcher.acquire(self._request.workspace)
+                    result = await self._converse(worker)
+            except TimeoutError:
+                result = RunFailure(kind=OutcomeKind.TIMEOUT, params={"seconds": f"{self._request.timeout.seconds:g}"})
+            except SandboxUnavailableError as error:
+                params = {"policy": str(self._limits.policy), "detail": error.detail}
+                result = RunFailure(kind=OutcomeKind.SANDBOX_UNAVAILABLE, params=params)
+            except ChildGone:
+                result = RunFailure(kind=OutcomeKind.WORKER_EXIT, params={"detail": "exited before ready"})
+            except ProtocolViolation as violation:
+                result = RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": violation.detail})
+        finally:
+            self._settle(RunFailure(kind=OutcomeKind.ABORT))
+            if worker is not None:
+                await self._finish(worker, result)
+        return self._outcome(result)
+
+    # -- conversation ---------------------------------------------------------
+
+    async def _converse(self, worker: WorkerProcess) -> RunFailure | Done:
+        self._channel = worker.channel
+        worker.attach_output(self._raw_output)
+        worker.channel.attach(self._on_frame, self._on_violation)
+        worker.channel.send(self._boot())
+        aborted = asyncio.ensure_future(self._cancelled.wait())
+        closed = asyncio.ensure_future(asyncio.shield(worker.channel.closed))
+        try:
+            waiters: list[asyncio.Future[Any]] = [self._settled, aborted, closed]
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+            closed.cancel()
+        if self._settled.done():
+            return self._settled.result()
+        if self._cancelled.is_set():
+            return RunFailure(kind=OutcomeKind.ABORT)
+        # The channel closed without ``done``: give the process its grace to exit, then report it.
+        await worker.wait_exit(self._limits.grace_s)
+        detail = worker.exit_detail()
+        if worker.alive:
+            detail = message("runtime.detail.channel_closed")
+        return RunFailure(kind=OutcomeKind.WORKER_EXIT, params={"detail": detail})
+
+    def _boot(self) -> dict[str, Any]:
+        limits = self._limits
+        return {
+            "type": "boot",
+            "version": VERSION,
+            "code": self._request.code,
+            "tools": sorted(self._names),
+            "limits": {
+                "memory_bytes": limits.memory_bytes,
+                "cpu_seconds": limits.cpu_seconds,
+                "open_files": limits.open_files,
+                "max_processes": limits.max_processes,
+                "max_pending_calls": limits.max_pending_calls,
+                "max_output_bytes": limits.max_output_bytes,
+                "max_message_bytes": limits.max_message_bytes,
+            },
+            "messages": {key: message(key) for key in worker_messages.template_keys()},
+        }
+
+    def _settle(self, result: RunFailure | Done) -> None:
+        if not self._settled.done():
+            self._settled.set_result(result)
+
+    def _violation(self, detail: str) -> None:
+        self._settle(RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": detail}))
+
+    def _on_violation(self, violation: ProtocolViolation) -> None:
+        self._violation(violation.detail)
+
+    def _raw_output(self, stream: str, data: bytes) -> None:
+        try:
+            self._ledger.add_raw(stream, data)
+        except OutputBudgetExceeded:
+            self._output_limit()
+
+    def _output_limit(self) -> None:
+        self._settle(RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes}))
+
+    def _on_frame(self, frame: ChildFrame) -> None:
+        if self._settled.done():
+            return
+        if isinstance(frame, Log):
+            try:
+                for stream, text in frame.entries:
+                    self._ledger.add(stream, text)
+            except OutputBudgetExceeded:
+                self._output_limit()
+        elif isinstance(frame, Call):
+            self._on_call(frame)
+        elif isinstance(frame, Done):
+            self._settle(frame)
+        elif isinstance(frame, Ready):
+            self._violation("ready frame sent twice")
+
+    def _on_call(self, call: Call) -> None:
+        limits = self._limits
+        if call.id != self._next_id:
+            self._violation(f"unknown or reused call id {call.id} (expected {self._next_id})")
+        elif call.tool not in self._names or self._lane is None:
+            self._violation(f"tool {call.tool!r} is not in the program's namespace")
+        elif len(self._pending) >= limits.max_pending_calls:
+            self._violation(f"more than {limits.max_pending_calls} pending calls")
+        elif self._pending_bytes + call.size > limits.max_message_bytes:
+            self._violation(f"pending call arguments exceed {limits.max_message_bytes} bytes")
+        else:
+            self._next_id += 1
+            self._pending[call.id] = call.size
+            self._pending_bytes += call.size
+            self._lane.submit(call.tool, call.args, functools.partial(self._reply, call.id))
+
+    # -- replies ----------------------------------------------------------------
+
+    def _reply(self, child_id: int, result: ToolResult) -> None:
+        self._pending_bytes -= self._pending.pop(child_id, 0)
+        if self._settled.done():
+            return
+        if self._channel is not None:
+            self._channel.send_bytes(self._reply_frame(child_id, result))
+
+    def _reply_frame(self, child_id: int, result: ToolResult) -> bytes:
+        if result.ok and result.metadata.get("is_error") is not True:
+            try:
+                values.check(result.value)
+            except values.NotLossless as refused:
+                code, text = "invalid-result", message("runtime.detail.invalid_result", detail=str(refused))
+            else:
+                frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": result.value})
+                if len(frame) <= self._limits.max_message_bytes:
+                    return frame
+                code, text = "result-too-large", message("runtime.detail.result_too_large")
+        elif result.error is not None:
+            code, text = result.error.code, result.error.message
+        else:
+            # An ok result flagged ``is_error`` (e.g. MCP) or a bare non-ok status without details.
+            code, text = ("is-error" if result.ok else str(result.status)), ""
+        data = dict(result.error.data) if result.error is not None else {}
+        failure = {"tool_name": result.tool, "code": code, "message": text, "call_id": result.call_id, "data": data}
+        with contextlib.suppress(TypeError, orjson.JSONEncodeError):
+            return encode_frame({"type": "reply", "id": child_id, "ok": False, "error": failure})
+        return encode_frame({"type": "reply", "id": child_id, "ok": False, "error": {**failure, "data": {}}})
+
+    # -- settlement ---------------------------------------------------------------
+
+    async def _finish(self, worker: WorkerProcess, result: RunFailure | Done | None) -> None:
+        if isinstance(result, Done):
+            await worker.wait_exit(self._limits.grace_s)
+        await worker.stop(self._limits.grace_s)
+        for stream in ("fd1", "fd2"):
+            with contextlib.suppress(OutputBudgetExceeded):
+                self._ledger.add_raw(stream, b"", final=True)
+
+    def _outcome(self, result: RunFailure | Done | None) -> RunOutcome:
+        calls = self._lane.count if self._lane is not None else 0
+        notes: tuple[str, ...] = ()
+        clamped = self._request.timeout.clamped_from
+        if clamped is not None:
+            notes = (
+                message(
+                    "runtime.note.timeout_clamped", requested=f"{clamped:g}", cap=f"{self._request.timeout.seconds:g}"
+                ),
+            )
+        failure = self._failure(result)
+        value = None
+        if failure is None and isinstance(result, Done):
+            try:
+                values.check(result.value)
+                self._ledger.charge(len(orjson.dumps(result.value)))
+                value = result.value
+            except values.NotLossless as error:
+                failure = RunFailure(kind=OutcomeKind.INVALID_OUTPUT, params={"detail": str(error)})
+            except OutputBudgetExceeded:
+                failure = RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
+        if failure is None and self._ledger.over:
+            failure = RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
+        return RunOutcome(value=value, failure=failure, logs=self._ledger.entries(), calls=calls, notes=notes)
+
+    def _failure(self, result: RunFailure | Done | None) -> RunFailure | None:
+        if result is None:
+            return RunFailure(kind=OutcomeKind.ABORT)
+        if isinstance(result, RunFailure):
+            return result
+        if result.ok:
+            return None
+        error = result.error or {}
+        try:
+            kind = OutcomeKind(str(error.get("kind")))
+        except ValueError:
+            kind = OutcomeKind.PROTOCOL
+        if kind not in _CHILD_KINDS:
+            return RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": f"done frame with error kind {kind}"})
+        text = str(error.get("message", ""))
+        if kind is OutcomeKind.EXCEPTION:
+            tool_name = error.get("tool_name")
+            return RunFailure(
+                kind=kind,
+                params={"type": str(error.get("type", "Exception")), "message": text},
+                traceback=str(error.get("traceback", "")) or None,
+                tool_name=tool_name if isinstance(tool_name, str) else None,
+            )
+        if kind is OutcomeKind.OUTPUT_LIMIT:
+            return RunFailure(kind=kind, params={"limit": self._limits.max_output_bytes})
+        return RunFailure(kind=kind, params={"detail": text})

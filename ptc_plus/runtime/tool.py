@@ -1,0 +1,113 @@
+"""The ``run_code`` tool definition (ADR 0014 for its concurrency class).
+
+``run_code(description, code, timeout_s=None)``: the handler builds the
+program's namespace from the caller's *current* tool view (minus
+``run_code``), runs the program, and returns ``{"value", "logs", "calls",
+"notes"}``; a failed run raises :class:`~hookspecs.ToolFailure` with the
+outcome kind's code (PTC-2101..2108) and ``data`` holding ``kind``,
+``logs``, ``calls`` and, when present, ``traceback`` and ``tool_name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hookspecs import (
+    AgentRef,
+    Concurrency,
+    JSONObject,
+    JSONValue,
+    ToolContext,
+    ToolDefinition,
+    ToolFailure,
+    ToolSpec,
+)
+from hookspecs.i18n import message
+from ptc_plus.runtime.errors import InvalidTimeout, RuntimeClosed
+from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.limits import RunLimits, SandboxPolicy, resolve_timeout
+from ptc_plus.runtime.runtime import CodeRuntime
+
+TOOL_NAME = "run_code"
+SOURCE = "plugin:ptc_plus"
+
+NamespaceFilter = Callable[[AgentRef, Sequence[ToolSpec]], Sequence[ToolSpec]]
+"""Narrows the caller's tool view to the program's namespace (e.g. the capability plan drops ``off`` tools)."""
+
+
+def input_schema(limits: RunLimits) -> JSONObject:
+    return {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string", "description": message("runtime.schema.description", "en")},
+            "code": {"type": "string", "description": message("runtime.schema.code", "en")},
+            "timeout_s": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": message(
+                    "runtime.schema.timeout", "en", default=f"{limits.timeout_s:g}", cap=f"{limits.max_timeout_s:g}"
+                ),
+            },
+        },
+        "required": ["description", "code"],
+        "additionalProperties": False,
+    }
+
+
+def concurrency_for(policy: SandboxPolicy) -> Concurrency:
+    """``read-only`` programs cannot change the workspace and may overlap other tools; others are exclusive."""
+    return Concurrency.PARALLEL if policy is SandboxPolicy.READ_ONLY else Concurrency.EXCLUSIVE
+
+
+def namespace_names(context: ToolContext, namespace_filter: NamespaceFilter | None = None) -> tuple[str, ...]:
+    """The tool names of the program's ``tools``: the caller's current view minus ``run_code``."""
+    view: Sequence[ToolSpec] = context.services.tool_view(context.call.caller)
+    if namespace_filter is not None:
+        view = namespace_filter(context.call.caller, view)
+    return tuple(spec.name for spec in view if spec.name != TOOL_NAME)
+
+
+def run_code_definition(
+    limits: RunLimits | None = None,
+    *,
+    runtime: CodeRuntime | None = None,
+    namespace_filter: NamespaceFilter | None = None,
+    concurrency: Concurrency | None = None,
+) -> ToolDefinition:
+    """The ``run_code`` tool backed by ``runtime`` (a new :class:`CodeRuntime` over ``limits`` if omitted)."""
+    runtime = runtime or CodeRuntime(limits)
+    limits = runtime.limits
+    spec = ToolSpec(
+        name=TOOL_NAME,
+        description=message("runtime.tool.description", "en"),
+        input_schema=input_schema(limits),
+        concurrency=concurrency or concurrency_for(limits.policy),
+        source=SOURCE,
+    )
+
+    async def handler(arguments: JSONObject, context: ToolContext) -> JSONValue:
+        try:
+            timeout = resolve_timeout(arguments.get("timeout_s"), limits)
+        except InvalidTimeout as error:
+            raise ToolFailure(error.code, error.message()) from None
+        lane = NestedLane(context.services, context.call, sequential=limits.sequential)
+        try:
+            outcome = await runtime.run(
+                str(arguments["code"]),
+                workspace=context.services.workspace,
+                timeout=timeout,
+                tool_names=namespace_names(context, namespace_filter),
+                lane=lane,
+                cancelled=context.cancelled,
+            )
+        except RuntimeClosed as closed:
+            raise ToolFailure(closed.code, closed.message()) from None
+        shape = outcome.to_json()
+        if outcome.failure is None:
+            return {"value": shape["value"], "logs": shape["logs"], "calls": shape["calls"], "notes": shape["notes"]}
+        failure = shape["error"]
+        data = {key: failure[key] for key in ("kind", "traceback", "tool_name") if key in failure}
+        data.update(logs=shape["logs"], calls=shape["calls"], notes=shape["notes"])
+        raise ToolFailure(outcome.failure.code, outcome.failure.message(), data)
+
+    return ToolDefinition(spec=spec, handler=handler)

@@ -1,0 +1,86 @@
+"""The child's entry point: ``ready`` → wait for ``boot`` → run the program → ``done`` → exit.
+
+Started as ``python -I -S -X utf8 -c <starter> <runtime-dir> <control-in-fd> <control-out-fd>``.
+A warm spare sits in :func:`main` after ``ready`` until a run boots it; when
+the host closes the channel instead, the child exits quietly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import inspect
+import logging
+import os
+import sys
+from typing import Any
+
+from . import limits, lossless, messages, program, wire
+from .channel import ChildChannel, ToolArgumentError
+from .ledger import CaptureText, LedgerHandler, OutputLedger
+from .namespace import ToolCallError, build_tools
+
+PROTOCOL_VERSION = 1
+
+
+def main(argv: list[str]) -> None:
+    fd_in, fd_out = int(argv[0]), int(argv[1])
+    wire.write_all(fd_out, wire.encode({"type": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()}))
+    boot = wire.read_frame(fd_in)
+    if boot is None or boot.get("type") != "boot":
+        os._exit(0)
+    limits.apply(boot.get("limits", {}))
+    messages.install(boot.get("messages", {}))
+    asyncio.run(_run(boot, fd_in, fd_out))
+    os._exit(0)
+
+
+async def _run(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
+    ledger_holder: list[OutputLedger] = []
+    channel = ChildChannel(fd_in, fd_out, int(boot["limits"]["max_pending_calls"]), lambda: ledger_holder[0].flush())
+    ledger = OutputLedger(channel.send)
+    ledger_holder.append(ledger)
+    ledger.start_flusher()
+    sys.stdout = CaptureText(ledger, "stdout", 1)
+    sys.stderr = CaptureText(ledger, "stderr", 2)
+    logging.basicConfig(level=logging.INFO, handlers=[LedgerHandler(ledger)], force=True)
+    frame = await _execute(boot, channel)
+    ledger.flush()
+    channel.send_bytes(frame)
+    # Skip interpreter teardown: leftover program threads or tasks must not delay the end.
+    os._exit(0)
+
+
+async def _execute(boot: dict[str, Any], channel: ChildChannel) -> bytes:
+    names = [str(name) for name in boot["tools"]]
+    namespace: dict[str, Any] = {
+        "__name__": "__ptc__",
+        "__builtins__": builtins,
+        "tools": build_tools(names, channel.invoke),
+        "ToolCallError": ToolCallError,
+        "ToolArgumentError": ToolArgumentError,
+    }
+    try:
+        exec(program.compile_program(str(boot["code"])), namespace)
+        coroutine = namespace[program.ENTRY]()
+        if not inspect.iscoroutine(coroutine):
+            raise SyntaxError(messages.text("runtime.worker.yield"))
+        value = await coroutine
+    except BaseException as error:  # the program's failure, whatever it is, is its outcome
+        summary: dict[str, Any] = {"kind": "exception", **program.error_summary(error)}
+        if isinstance(error, ToolCallError):
+            summary["tool_name"] = error.tool_name
+        return wire.encode({"type": "done", "ok": False, "error": summary})
+    try:
+        lossless.check(value)
+    except lossless.NotLossless as error:
+        return wire.encode({"type": "done", "ok": False, "error": {"kind": "invalid-output", "message": str(error)}})
+    frame = wire.encode({"type": "done", "ok": True, "value": value})
+    budget = min(int(boot["limits"]["max_output_bytes"]), int(boot["limits"]["max_message_bytes"]))
+    if len(frame) > budget:
+        return wire.encode({"type": "done", "ok": False, "error": {"kind": "output-limit", "message": str(budget)}})
+    return frame
+
+
+if __name__ == "__main__":  # pragma: no cover - the host uses the starter in process.py
+    main(sys.argv[1:])

@@ -1,0 +1,37 @@
+"""Program-facing messages inside the child, from templates the host sends in ``boot``.
+
+The child cannot read the host's locale catalogs (it imports nothing but the
+standard library), so ``boot`` carries the templates it needs, already in the
+host's language. An absent template falls back to the English text here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_FALLBACK = {
+    "runtime.worker.unknown_tool": "No tool named {name!r} in tools; close matches: {matches}",
+    "runtime.worker.positional": "tools.{name}() takes keyword arguments only: tools.{name}(key=value, ...)",
+    "runtime.worker.bad_argument": "Arguments of tools.{name}() are not lossless JSON: {detail}",
+    "runtime.worker.read_only": "The tools namespace is read-only",
+    "runtime.worker.tool_failed": "Tool {name} failed ({code}): {message}",
+    "runtime.worker.yield": "'yield' is not allowed at the top level of a program",
+}
+
+_templates: dict[str, str] = dict(_FALLBACK)
+
+
+def install(templates: dict[str, Any]) -> None:
+    """Use the host's templates (unknown keys are ignored)."""
+    for key, text in templates.items():
+        if key in _FALLBACK and isinstance(text, str):
+            _templates[key] = text
+
+
+def text(key: str, **params: Any) -> str:
+    return _templates[key].format(**params)
+
+
+def template_keys() -> tuple[str, ...]:
+    """Every key the child uses (the host sends exactly these)."""
+    return tuple(_FALLBACK)

@@ -1,0 +1,103 @@
+"""The program's ``tools`` namespace and :class:`ToolCallError`.
+
+``tools.<name>(**kwargs)`` and ``tools["name"](**kwargs)`` reach exactly the
+tools the host put in ``boot``; nothing else. Unknown names raise
+``AttributeError``/``KeyError`` naming close matches. Tool names never become
+attributes of the object, so a tool called ``__class__`` or ``class`` cannot
+shadow anything: it is reachable only by subscript.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from . import messages
+
+Invoke = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
+class ToolCallError(Exception):
+    """A nested tool call failed; catch it to handle one tool's failure.
+
+    :ivar tool_name: the tool that failed.
+    :ivar code: the host's error code (for example ``tool-exception``, ``abandoned``).
+    :ivar call_id: the nested call id ``<outer>:ptc:<n>``.
+    :ivar data: the error's extra data (JSON).
+    """
+
+    def __init__(self, tool_name: str, code: str, message: str, call_id: str = "", data: Any = None) -> None:
+        super().__init__(messages.text("runtime.worker.tool_failed", name=tool_name, code=code, message=message))
+        self.tool_name = tool_name
+        self.code = code
+        self.message = message
+        self.call_id = call_id
+        self.data = data if data is not None else {}
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _attribute_name(name: str) -> bool:
+    """Whether ``tools.<name>`` can be written (otherwise only ``tools["name"]``)."""
+    return name.isidentifier() and not keyword.iskeyword(name) and not _is_dunder(name)
+
+
+def build_tools(names: list[str], invoke: Invoke) -> Any:
+    """A fresh namespace object over ``names`` whose calls go through ``invoke``."""
+    known = frozenset(names)
+    ordered = sorted(known)
+
+    def bind(name: str) -> Callable[..., Awaitable[Any]]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                raise TypeError(messages.text("runtime.worker.positional", name=name))
+            return await invoke(name, kwargs)
+
+        call.__name__ = name if name.isidentifier() else "tool"
+        call.__qualname__ = f"tools.{name}"
+        return call
+
+    def missing(name: str) -> str:
+        matches = difflib.get_close_matches(name, ordered, n=5, cutoff=0.5)
+        return messages.text("runtime.worker.unknown_tool", name=name, matches=", ".join(matches) or "-")
+
+    class Tools:
+        __slots__ = ()
+
+        def __getattr__(self, name: str) -> Any:
+            if name in known and not _is_dunder(name):
+                return bind(name)
+            raise AttributeError(missing(name))
+
+        def __getitem__(self, name: object) -> Any:
+            if isinstance(name, str) and name in known:
+                return bind(name)
+            raise KeyError(missing(str(name)))
+
+        def __setattr__(self, name: str, value: object) -> None:
+            raise AttributeError(messages.text("runtime.worker.read_only"))
+
+        def __delattr__(self, name: str) -> None:
+            raise AttributeError(messages.text("runtime.worker.read_only"))
+
+        def __contains__(self, name: object) -> bool:
+            return name in known
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(ordered)
+
+        def __len__(self) -> int:
+            return len(ordered)
+
+        def __dir__(self) -> list[str]:
+            return [name for name in ordered if _attribute_name(name)]
+
+        def __repr__(self) -> str:
+            return f"<tools: {', '.join(ordered)}>"
+
+    Tools.__name__ = Tools.__qualname__ = "tools"
+    return Tools()

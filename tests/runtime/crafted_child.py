@@ -1,0 +1,76 @@
+"""A hand-written child that speaks the control protocol badly, one way per scenario.
+
+Run as ``python -I -S crafted_child.py SCENARIO READ_FD WRITE_FD``.
+"""
+
+import json
+import os
+import struct
+import sys
+import time
+
+
+def send_raw(fd, body):
+    os.write(fd, struct.pack(">I", len(body)) + body)
+
+
+def send(fd, message):
+    send_raw(fd, json.dumps(message).encode())
+
+
+def read_frame(fd):
+    header = b""
+    while len(header) < 4:
+        chunk = os.read(fd, 4 - len(header))
+        if not chunk:
+            sys.exit(0)
+        header += chunk
+    (length,) = struct.unpack(">I", header)
+    body = b""
+    while len(body) < length:
+        body += os.read(fd, length - len(body))
+    return json.loads(body)
+
+
+def call(fd, call_id, tool="slow", args=None):
+    send(fd, {"type": "call", "id": call_id, "tool": tool, "args": {} if args is None else args})
+
+
+def main():
+    scenario, fd_in, fd_out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if scenario == "before-ready":
+        call(fd_out, 1)
+        time.sleep(3600)
+    send(fd_out, {"type": "ready", "version": 1, "pid": os.getpid()})
+    read_frame(fd_in)  # boot
+    if scenario == "oversized":
+        os.write(fd_out, struct.pack(">I", 10_000_000))
+    elif scenario == "non-json":
+        send_raw(fd_out, b"{this is not json")
+    elif scenario == "unknown-id":
+        call(fd_out, 7)
+    elif scenario == "reused-id":
+        call(fd_out, 1)
+        call(fd_out, 1)
+    elif scenario == "flood-calls":
+        for call_id in range(1, 130):
+            call(fd_out, call_id)
+    elif scenario == "unknown-tool":
+        call(fd_out, 1, tool="run_code")
+    elif scenario == "args-not-object":
+        call(fd_out, 1, args=[1, 2])
+    elif scenario == "ready-twice":
+        send(fd_out, {"type": "ready", "version": 1, "pid": 1})
+    elif scenario == "unknown-type":
+        send(fd_out, {"type": "exec", "code": "import os"})
+    elif scenario == "done-with-host-kind":
+        send(fd_out, {"type": "done", "ok": False, "error": {"kind": "timeout"}})
+    elif scenario == "log-bad-stream":
+        send(fd_out, {"type": "log", "entries": [["secret", "x"]]})
+    elif scenario == "pending-bytes":
+        call(fd_out, 1, args={"blob": "x" * 600})
+        call(fd_out, 2, args={"blob": "x" * 600})
+    time.sleep(3600)
+
+
+main()

@@ -1,0 +1,100 @@
+"""A crafted child (``crafted_child.py``) breaks the protocol; every breach ends with outcome ``protocol``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.launcher import Launcher
+from ptc_plus.runtime.limits import ResolvedTimeout
+from ptc_plus.runtime.outcome import OutcomeKind, RunOutcome
+from ptc_plus.runtime.process import SpawnSpec
+from ptc_plus.runtime.run import ProgramRun, RunRequest
+
+from .conftest import FakeServices, limits_with, outer_context, tool
+
+CRAFTED = str(Path(__file__).with_name("crafted_child.py"))
+
+
+class CraftedLauncher(Launcher):
+    def __init__(self, scenario: str, **limits: Any) -> None:
+        super().__init__(limits_with(**limits))
+        self.scenario = scenario
+
+    def spec_for(self, workspace: Path) -> SpawnSpec:
+        argv = (sys.executable, "-I", "-S", CRAFTED, self.scenario, "{read_fd}", "{write_fd}")
+        return SpawnSpec(argv=argv, cwd=str(workspace), env=(("PATH", "/usr/bin:/bin"),))
+
+
+async def run_crafted(workspace: Path, scenario: str, **limits: Any) -> RunOutcome:
+    release = asyncio.Event()
+
+    async def slow(arguments: object, context: object) -> str:
+        await release.wait()
+        return "late"
+
+    services = FakeServices(workspace, [tool("slow", slow)])
+    lane = NestedLane(services, outer_context(services).call)
+    request = RunRequest(code="", workspace=workspace, tool_names=("slow",), timeout=ResolvedTimeout(seconds=10))
+    try:
+        return await ProgramRun(request, CraftedLauncher(scenario, grace_s=0.5, **limits), lane).execute()
+    finally:
+        release.set()
+        await lane.drain()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("scenario", "detail"),
+    [
+        ("oversized", "exceeds max_message_bytes"),
+        ("non-json", "not JSON"),
+        ("unknown-id", "unknown or reused call id 7"),
+        ("reused-id", "unknown or reused call id 1"),
+        ("flood-calls", "more than 128 pending calls"),
+        ("unknown-tool", "'run_code' is not in the program's namespace"),
+        ("args-not-object", "args must be a JSON object"),
+        ("ready-twice", "ready frame sent twice"),
+        ("unknown-type", "unknown frame type 'exec'"),
+        ("done-with-host-kind", "error kind timeout"),
+        ("log-bad-stream", "known stream"),
+        ("before-ready", "call frame before ready"),
+    ],
+)
+async def test_protocol_breach(workspace: Path, scenario: str, detail: str) -> None:
+    outcome = await run_crafted(workspace, scenario, max_message_bytes=1_000_000)
+    assert outcome.failure is not None
+    assert outcome.failure.kind is OutcomeKind.PROTOCOL, outcome.to_json()
+    assert detail in outcome.failure.params["detail"]
+
+
+@pytest.mark.asyncio
+async def test_pending_bytes_are_bounded(workspace: Path) -> None:
+    outcome = await run_crafted(workspace, "pending-bytes", max_message_bytes=1000)
+    assert outcome.failure is not None and outcome.failure.kind is OutcomeKind.PROTOCOL
+    assert "pending call arguments exceed" in outcome.failure.params["detail"]
+
+
+@pytest.mark.asyncio
+async def test_a_correct_program_never_trips_the_pending_check(workspace: Path) -> None:
+    from ptc_plus.runtime.runtime import CodeRuntime
+
+    async def echo(arguments: object, context: object) -> int:
+        await asyncio.sleep(0)
+        return 1
+
+    services = FakeServices(workspace, [tool("echo", echo)])
+    runtime = CodeRuntime(limits_with(max_pending_calls=8))
+    try:
+        lane = NestedLane(services, outer_context(services).call)
+        code = "import asyncio\nreturn sum(await asyncio.gather(*[tools.echo() for _ in range(300)]))"
+        outcome = await runtime.run(code, workspace=workspace, tool_names=("echo",), lane=lane)
+    finally:
+        await runtime.aclose()
+    assert outcome.ok, outcome.to_json()
+    assert outcome.value == 300 and outcome.calls == 300
