@@ -68,7 +68,15 @@ class HostServices(Protocol):
     async def dispatch(self, call: ToolCall) -> ToolResult:
         """Dispatch a nested call through the host's own guards, validation,
         ``tool-execute`` seam and scheduler. Never raises for tool failures:
-        they come back as a non-ok :class:`ToolResult`."""
+        they come back as a non-ok :class:`ToolResult`.
+
+        ``call.parent_call_id`` names the running outer call. Nested calls of
+        one outer call share their own ordered lane (submission order,
+        ``parallel`` overlap up to the host's cap, ``exclusive`` barrier,
+        commit order) — never the slot the outer call itself holds, so an
+        ``exclusive`` outer call cannot deadlock its own nested calls. Once
+        the outer call settled, queued nested calls are abandoned (status
+        ``cancelled``, code ``abandoned``, ``dispatched`` false)."""
 
     def append_record(self, agent: AgentRef, record: SessionRecord) -> None:
         """Persist ``record`` in the agent's session log (durable on return)."""
