@@ -22,6 +22,7 @@ from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.discovery import search
 from ptc_plus.capabilities.errors import CatalogUnavailable
 from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.cli.capabilities_plan import add_plan_parser, add_set_parser
 from ptc_plus.sdk.tools_file import load_tool_specs
 
 
@@ -83,7 +84,7 @@ def _run_search(args: argparse.Namespace) -> int:
     return 0
 
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_search,)
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_search, add_plan_parser, add_set_parser)
 """Registration functions of the sub-subcommands, in ``--help`` order."""
 
 

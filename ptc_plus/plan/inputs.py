@@ -37,10 +37,16 @@ class PlanCandidate:
         plan) but no longer offered by the host: it gets reason ``host-absent``.
     :ivar managed: ``False`` for ``run_code``, discovery, REPL state, user
         bindings: dropped in step 1, never in the plan.
+    :ivar name: the member's name in the host view (tool or skill name, MCP
+        server); ``kind`` and ``revision`` (the contract revision) are
+        carried into the plan unchanged, so a record names what it froze.
     """
 
     identity: str
     cost_tokens: int
+    name: str = ""
+    kind: str = ""
+    revision: str = ""
     host_provided: bool = True
     managed: bool = True
     workspace: ScopeStats | None = None
@@ -55,6 +61,8 @@ class StatisticsVote(enum.StrEnum):
     """Switched off in config, or disabled by an invalid ``[statistics]`` section."""
     CORRUPT = "corrupt"
     """The store could not be read: statistics lose their vote, nothing else changes."""
+    UNAVAILABLE = "unavailable"
+    """No statistics store exists here (yet): no vote, never a guess."""
 
 
 DeliveryCost = Callable[[Sequence[str]], int]

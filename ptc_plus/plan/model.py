@@ -46,6 +46,9 @@ class PlanEntry:
     identity: str
     disclosure: Disclosure | None
     reason: Reason
+    name: str = ""
+    kind: str = ""
+    revision: str = ""
     cost_tokens: int = 0
     coverage: float | None = None
     samples: int | None = None
@@ -77,3 +80,11 @@ class CapabilityPlan:
 
     def entry(self, identity: str) -> PlanEntry | None:
         return next((e for e in self.entries if e.identity == identity), None)
+
+    def with_disclosure(self, disclosure: Disclosure | None) -> tuple[PlanEntry, ...]:
+        """Entries with ``disclosure`` (``None``: not in the plan at all), in identity order."""
+        return tuple(e for e in self.entries if e.disclosure is disclosure)
+
+    def effective(self) -> tuple[PlanEntry, ...]:
+        """The effective set: ``full`` and ``on-demand`` entries (callable, findable)."""
+        return tuple(e for e in self.entries if e.disclosure in (Disclosure.FULL, Disclosure.ON_DEMAND))

@@ -72,8 +72,9 @@ def test_management_off_is_the_host_provision() -> None:
         (StatisticsVote.USABLE, STATS),
         (StatisticsVote.USABLE, StatisticsSection(enabled=False)),
         (StatisticsVote.CORRUPT, STATS),
+        (StatisticsVote.UNAVAILABLE, STATS),
     ],
-    ids=["statistics-100%", "statistics-off", "statistics-corrupt"],
+    ids=["statistics-100%", "statistics-off", "statistics-corrupt", "statistics-unavailable"],
 )
 def test_explicit_on_demand_stays_on_demand(vote: StatisticsVote, statistics: StatisticsSection) -> None:
     candidates = [cap("host:a", workspace=ws(1.0, 20), user=ws(1.0, 20))]
@@ -191,6 +192,23 @@ def test_shared_types_are_charged_once_through_delivery_cost() -> None:
     candidates = [cap(f"mcp:s/t{n}", 500, workspace=ws(0.9)) for n in range(3)]
     plan = plan_for(candidates, config(budget=700), delivery_cost=delivery)
     assert len(plan.members(FULL)) == 3 and plan.used_tokens == 700
+
+
+def test_no_statistics_store_means_no_vote_not_a_guess() -> None:
+    candidates = [cap("host:a", workspace=ws(0.1)), cap("host:b", workspace=ws(0.9))]
+    plan = plan_for(candidates, config(baseline=["host:a"]), statistics=StatisticsVote.UNAVAILABLE)
+    assert plan.statistics == "unavailable"
+    assert plan.members(FULL) == ("host:a",)
+    assert {e.reason for e in plan.entries} == {Reason.BASELINE, Reason.NOT_BACKED}
+    assert all(e.coverage is None and e.samples is None for e in plan.entries)
+
+
+def test_member_facts_are_carried_into_the_plan() -> None:
+    candidate = cap("host:a", name="a", kind="tool", revision="sha256:0123")
+    entry = plan_for([candidate], config()).entry("host:a")
+    assert entry is not None and (entry.name, entry.kind, entry.revision) == ("a", "tool", "sha256:0123")
+    roundtrip = plan_from_json(plan_to_json(plan_for([candidate], config())))
+    assert roundtrip.entry("host:a") == entry
 
 
 def test_duplicate_identities_are_refused() -> None:

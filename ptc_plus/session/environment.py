@@ -1,0 +1,139 @@
+"""The frozen capability environment of a session: record ``ptc-capability-environment/v1``.
+
+One record format (ADR 0035): the payload is the session's
+:class:`~ptc_plus.plan.CapabilityPlan` (config revision, identities with
+contract revisions, full/on-demand/off sets, budget, overage, reasons) plus
+how PTC is presented to the session (gate summary, code mode, token unit).
+Computed once at session start, persisted through the host's session
+records, and restored unchanged on resume (SPEC §4 "Frozen per session").
+Reading distinguishes a missing record (a session from before the plugin),
+a corrupt one, and an unknown format — each with its own diagnostic — and
+never recomputes silently.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from cattrs import BaseValidationError, transform_error
+
+from hookspecs import SessionRecord
+from ptc_plus.config import Disclosure
+from ptc_plus.plan import PLAN_VERSION, CapabilityPlan, PlanEntry
+from ptc_plus.serialization import dumps, structure, unstructure
+
+KIND_PREFIX = "ptc-capability-environment/"
+KIND = KIND_PREFIX + "v1"
+VERSION = 1
+
+
+@attrs.frozen(kw_only=True)
+class GateSummary:
+    """The gate's decision as recorded with the environment (``reason`` is a stable token)."""
+
+    enabled: bool
+    stage: str
+    reason: str
+    debug_run: bool
+    warnings: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Environment:
+    """The session's frozen plan plus how PTC is presented to it.
+
+    :ivar ptc: code mode is on for this session (gate passed and the runtime
+        is usable here); when false the plan is recorded but not applied.
+    :ivar native_reason: stable token saying why the session is native.
+    :ivar token_unit: the unit of every token count in ``plan``.
+    """
+
+    version: int = VERSION
+    ptc: bool
+    native_reason: str = ""
+    gate: GateSummary
+    token_unit: str
+    plan: CapabilityPlan
+
+    @property
+    def config_revision(self) -> str:
+        return self.plan.config_revision
+
+    def with_disclosure(self, disclosure: Disclosure | None) -> tuple[PlanEntry, ...]:
+        return self.plan.with_disclosure(disclosure)
+
+    def names(self, disclosure: Disclosure | None) -> frozenset[str]:
+        return frozenset(e.name for e in self.plan.with_disclosure(disclosure) if e.name)
+
+    def managed_names(self) -> frozenset[str]:
+        """Host names of every managed member the plan saw, whatever its disclosure."""
+        return frozenset(e.name for e in self.plan.entries if e.name)
+
+    def excluded_names(self) -> frozenset[str]:
+        """Names that must not reach programs, discovery or catalogs: ``off`` and not-in-plan members."""
+        effective = {e.name for e in self.plan.effective()}
+        return self.managed_names() - effective
+
+    def payload(self) -> dict[str, Any]:
+        data: dict[str, Any] = unstructure(self)
+        return data
+
+    def to_bytes(self) -> bytes:
+        """Canonical bytes: equal environments give identical bytes."""
+        return dumps(self)
+
+    def to_record(self) -> SessionRecord:
+        return SessionRecord(kind=KIND, version=VERSION, payload=self.payload())
+
+
+class RestoreStatus(enum.StrEnum):
+    RESTORED = "restored"
+    MISSING = "missing"
+    """No record: the session predates the plugin; it keeps the host's own provision."""
+    CORRUPT = "corrupt"
+    """A v1 record that does not parse: the environment is unproven."""
+    UNSUPPORTED = "unsupported"
+    """A record of a format this version cannot read (no migration exists)."""
+
+
+@attrs.frozen(kw_only=True)
+class Restored:
+    status: RestoreStatus
+    environment: Environment | None = None
+    detail: str = ""
+
+
+def restore(records: Sequence[SessionRecord]) -> Restored:
+    """The latest environment record among ``records`` (oldest first), diagnosed."""
+    candidates = [r for r in records if r.kind.startswith(KIND_PREFIX)]
+    if not candidates:
+        return Restored(status=RestoreStatus.MISSING)
+    latest = candidates[-1]
+    if latest.kind != KIND or latest.version != VERSION:
+        return Restored(status=RestoreStatus.UNSUPPORTED, detail=f"{latest.kind} version {latest.version}")
+    payload = latest.payload
+    if (unknown := _unknown_version(payload)) is not None:
+        return Restored(status=RestoreStatus.UNSUPPORTED, detail=f"{latest.kind} {unknown}")
+    try:
+        return Restored(status=RestoreStatus.RESTORED, environment=structure(dict(payload), Environment))
+    except BaseValidationError as error:
+        return Restored(status=RestoreStatus.CORRUPT, detail="; ".join(transform_error(error)))
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        return Restored(status=RestoreStatus.CORRUPT, detail=f"{type(error).__name__}: {error}")
+
+
+def _unknown_version(payload: Any) -> str | None:
+    """A legal-looking payload of a version this code does not know (not corruption)."""
+    if not isinstance(payload, dict):
+        return None
+    version = payload.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version != VERSION:
+        return f"payload version {version}"
+    plan = payload.get("plan")
+    plan_version = plan.get("version") if isinstance(plan, dict) else None
+    if isinstance(plan_version, int) and not isinstance(plan_version, bool) and plan_version != PLAN_VERSION:
+        return f"plan version {plan_version}"
+    return None

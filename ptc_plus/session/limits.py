@@ -1,0 +1,27 @@
+"""Run limits of a session from the effective ``[runtime]`` config and the gate's settings."""
+
+from __future__ import annotations
+
+import attrs
+
+from ptc_plus.config import RuntimeSection
+from ptc_plus.gate import GateSettings
+from ptc_plus.runtime.limits import RunLimits, SandboxPolicy
+
+
+def run_limits(runtime: RuntimeSection, gate: GateSettings, base: RunLimits | None = None) -> RunLimits:
+    """``base`` (default limits) narrowed by config; config values were already checked against the deployment caps."""
+    base = base or RunLimits()
+    return attrs.evolve(
+        base,
+        policy=SandboxPolicy(runtime.policy.value),
+        network=runtime.network,
+        timeout_s=min(runtime.timeout_s, base.max_timeout_s),
+        max_output_bytes=runtime.max_output_bytes,
+        memory_bytes=runtime.memory_bytes,
+        max_message_bytes=runtime.max_message_bytes,
+        max_pending_calls=runtime.max_pending_calls,
+        grace_s=runtime.termination_grace_s,
+        sequential=gate.sequential,
+        debug_run=gate.debug_run,
+    )

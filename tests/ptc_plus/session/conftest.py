@@ -1,0 +1,103 @@
+"""Fixtures for session tests: an isolated environment, a demo workspace with a config, real reference hosts.
+
+Hosts load exactly ``ptc_plus.plugin`` (no entry points) and the demo tools;
+their programs run under the default ``workspace-write`` policy, so they
+need bubblewrap.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+import ptc_plus.plugin
+from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
+from hookspecs.reference.demo_tools import demo_tool_definitions
+from ptc_plus.runtime.limits import RunLimits
+
+HostFactory = Callable[..., Awaitable[ReferenceHost]]
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.path.exists(RunLimits().bwrap_path),
+    reason="bubblewrap is not installed (.ci/run installs it)",
+)
+
+MANAGED = """\
+version = 1
+
+[management]
+enabled = true
+budget_tokens = {budget}
+baseline = {baseline}
+"""
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No PTC_* variable and no user config file leak in from the machine."""
+    for key in list(os.environ):
+        if key.startswith("PTC_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "routes.md").write_text("# Routes\n\nTODO: hill repeats.\n", encoding="utf-8")
+    return root
+
+
+def write_config(
+    workspace: Path,
+    *,
+    budget: int = 8000,
+    baseline: Sequence[str] = (),
+    choices: dict[str, str] | None = None,
+    enabled: bool = True,
+    extra: str = "",
+) -> Path:
+    """Write ``<workspace>/.ptc-plus/config.toml`` with management on (unless ``enabled`` is false)."""
+    text = MANAGED.format(budget=budget, baseline="[" + ", ".join(f'"{b}"' for b in baseline) + "]")
+    if not enabled:
+        text = text.replace("enabled = true", "enabled = false")
+    for identity, value in (choices or {}).items():
+        text += f'\n[capabilities."{identity}"]\ndisclosure = "{value}"\n'
+    path = workspace / ".ptc-plus" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + extra, encoding="utf-8")
+    return path
+
+
+def program_turns(code: str, final: str = "done") -> ScriptedModel:
+    """A model that runs ``code`` with ``run_code`` once, then answers ``final``."""
+    call = RequestedCall(tool="run_code", arguments={"description": "test", "code": code})
+    return ScriptedModel([AssistantTurn(tool_calls=(call,)), AssistantTurn(text=final)])
+
+
+@pytest_asyncio.fixture
+async def open_host(workspace: Path, tmp_path: Path) -> AsyncIterator[HostFactory]:
+    """``await open_host(plugins=..., tools=...)``: a reference host over ``workspace``, closed at teardown."""
+    hosts: list[ReferenceHost] = []
+
+    async def factory(**kwargs: Any) -> ReferenceHost:
+        kwargs.setdefault("workspace", workspace)
+        kwargs.setdefault("state_dir", tmp_path / "state")
+        kwargs.setdefault("tools", demo_tool_definitions(workspace))
+        kwargs.setdefault("plugins", [ptc_plus.plugin])
+        kwargs.setdefault("load_entry_points", False)
+        kwargs.setdefault("user_id", "u1")
+        host = ReferenceHost(**kwargs)
+        hosts.append(host)
+        return host
+
+    yield factory
+    for host in hosts:
+        await host.aclose()

@@ -1,0 +1,160 @@
+"""Full vs on-demand vs off on one capability, through the real reference host and a real run_code program.
+
+``on-demand`` is callable and findable but its contract is not delivered up
+front; ``off`` is absent from the SDK text (catalog message), discovery,
+the program's ``tools`` namespace and the native tools — not a placeholder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
+from ptc_plus.capabilities.discovery import find, search
+from ptc_plus.config import Disclosure
+from ptc_plus.plan import Reason
+from ptc_plus.plugin import controller
+
+from .conftest import HostFactory, needs_bwrap, program_turns, write_config
+
+TARGET = "host:notes_search"
+PROGRAM = """\
+names = sorted(dir(tools))
+found = None
+if "notes_search" in tools:
+    found = await tools.notes_search(query="")
+else:
+    try:
+        tools.notes_search
+    except AttributeError as error:
+        found = "missing: " + str(error)[:40]
+return {"names": names, "found": found}
+"""
+
+
+async def run_with(
+    open_host: HostFactory, workspace: Path, disclosure: str
+) -> tuple[ReferenceHost, Any, dict[str, Any]]:
+    write_config(workspace, budget=100_000, choices={TARGET: disclosure, "host:read_file": "full"})
+    host = await open_host()
+    session = await host.start_session(title="t", model=program_turns(PROGRAM))
+    await session.run_turn("go")
+    settled = [
+        e.data for e in session.log.events if e.type == "tool-settled" and e.data["result"]["tool"] == "run_code"
+    ]
+    assert settled and settled[0]["result"]["status"] == "ok", settled
+    return host, session, settled[0]["result"]["value"]["value"]
+
+
+def catalog_text(session: Any) -> str:
+    return "\n".join(e.message["content"] for e in session.surface.entries if e.provenance == "ptc-plus:catalog")
+
+
+@needs_bwrap
+@pytest.mark.asyncio
+async def test_full_is_delivered_and_callable(open_host: HostFactory, workspace: Path) -> None:
+    host, session, value = await run_with(open_host, workspace, "full")
+    assert "notes_search" in value["names"] and value["found"] == {"notes": []}
+    assert "async def notes_search(" in catalog_text(session)
+    entry = controller(host.services).session(session.agent).environment.plan.entry(TARGET)  # type: ignore[union-attr]
+    assert entry is not None and (entry.disclosure, entry.reason) == (Disclosure.FULL, Reason.EXPLICIT)
+
+
+@needs_bwrap
+@pytest.mark.asyncio
+async def test_on_demand_is_named_findable_and_callable(open_host: HostFactory, workspace: Path) -> None:
+    host, session, value = await run_with(open_host, workspace, "on-demand")
+    assert "notes_search" in value["names"] and value["found"] == {"notes": []}
+    text = catalog_text(session)
+    assert "async def notes_search(" not in text  # the contract is not delivered up front...
+    assert "# - notes_search:" in text  # ...but navigation names it
+    snapshot = controller(host.services).discovery(session.agent)
+    assert snapshot is not None
+    hits = search(snapshot, "search notes")
+    assert TARGET in {m["identity"] for m in [*hits["expanded"], *hits["not_expanded"]]}
+    assert "async def notes_search(" in hits["text"]
+
+
+@needs_bwrap
+@pytest.mark.asyncio
+async def test_off_is_absent_everywhere(open_host: HostFactory, workspace: Path) -> None:
+    host, session, value = await run_with(open_host, workspace, "off")
+    assert "notes_search" not in value["names"]
+    assert value["found"].startswith("missing: ")
+    assert "notes_search" not in catalog_text(session)  # neither contract nor navigation
+    assert "notes_search" not in session.system_prompt()
+    assert "notes_search" not in [s.name for s in session.model_tools()]
+    snapshot = controller(host.services).discovery(session.agent)
+    assert snapshot is not None and snapshot.get(TARGET) is None
+    assert TARGET not in {m["identity"] for m in find(snapshot, "notes_search")["matches"]}
+    hits = search(snapshot, "search notes")
+    assert TARGET not in {m["identity"] for m in [*hits["expanded"], *hits["not_expanded"]]}
+    assert "notes_search" not in hits["text"]
+    # The host itself still offers it: the plan, not the host, took it away from programs.
+    assert "notes_search" in host.view(session.agent).names()
+
+
+@needs_bwrap
+@pytest.mark.asyncio
+async def test_a_crafted_nested_call_to_an_off_member_is_refused(open_host: HostFactory, workspace: Path) -> None:
+    write_config(workspace, choices={TARGET: "off"})
+    host = await open_host()
+    session = await host.start_session(title="t")
+    ctl = controller(host.services)
+    from hookspecs import ToolCall
+
+    spec = next(s for s in host.view(session.agent).specs() if s.name == "notes_search")
+    nested = ToolCall(call_id="c:1", tool="notes_search", arguments={}, caller=session.agent, parent_call_id="c")
+    refusal = ctl.guard(nested, spec)
+    assert refusal is not None and refusal.code == "capability-off"
+
+
+@needs_bwrap
+@pytest.mark.asyncio
+async def test_explicit_full_over_budget_is_delivered_whole_and_reported(
+    open_host: HostFactory, workspace: Path
+) -> None:
+    write_config(workspace, budget=10, choices={"host:search_files": "full"})
+    host = await open_host()
+    session = await host.start_session(title="t", model=program_turns("return 1"))
+    await session.run_turn("go")
+    text = catalog_text(session)
+    capability = controller(host.services).session(session.agent).catalog.get("host:search_files")  # type: ignore[union-attr]
+    assert capability is not None and capability.contract.strip() in text  # not cut
+    receipt = session.command("/capabilities")
+    assert "over budget, kept in full" in receipt.text
+    plan = receipt.data["environment"]["plan"]  # type: ignore[index,call-overload]
+    assert plan["overage_tokens"] == plan["used_tokens"] - 10 > 0
+
+
+def write_skill(root: Path, name: str, description: str) -> None:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n", "utf-8")
+
+
+@pytest.mark.asyncio
+async def test_an_off_skill_leaves_the_catalog_and_cannot_be_loaded(
+    open_host: HostFactory, workspace: Path, tmp_path: Path
+) -> None:
+    skills = tmp_path / "skills"
+    write_skill(skills, "pdf", "Fill PDF forms.")
+    write_skill(skills, "charts", "Draw charts.")
+    write_config(workspace, budget=100_000, choices={"skill:pdf": "off", "skill:charts": "full"})
+    host = await open_host(skills_dirs=[skills])
+    model = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=(RequestedCall(tool="load_skill", arguments={"name": "pdf"}),)),
+            AssistantTurn(text="ok"),
+        ]
+    )
+    session = await host.start_session(title="t", model=model)
+    await session.run_turn("go")
+    text = catalog_text(session)
+    assert "# skill charts: Draw charts." in text and "pdf" not in text.lower()
+    settled = [e.data["result"] for e in session.log.events if e.type == "tool-settled"]
+    assert settled[0]["tool"] == "load_skill" and settled[0]["status"] != "ok"
+    assert settled[0]["error"]["code"] == "refused" and "capability-off" in str(settled[0]["error"])

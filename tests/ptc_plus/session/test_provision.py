@@ -1,0 +1,151 @@
+"""The plan a new session gets from the host's catalog: measured costs, shared types once, visible statistics vote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from hookspecs import ToolSpec
+from hookspecs.reference.demo_tools import demo_tool_definitions
+from ptc_plus.capabilities.catalog import Catalog, build_catalog
+from ptc_plus.capabilities.cost import offline_counter
+from ptc_plus.config import Disclosure, load_config
+from ptc_plus.plan import PlanInput, Reason, ScopeStats, StatisticsVote, compute_plan, plan_bytes
+from ptc_plus.session.provision import candidates, delivery_cost, session_plan
+
+from .conftest import write_config
+
+FULL, ON_DEMAND, OFF = Disclosure.FULL, Disclosure.ON_DEMAND, Disclosure.OFF
+POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]}
+
+
+def demo_catalog(workspace: Path) -> Catalog:
+    return build_catalog(tools=[d.spec for d in demo_tool_definitions(workspace)])
+
+
+def shared_catalog() -> Catalog:
+    schema = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/Point"}},
+        "required": ["p"],
+        "$defs": {"Point": POINT},
+    }
+    return build_catalog(
+        tools=[ToolSpec(name=n, description=f"{n} a point", input_schema=schema) for n in ("draw", "move")]
+    )
+
+
+def test_management_off_is_the_host_provision(workspace: Path) -> None:
+    catalog = demo_catalog(workspace)
+    plan = session_plan(catalog, load_config(workspace), offline_counter())
+    assert not plan.management
+    assert {e.disclosure for e in plan.entries} == {FULL}
+    assert {e.reason for e in plan.entries} == {Reason.MANAGEMENT_OFF}
+    assert len(plan.entries) == len(catalog.managed())
+    assert plan.used_tokens == delivery_cost(catalog, offline_counter())([c.identity for c in catalog.managed()])
+
+
+def test_statistics_never_guess_without_a_store(workspace: Path) -> None:
+    write_config(workspace, budget=100_000)
+    plan = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
+    assert plan.statistics == "unavailable"
+    # No store, no baseline: nothing is backed, so nothing fills the budget.
+    assert {(e.disclosure, e.reason) for e in plan.entries} == {(ON_DEMAND, Reason.NOT_BACKED)}
+
+
+def test_entries_carry_names_kinds_revisions_and_measured_costs(workspace: Path) -> None:
+    catalog = demo_catalog(workspace)
+    counter = offline_counter()
+    write_config(workspace, baseline=["host:read_file"])
+    entry = session_plan(catalog, load_config(workspace), counter).entry("host:read_file")
+    capability = catalog.get("host:read_file")
+    assert entry is not None and capability is not None
+    assert (entry.name, entry.kind, entry.revision) == ("read_file", "tool", capability.revision)
+    assert entry.cost_tokens == counter.count(capability.contract) > 0
+    assert (entry.disclosure, entry.reason, entry.baseline_rank) == (FULL, Reason.BASELINE, 0)
+
+
+def test_shared_types_are_charged_once(workspace: Path) -> None:
+    catalog = shared_catalog()
+    counter = offline_counter()
+    each = [c.cost_tokens for c in candidates(catalog, counter)]
+    together = delivery_cost(catalog, counter)(["host:draw", "host:move"])
+    assert together < sum(each)
+    write_config(workspace, budget=together, baseline=["host:draw", "host:move"])
+    plan = session_plan(catalog, load_config(workspace), counter)
+    assert plan.members(FULL) == ("host:draw", "host:move")
+    assert plan.used_tokens == together <= plan.budget_tokens
+
+
+def test_baseline_fills_the_budget_in_rank_order_and_the_rest_is_on_demand(workspace: Path) -> None:
+    catalog = demo_catalog(workspace)
+    counter = offline_counter()
+    budget = delivery_cost(catalog, counter)(["host:search_files", "host:read_file"]) - 1  # room for one, not both
+    write_config(workspace, budget=budget, baseline=["host:search_files", "host:read_file"])
+    plan = session_plan(catalog, load_config(workspace), counter)
+    assert plan.members(FULL) == ("host:search_files",)
+    assert plan.entry("host:read_file").reason is Reason.BUDGET_EXHAUSTED  # type: ignore[union-attr]
+    assert plan.entry("host:convert_units").reason is Reason.NOT_BACKED  # type: ignore[union-attr]
+
+
+def test_explicit_full_over_budget_is_reported_not_cut(workspace: Path) -> None:
+    write_config(workspace, budget=10, choices={"host:search_files": "full"})
+    plan = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
+    entry = plan.entry("host:search_files")
+    assert entry is not None and entry.disclosure is FULL and entry.overage
+    assert plan.overage_tokens == plan.used_tokens - 10 > 0
+
+
+# -- counter-example: explicit on-demand stays on-demand, whatever statistics say --------------
+
+
+def _with_full_coverage(workspace: Path, vote: StatisticsVote, statistics_enabled: bool = True) -> PlanInput:
+    extra = "" if statistics_enabled else "\n[statistics]\nenabled = false\n"
+    write_config(
+        workspace,
+        budget=100_000,
+        baseline=["host:notes_search"],
+        choices={"host:notes_search": "on-demand"},
+        extra=extra,
+    )
+    loaded = load_config(workspace)
+    catalog = demo_catalog(workspace)
+    every = ScopeStats(coverage=1.0, samples=20)
+    return PlanInput(
+        candidates=[attrs.evolve(c, workspace=every, user=every) for c in candidates(catalog, offline_counter())],
+        config=loaded.config,
+        config_revision=loaded.revision,
+        statistics=vote,
+        delivery_cost=delivery_cost(catalog, offline_counter()),
+    )
+
+
+@pytest.mark.parametrize(
+    ("vote", "enabled", "recorded"),
+    [
+        (StatisticsVote.USABLE, True, "usable"),  # 100 % coverage in both scopes
+        (StatisticsVote.CORRUPT, True, "corrupt"),
+        (StatisticsVote.USABLE, False, "disabled"),  # statistics switched off in the config
+    ],
+)
+def test_explicit_on_demand_stays_on_demand(
+    workspace: Path, vote: StatisticsVote, enabled: bool, recorded: str
+) -> None:
+    plan = compute_plan(_with_full_coverage(workspace, vote, enabled))
+    assert plan.statistics == recorded
+    entry = plan.entry("host:notes_search")
+    assert entry is not None and (entry.disclosure, entry.reason) == (ON_DEMAND, Reason.EXPLICIT)
+    # The control: with a usable vote the same statistics do put the others in full.
+    others = {e.reason for e in plan.entries if e.identity != "host:notes_search"}
+    assert others == ({Reason.WORKSPACE_STATISTICS} if recorded == "usable" else {Reason.NOT_BACKED})
+
+
+def test_identical_inputs_give_identical_plan_bytes(workspace: Path) -> None:
+    write_config(
+        workspace, budget=500, baseline=["host:read_file", "host:notes_add"], choices={"host:write_file": "off"}
+    )
+    first = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
+    second = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
+    assert plan_bytes(first) == plan_bytes(second)

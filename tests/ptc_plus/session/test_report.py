@@ -1,0 +1,67 @@
+"""``/capabilities``: a read-only view of the session's frozen plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hookspecs import CommandRequest, ReceiptStatus
+from hookspecs.reference import ScriptedModel
+from ptc_plus.plugin import controller
+
+from .conftest import HostFactory, write_config
+
+
+@pytest.mark.asyncio
+async def test_capabilities_shows_plan_reasons_budget_and_statistics(open_host: HostFactory, workspace: Path) -> None:
+    write_config(workspace, budget=5000, baseline=["host:read_file"], choices={"host:write_file": "off"})
+    host = await open_host()
+    assert "capabilities" in [c.name for c in host.command_table()]
+    model = ScriptedModel([])
+    session = await host.start_session(title="t", model=model)
+    receipt = session.command("/capabilities")
+    assert receipt.status is ReceiptStatus.SHOWN
+    lines = receipt.text.splitlines()
+    assert lines[0].startswith("Code mode is on")
+    assert "management on" in lines[1] and "1 full" in lines[1] and "1 off" in lines[1]
+    assert "unavailable: no statistics store yet" in lines[1]
+    assert lines[2].startswith("Default contracts: ") and "of 5000" in lines[2]
+    assert "  host:read_file [full]: in the manual baseline (rank 1)" in lines
+    assert "  host:write_file [off]: explicit choice in the config" in lines
+    assert "  host:convert_units [on-demand]: no sufficient statistics and not in the baseline" in lines
+    assert model.requests == []  # no model request
+
+
+@pytest.mark.asyncio
+async def test_capabilities_never_refreshes(open_host: HostFactory, workspace: Path) -> None:
+    write_config(workspace, choices={"host:write_file": "off"})
+    host = await open_host()
+    session = await host.start_session(title="t")
+    before = controller(host.services).session(session.agent).environment.to_bytes()  # type: ignore[union-attr]
+    write_config(workspace, choices={"host:write_file": "full"})
+    session.command("/capabilities")
+    after = controller(host.services).session(session.agent).environment.to_bytes()  # type: ignore[union-attr]
+    assert after == before
+    assert "host:write_file [off]" in session.command("/capabilities").text
+
+
+@pytest.mark.asyncio
+async def test_other_commands_are_not_ours(open_host: HostFactory, workspace: Path) -> None:
+    host = await open_host()
+    session = await host.start_session(title="t")
+    assert session.command("/tools").status is ReceiptStatus.SHOWN
+    assert controller(host.services).command(CommandRequest(name="tools", args=(), agent=session.agent)) is None
+
+
+@pytest.mark.asyncio
+async def test_config_problems_and_the_statistics_fallback_are_reported(
+    open_host: HostFactory, workspace: Path
+) -> None:
+    write_config(workspace, choices={"host:write_file": "off"}, extra='\n[statistics]\nwindow = "many"\n')
+    host = await open_host()
+    session = await host.start_session(title="t")
+    text = session.command("/capabilities").text
+    assert "Config: " in text and "statistics.window" in text
+    assert "statistics disabled by the config" in text  # a bad [statistics] only switches statistics off...
+    assert "host:write_file [off]: explicit choice in the config" in text  # ...valid manual choices still count
