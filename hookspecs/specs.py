@@ -189,6 +189,25 @@ def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
     """
 
 
+@hookspec(firstresult=True)
+def agent_host_skill_catalog(context: PromptContext) -> Sequence[str] | None:
+    """Choose which skills the host lists in its own skill catalog prompt section.
+
+    A plugin that delivers skill catalog lines itself (for example through a
+    context message governed by a capability plan) returns the names the host
+    should still list — usually none. Like prompt sections, the choice must
+    obey the stable-prefix rule. Skills left out stay loadable unless a guard
+    refuses them.
+
+    :param context: The agent, model route, tool view and workspace.
+    :returns: Skill names to list (unknown names are ignored), or ``None``
+        to list every skill the host offers the agent.
+    **Result**: stops at the first non-``None`` result.
+    **Called**: while the host builds its prompt sections, before every model request.
+    **Raises**: an exception aborts the step.
+    """
+
+
 @hookspec
 def agent_host_context_messages(step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
     """Commit model-visible context messages at an accepted model step.

@@ -79,6 +79,12 @@ def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
 
 
 @hookimpl
+def agent_host_skill_catalog(context: PromptContext) -> Sequence[str] | None:
+    ctl = _by_session.get(context.agent.session_id)
+    return ctl.skill_catalog(context) if ctl is not None else None
+
+
+@hookimpl
 def agent_host_context_messages(step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
     return controller(services).context_messages(step)
 

@@ -67,7 +67,7 @@ class HostBuiltins:
     @hookimpl
     def agent_host_prompt_sections(self, context: PromptContext) -> Sequence[PromptSection]:
         sections = [PromptSection(name="host", order=0, text=message("host.prompt", workspace=str(context.workspace)))]
-        skills = self._host.skill_specs()
+        skills = self._host.facade.skill_catalog(context, self._host.services.skills(context.agent))
         if skills:
             text = message("host.skills-prompt") + "\n" + catalog_text(skills)
             sections.append(PromptSection(name="host-skills", order=100, text=text))

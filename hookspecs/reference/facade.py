@@ -31,6 +31,7 @@ from hookspecs.types import (
     Refusal,
     ResultStatus,
     SessionInfo,
+    SkillSpec,
     StepInfo,
     ToolCall,
     ToolError,
@@ -126,6 +127,14 @@ class HookFacade:
             return list(context.tools)
         by_name = {spec.name: spec for spec in context.tools}
         return [by_name[name] for name in dict.fromkeys(chosen) if name in by_name]
+
+    def skill_catalog(self, context: PromptContext, skills: Sequence[SkillSpec]) -> list[SkillSpec]:
+        """The skills the host lists in its prompt section, as chosen by plugins."""
+        chosen = self.pm.hook.agent_host_skill_catalog(context=context)
+        if chosen is None:
+            return list(skills)
+        names = set(chosen)
+        return [s for s in skills if s.name in names]
 
     def context_messages(self, step: StepInfo, services: HostServices) -> list[ContextMessage]:
         return [m for batch in self.pm.hook.agent_host_context_messages(step=step, services=services) for m in batch]

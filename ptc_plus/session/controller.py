@@ -177,6 +177,14 @@ class PtcController:
             return None
         return native_tools(context.tools, state.environment.managed_names())
 
+    def skill_catalog(self, context: PromptContext) -> list[str] | None:
+        """Under code mode the plan's catalog message carries skill lines, so the host lists none
+        (a plan-independent answer: the system prompt stays a stable prefix)."""
+        state = self.session(context.agent)
+        if state is None or not state.ptc or state.environment is None:
+            return None
+        return []
+
     def context_messages(self, step: StepInfo) -> list[ContextMessage]:
         state = self.session(step.agent)
         if state is None or not state.ptc or state.delivered or state.environment is None:

@@ -445,6 +445,52 @@ async def test_hook_agent_host_model_tools(make_reference_host: Callable[..., Re
 
 
 @pytest.mark.asyncio
+async def test_hook_agent_host_skill_catalog(make_reference_host: Callable[..., ReferenceHost], tmp_path: Path) -> None:
+    trace: Trace = []
+    root = tmp_path / "skills"
+    for name, description in (("pdf", "Fill PDF forms"), ("csv", "Clean CSV files")):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nbody\n")
+
+    class Fallback:
+        @hookimpl
+        def agent_host_skill_catalog(self, context: PromptContext) -> Sequence[str] | None:
+            trace.append(("fallback", None))
+            return None
+
+    class Chooser:
+        @hookimpl
+        def agent_host_skill_catalog(self, context: PromptContext) -> Sequence[str] | None:
+            trace.append(("skill-catalog", [t.name for t in context.tools]))
+            return ["pdf", "no-such-skill"]
+
+    model = TracingModel([answer("done")], trace)
+    async with make_reference_host(plugins=[Fallback(), Chooser()], skills_dirs=[root]) as host:
+        session = await host.start_session(model=model)
+        await session.run_turn("go")
+        # Left out of the catalog section, still offered by the host (loadable unless a guard refuses).
+        assert [s.name for s in host.services.skills(session.agent)] == ["csv", "pdf"]
+    # firstresult: the later-registered Chooser runs first and the Fallback is never asked.
+    assert names(trace) == ["skill-catalog", "model-request"]
+    assert "load_skill" in trace[0][1]
+    system = model.requests[0].system
+    assert "- pdf: Fill PDF forms" in system and "csv" not in system
+
+    async with make_reference_host(skills_dirs=[root]) as host:  # no implementation: every skill is listed
+        session = await host.start_session()
+        assert "- csv: Clean CSV files\n- pdf: Fill PDF forms" in session.system_prompt()
+
+    class Nothing:
+        @hookimpl
+        def agent_host_skill_catalog(self, context: PromptContext) -> Sequence[str] | None:
+            return []
+
+    async with make_reference_host(plugins=[Nothing()], skills_dirs=[root]) as host:  # empty: no section at all
+        session = await host.start_session()
+        assert "host-skills" not in [s.name for s in session.prompt_sections()]
+
+
+@pytest.mark.asyncio
 async def test_hook_agent_host_context_messages(make_reference_host: Callable[..., ReferenceHost]) -> None:
     trace: Trace = []
 

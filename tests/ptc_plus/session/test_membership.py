@@ -155,6 +155,9 @@ async def test_an_off_skill_leaves_the_catalog_and_cannot_be_loaded(
     await session.run_turn("go")
     text = catalog_text(session)
     assert "# skill charts: Draw charts." in text and "pdf" not in text.lower()
+    # The host's own skill section is gone under code mode (plan-independent, so the prefix stays
+    # stable): skill lines travel only in the plan's catalog message.
+    assert "pdf" not in model.requests[0].system.lower() and "charts" not in model.requests[0].system.lower()
     settled = [e.data["result"] for e in session.log.events if e.type == "tool-settled"]
     assert settled[0]["tool"] == "load_skill" and settled[0]["status"] != "ok"
     assert settled[0]["error"]["code"] == "refused" and "capability-off" in str(settled[0]["error"])
