@@ -20,12 +20,12 @@ from ptc_plus.config.model import (
     PtcConfig,
     RuntimeCaps,
     RuntimeSection,
-    SandboxPolicy,
     StatisticsSection,
 )
 from ptc_plus.config.paths import user_config_file, workspace_config_file
 from ptc_plus.config.revision import canonical_bytes, config_revision
 from ptc_plus.config.validate import GateBlocker
+from ptc_plus.runtime.limits import SandboxPolicy
 
 __all__ = [
     "CONFIG_VERSION",

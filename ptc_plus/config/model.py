@@ -13,6 +13,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from ptc_plus.runtime.limits import SandboxPolicy
+
 CONFIG_VERSION = 1
 """The config format this plugin reads and writes (the top-level ``version`` key)."""
 
@@ -23,14 +25,6 @@ class Disclosure(enum.StrEnum):
     FULL = "full"
     ON_DEMAND = "on-demand"
     OFF = "off"
-
-
-class SandboxPolicy(enum.StrEnum):
-    """What a program's own process may touch (SPEC §2)."""
-
-    READ_ONLY = "read-only"
-    WORKSPACE_WRITE = "workspace-write"
-    DANGER_FULL_ACCESS = "danger-full-access"
 
 
 @attrs.frozen(kw_only=True)

@@ -6,7 +6,7 @@ import attrs
 
 from ptc_plus.config import RuntimeSection
 from ptc_plus.gate import GateSettings
-from ptc_plus.runtime.limits import RunLimits, SandboxPolicy
+from ptc_plus.runtime.limits import RunLimits
 
 
 def run_limits(runtime: RuntimeSection, gate: GateSettings, base: RunLimits | None = None) -> RunLimits:
@@ -14,7 +14,7 @@ def run_limits(runtime: RuntimeSection, gate: GateSettings, base: RunLimits | No
     base = base or RunLimits()
     return attrs.evolve(
         base,
-        policy=SandboxPolicy(runtime.policy.value),
+        policy=runtime.policy,
         network=runtime.network,
         timeout_s=min(runtime.timeout_s, base.max_timeout_s),
         max_output_bytes=runtime.max_output_bytes,
