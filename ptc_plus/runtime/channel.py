@@ -106,11 +106,13 @@ class ControlChannel:
                 end = offset + size + length
                 if len(buffer) < end:
                     break
-                frames.append(protocol.parse(bytes(memoryview(buffer)[offset + size : end])))
+                # orjson reads the slice in place; the view is released before the buffer is resized.
+                frames.append(protocol.parse(memoryview(buffer)[offset + size : end]))
                 offset = end
         except ProtocolViolation as violation:
             self._broken = True
-            buffer.clear()
+            # Not clear(): the violation's traceback may still hold a view of the old buffer.
+            self._buffer = bytearray()
             for frame in frames:
                 self._deliver(frame)
             self._deliver(violation)

@@ -33,3 +33,22 @@ class UnknownToolSet(UsageError):
     """``ptc-plus exec --tools`` names no tool set that can be loaded (a usage error: exit code 2)."""
 
     code = "PTC-2004"
+
+
+class DiscoveryUnavailable(PtcError):
+    """The session offers no discovery (no provider, or it returned no snapshot); ``capabilities.*`` says so."""
+
+    code = "PTC-2005"
+
+
+class DiscoveryFailed(PtcError):
+    """Discovery broke on the host side (param ``detail``); the program gets it as a catchable error."""
+
+    code = "PTC-2006"
+
+
+class ArgumentConflict(PtcError):
+    """A program gave one argument twice: by its SDK name and by its real name (params ``tool``, ``name``,
+    ``identifier``)."""
+
+    code = "PTC-2007"

@@ -1,16 +1,19 @@
 """The control protocol, host side: frame encoding and validation of everything the child sends.
 
 Frames are a 4-byte big-endian length and an orjson object with a ``type``.
-Child → host: ``ready`` (first, once), ``call``, ``log``, ``done`` (last).
-Host → child: ``boot`` (once, after ``ready``), ``reply``. Every child frame
-is checked here: size, JSON, shape, types. State checks (ids, pending count,
-tool names) live in :mod:`ptc_plus.runtime.conversation`. Any violation
-raises :class:`ProtocolViolation`, which ends the run with outcome ``protocol``.
+Child → host: ``ready`` (first, once), ``call``, ``discover``, ``log``,
+``done`` (last). Host → child: ``boot`` (once, after ``ready``), ``reply``
+(answering a ``call`` or a ``discover`` by id). Every child frame is checked
+here: size, JSON, shape, types, and for ``discover`` the method name and its
+argument names (ADR 0017). State checks (ids, pending count, tool names) live
+in :mod:`ptc_plus.runtime.run`. Any violation raises
+:class:`ProtocolViolation`, which ends the run with outcome ``protocol``.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -21,6 +24,13 @@ from hookspecs import JSONValue
 HEADER = struct.Struct(">I")
 VERSION = 1
 LOG_STREAMS = frozenset({"stdout", "stderr", "log"})
+DISCOVERY_METHODS: Mapping[str, frozenset[str]] = {
+    "search": frozenset({"query", "budget", "limit"}),
+    "find": frozenset({"query", "limit"}),
+    "inspect": frozenset({"names", "budget"}),
+    "tree": frozenset({"limit"}),
+}
+"""The fixed set of ``capabilities.*`` methods and the argument names each may carry."""
 
 
 class ProtocolViolation(Exception):
@@ -46,6 +56,17 @@ class Call:
 
 
 @attrs.frozen(kw_only=True)
+class Discover:
+    """A ``capabilities.<method>(...)`` request: served by the host, never dispatched as a tool."""
+
+    id: int
+    method: str
+    args: dict[str, JSONValue]
+    size: int
+    """Bytes of the frame, counted against the pending-bytes budget."""
+
+
+@attrs.frozen(kw_only=True)
 class Log:
     entries: tuple[tuple[str, str], ...]
 
@@ -57,7 +78,7 @@ class Done:
     error: dict[str, JSONValue] | None = None
 
 
-ChildFrame = Ready | Call | Log | Done
+ChildFrame = Ready | Call | Discover | Log | Done
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -73,7 +94,7 @@ def frame_length(buffer: bytes | bytearray, offset: int, max_message_bytes: int)
     return int(length)
 
 
-def parse(body: bytes) -> ChildFrame:
+def parse(body: bytes | memoryview) -> ChildFrame:
     """Decode and shape-check one child frame."""
     try:
         message = orjson.loads(body)
@@ -86,6 +107,8 @@ def parse(body: bytes) -> ChildFrame:
         return Ready(pid=_int(message, "pid"))
     if kind == "call":
         return _call(message, len(body))
+    if kind == "discover":
+        return _discover(message, len(body))
     if kind == "log":
         return _log(message)
     if kind == "done":
@@ -108,6 +131,20 @@ def _call(message: dict[str, Any], size: int) -> Call:
     if not isinstance(args, dict):
         raise ProtocolViolation("call frame: args must be a JSON object")
     return Call(id=_int(message, "id"), tool=tool, args=args, size=size)
+
+
+def _discover(message: dict[str, Any], size: int) -> Discover:
+    method = message.get("method")
+    args = message.get("args")
+    allowed = DISCOVERY_METHODS.get(method) if isinstance(method, str) else None
+    if allowed is None or not isinstance(method, str):
+        raise ProtocolViolation(f"discover frame: unknown method {method!r}")
+    if not isinstance(args, dict):
+        raise ProtocolViolation("discover frame: args must be a JSON object")
+    unknown = sorted(key for key in args if key not in allowed)
+    if unknown:
+        raise ProtocolViolation(f"discover frame: {method} takes no argument {unknown[0]!r}")
+    return Discover(id=_int(message, "id"), method=method, args=args, size=size)
 
 
 def _log(message: dict[str, Any]) -> Log:

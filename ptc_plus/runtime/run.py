@@ -4,6 +4,8 @@ The run owns the wall-clock budget (spawn, program and nested calls
 included), validates every frame against the run's state (call ids in
 sequence, tool names in the namespace, pending count and bytes), keeps the
 output ledger, answers calls through the :class:`~ptc_plus.runtime.lane.NestedLane`
+and discovery requests through a :class:`~ptc_plus.runtime.discovery.DiscoveryDesk`
+(calls and discovery requests share one id sequence and the pending limits),
 and turns whatever happens into a :class:`~ptc_plus.runtime.outcome.RunOutcome`.
 It settles only after the child's process group is killed, the process
 has exited and its output is drained (bounded by the grace period).
@@ -24,13 +26,15 @@ from hookspecs import ToolResult
 from hookspecs.i18n import message
 from ptc_plus.runtime import values
 from ptc_plus.runtime.channel import ControlChannel
+from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
+from ptc_plus.runtime.errors import DiscoveryUnavailable
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded
 from ptc_plus.runtime.limits import ResolvedTimeout
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.process import ChildGone, WorkerProcess
-from ptc_plus.runtime.protocol import VERSION, Call, ChildFrame, Done, Log, ProtocolViolation, Ready
+from ptc_plus.runtime.protocol import VERSION, Call, ChildFrame, Discover, Done, Log, ProtocolViolation, Ready
 from ptc_plus.runtime.protocol import encode as encode_frame
 from ptc_plus.runtime.worker import messages as worker_messages
 
@@ -43,6 +47,7 @@ class RunRequest:
     workspace: Path
     tool_names: tuple[str, ...] = ()
     timeout: ResolvedTimeout
+    discovery: DiscoverySource = attrs.field(factory=DiscoveryUnavailable, eq=False)
 
 
 class ProgramRun:
@@ -63,6 +68,7 @@ class ProgramRun:
         self._pending_bytes = 0
         self._settled: asyncio.Future[RunFailure | Done] = asyncio.get_running_loop().create_future()
         self._channel: ControlChannel | None = None
+        self._desk = DiscoveryDesk(request.discovery, self._answer)
 
     async def execute(self) -> RunOutcome:
         loop = asyncio.get_running_loop()
@@ -85,6 +91,7 @@ class ProgramRun:
                 result = RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": violation.detail})
         finally:
             self._settle(RunFailure(kind=OutcomeKind.ABORT))
+            self._desk.close()
             if worker is not None:
                 await self._finish(worker, result)
         return self._outcome(result)
@@ -156,34 +163,44 @@ class ProgramRun:
     def _on_frame(self, frame: ChildFrame) -> None:
         if self._settled.done():
             return
-        if isinstance(frame, Log):
+        if isinstance(frame, Call):
+            self._on_call(frame)
+        elif isinstance(frame, Log):
             try:
                 for stream, text in frame.entries:
                     self._ledger.add(stream, text)
             except OutputBudgetExceeded:
                 self._output_limit()
-        elif isinstance(frame, Call):
-            self._on_call(frame)
+        elif isinstance(frame, Discover):
+            if self._admit(frame.id, frame.size):
+                self._desk.submit(frame.id, frame.method, frame.args)
         elif isinstance(frame, Done):
             self._settle(frame)
         elif isinstance(frame, Ready):
             self._violation("ready frame sent twice")
 
     def _on_call(self, call: Call) -> None:
-        limits = self._limits
-        if call.id != self._next_id:
-            self._violation(f"unknown or reused call id {call.id} (expected {self._next_id})")
-        elif call.tool not in self._names or self._lane is None:
+        lane = self._lane
+        if call.id == self._next_id and (call.tool not in self._names or lane is None):
             self._violation(f"tool {call.tool!r} is not in the program's namespace")
+        elif self._admit(call.id, call.size) and lane is not None:
+            lane.submit(call.tool, call.args, functools.partial(self._reply, call.id))
+
+    def _admit(self, request_id: int, size: int) -> bool:
+        """Check a call's or discovery request's id and the pending limits; count it as pending if fine."""
+        limits = self._limits
+        if request_id != self._next_id:
+            self._violation(f"unknown or reused call id {request_id} (expected {self._next_id})")
         elif len(self._pending) >= limits.max_pending_calls:
             self._violation(f"more than {limits.max_pending_calls} pending calls")
-        elif self._pending_bytes + call.size > limits.max_message_bytes:
+        elif self._pending_bytes + size > limits.max_message_bytes:
             self._violation(f"pending call arguments exceed {limits.max_message_bytes} bytes")
         else:
             self._next_id += 1
-            self._pending[call.id] = call.size
-            self._pending_bytes += call.size
-            self._lane.submit(call.tool, call.args, functools.partial(self._reply, call.id))
+            self._pending[request_id] = size
+            self._pending_bytes += size
+            return True
+        return False
 
     # -- replies ----------------------------------------------------------------
 
@@ -193,6 +210,25 @@ class ProgramRun:
             return
         if self._channel is not None:
             self._channel.send_bytes(self._reply_frame(child_id, result))
+
+    def _answer(self, child_id: int, answer: Answer) -> None:
+        self._pending_bytes -= self._pending.pop(child_id, 0)
+        if not self._settled.done() and self._channel is not None:
+            self._channel.send_bytes(self._answer_frame(child_id, answer))
+
+    def _answer_frame(self, child_id: int, answer: Answer) -> bytes:
+        ok, body = answer
+        if ok:
+            try:
+                values.check(body)
+            except values.NotLossless as refused:
+                body = {"code": "invalid-result", "message": str(refused)}
+            else:
+                frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": body})
+                if len(frame) <= self._limits.max_message_bytes:
+                    return frame
+                body = {"code": "result-too-large", "message": message("runtime.detail.discovery_result_too_large")}
+        return encode_frame({"type": "reply", "id": child_id, "ok": False, "error": body})
 
     def _reply_frame(self, child_id: int, result: ToolResult) -> bytes:
         if result.ok and result.metadata.get("is_error") is not True:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from ptc_plus.runtime.errors import RuntimeClosed
+from ptc_plus.runtime.discovery import DiscoverySource
+from ptc_plus.runtime.errors import DiscoveryUnavailable, RuntimeClosed
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.launcher import Launcher
 from ptc_plus.runtime.limits import ResolvedTimeout, RunLimits
@@ -35,8 +36,12 @@ class CodeRuntime:
         tool_names: tuple[str, ...] = (),
         lane: NestedLane | None = None,
         cancelled: asyncio.Event | None = None,
+        discovery: DiscoverySource | None = None,
     ) -> RunOutcome:
         """Run ``code``; a program's failure is in the outcome, never raised.
+
+        ``discovery`` is what the program's ``capabilities.*`` answer from (see
+        :mod:`ptc_plus.runtime.discovery`); ``None``: discovery is unavailable.
 
         :raises RuntimeClosed: after :meth:`aclose`.
         :raises ValueError: ``workspace`` is not an absolute directory.
@@ -57,6 +62,7 @@ class CodeRuntime:
                 workspace=workspace,
                 tool_names=tool_names,
                 timeout=timeout or ResolvedTimeout(seconds=self.limits.timeout_s),
+                discovery=DiscoveryUnavailable() if discovery is None else discovery,
             )
             return await ProgramRun(request, self._launcher, lane, abort).execute()
         finally:

@@ -6,6 +6,9 @@ program's namespace from the caller's *current* tool view (minus
 "notes"}``; a failed run raises :class:`~hookspecs.ToolFailure` with the
 outcome kind's code (PTC-2101..2108) and ``data`` holding ``kind``,
 ``logs``, ``calls`` and, when present, ``traceback`` and ``tool_name``.
+With ``discovery=`` the program's ``capabilities.*`` answer from the
+snapshot the provider returns for the caller, asked once per run as it
+starts, together with the namespace (ADR 0017).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from hookspecs import (
     ToolSpec,
 )
 from hookspecs.i18n import message
+from ptc_plus.runtime.discovery import DiscoveryProvider, source_for
 from ptc_plus.runtime.errors import InvalidTimeout, RuntimeClosed
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.limits import RunLimits, SandboxPolicy, resolve_timeout
@@ -73,8 +77,15 @@ def run_code_definition(
     runtime: CodeRuntime | None = None,
     namespace_filter: NamespaceFilter | None = None,
     concurrency: Concurrency | None = None,
+    discovery: DiscoveryProvider | None = None,
 ) -> ToolDefinition:
-    """The ``run_code`` tool backed by ``runtime`` (a new :class:`CodeRuntime` over ``limits`` if omitted)."""
+    """The ``run_code`` tool backed by ``runtime`` (a new :class:`CodeRuntime` over ``limits`` if omitted).
+
+    ``discovery(agent)`` returns the caller's :class:`~ptc_plus.capabilities.CatalogSnapshot`
+    (or ``None``: the program's ``capabilities.*`` raise ``DiscoveryError`` saying
+    discovery is unavailable). It is called on the event loop at the start of
+    every run, so it should return a snapshot built earlier, not build one.
+    """
     runtime = runtime or CodeRuntime(limits)
     limits = runtime.limits
     spec = ToolSpec(
@@ -99,6 +110,7 @@ def run_code_definition(
                 tool_names=namespace_names(context, namespace_filter),
                 lane=lane,
                 cancelled=context.cancelled,
+                discovery=source_for(discovery, context.call.caller),
             )
         except RuntimeClosed as closed:
             raise ToolFailure(closed.code, closed.message()) from None

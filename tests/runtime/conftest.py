@@ -90,7 +90,8 @@ class FakeServices:
 
 
 def tool(name: str, body: Body, **spec: Any) -> ToolDefinition:
-    return ToolDefinition(spec=ToolSpec(name=name, description=f"test tool {name}", **spec), handler=body)
+    spec.setdefault("description", f"test tool {name}")
+    return ToolDefinition(spec=ToolSpec(name=name, **spec), handler=body)
 
 
 def outer_context(services: FakeServices, call_id: str = "c1") -> ToolContext:

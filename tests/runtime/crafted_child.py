@@ -67,6 +67,19 @@ def main():
         send(fd_out, {"type": "done", "ok": False, "error": {"kind": "timeout"}})
     elif scenario == "log-bad-stream":
         send(fd_out, {"type": "log", "entries": [["secret", "x"]]})
+    elif scenario == "discover-unknown-method":
+        send(fd_out, {"type": "discover", "id": 1, "method": "exec", "args": {}})
+    elif scenario == "discover-args-not-object":
+        send(fd_out, {"type": "discover", "id": 1, "method": "search", "args": ["query"]})
+    elif scenario == "discover-unknown-argument":
+        send(fd_out, {"type": "discover", "id": 1, "method": "tree", "args": {"limit": 5, "path": "/etc"}})
+    elif scenario == "discover-reused-id":
+        call(fd_out, 1)
+        send(fd_out, {"type": "discover", "id": 1, "method": "tree", "args": {}})
+    elif scenario == "discover-answered":
+        send(fd_out, {"type": "discover", "id": 1, "method": "tree", "args": {"limit": 1}})
+        reply = read_frame(fd_in)
+        send(fd_out, {"type": "done", "ok": True, "value": reply})
     elif scenario == "pending-bytes":
         call(fd_out, 1, args={"blob": "x" * 600})
         call(fd_out, 2, args={"blob": "x" * 600})

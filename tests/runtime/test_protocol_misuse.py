@@ -64,6 +64,10 @@ async def run_crafted(workspace: Path, scenario: str, **limits: Any) -> RunOutco
         ("done-with-host-kind", "error kind timeout"),
         ("log-bad-stream", "known stream"),
         ("before-ready", "call frame before ready"),
+        ("discover-unknown-method", "discover frame: unknown method 'exec'"),
+        ("discover-args-not-object", "discover frame: args must be a JSON object"),
+        ("discover-unknown-argument", "discover frame: tree takes no argument 'path'"),
+        ("discover-reused-id", "unknown or reused call id 1"),
     ],
 )
 async def test_protocol_breach(workspace: Path, scenario: str, detail: str) -> None:
@@ -71,6 +75,15 @@ async def test_protocol_breach(workspace: Path, scenario: str, detail: str) -> N
     assert outcome.failure is not None
     assert outcome.failure.kind is OutcomeKind.PROTOCOL, outcome.to_json()
     assert detail in outcome.failure.params["detail"]
+
+
+@pytest.mark.asyncio
+async def test_a_well_formed_discover_frame_is_answered_not_dispatched(workspace: Path) -> None:
+    outcome = await run_crafted(workspace, "discover-answered", max_message_bytes=1_000_000)
+    assert outcome.ok, outcome.to_json()
+    assert outcome.value["type"] == "reply" and outcome.value["id"] == 1 and outcome.value["ok"] is False
+    assert outcome.value["error"]["code"] == "PTC-2005"  # this run was given no discovery
+    assert outcome.calls == 0
 
 
 @pytest.mark.asyncio

@@ -16,7 +16,7 @@ from hookspecs import ToolContext
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.outcome import OutcomeKind
 from ptc_plus.runtime.values import INT_MAX, INT_MIN, MAX_DEPTH, NotLossless, check, is_lossless
-from ptc_plus.runtime.worker import lossless
+from ptc_plus.runtime.worker import lossless, wire
 
 from .conftest import FakeServices, RuntimeFactory, outer_context, tool
 
@@ -85,6 +85,27 @@ def test_child_and_host_encoders_agree(value: Any) -> None:
     # The child encodes with json, the host decodes with orjson (and vice versa): same value, same types.
     assert orjson.loads(lossless.dumps(value)) == value
     assert lossless.dumps(orjson.loads(orjson.dumps(value))) == lossless.dumps(value)
+
+
+@given(json_values)
+def test_child_frames_round_trip_through_orjson(value: Any) -> None:
+    # The child's frame encoder and decoder (C encoder built once, scanner called directly).
+    frame = wire.encode({"type": "reply", "id": 1, "value": value})
+    assert orjson.loads(frame[wire.HEADER.size :]) == {"type": "reply", "id": 1, "value": value}
+    body = orjson.dumps({"type": "reply", "id": 1, "value": value})
+    assert wire.decode(body) == {"type": "reply", "id": 1, "value": value}
+    buffer = wire.FrameBuffer()
+    assert buffer.feed(frame) == [{"type": "reply", "id": 1, "value": value}]
+    assert buffer.feed(frame[:3]) == [] and buffer.feed(frame[3:] + frame) == [orjson.loads(body)] * 2
+
+
+def test_child_encoder_refuses_what_json_refuses() -> None:
+    with pytest.raises(ValueError):
+        wire.encode({"value": math.nan})
+    with pytest.raises(TypeError):
+        wire.encode({"value": object()})
+    with pytest.raises(ValueError):
+        wire.decode(b'{"a": 1} trailing')
 
 
 EDGE = {

@@ -1,7 +1,8 @@
 """The child's end of the control channel while the program runs.
 
-Calls go out as ``call`` frames with ids 1, 2, 3, ... in submission order;
-``reply`` frames settle them. At most ``max_pending`` calls are outstanding:
+Calls go out as ``call`` frames and discovery requests as ``discover``
+frames, with ids 1, 2, 3, ... shared in submission order; ``reply`` frames
+settle them. At most ``max_pending`` requests are outstanding:
 further calls wait for a reply here, so a well-behaved program never trips
 the host's pending-call check. A slot is released when the *reply* arrives,
 not when the awaiting task gives up, because the host counts the same way.
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import lossless, messages, wire
+from .capabilities import DiscoveryError
 from .namespace import ToolCallError
 
 READ_CHUNK = 1 << 16
@@ -61,18 +63,43 @@ class ChildChannel:
             if future is not None and not future.done():
                 future.set_result(frame)
 
+    async def _request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send ``message`` with the next id once a slot is free; the reply frame."""
+        await self._slots.acquire()
+        self._next_id += 1
+        message["id"] = self._next_id
+        future: asyncio.Future[dict[str, Any]] = self._loop.create_future()
+        self._pending[self._next_id] = future
+        self._before_call()
+        self.send(message)
+        return await future
+
+    async def discover(self, method: str, args: dict[str, Any]) -> Any:
+        try:
+            lossless.check(args, "arguments")
+        except lossless.NotLossless as error:
+            raise ToolArgumentError(
+                messages.text("runtime.worker.bad_discovery_argument", name=method, detail=error)
+            ) from None
+        reply = await self._request({"type": "discover", "method": method, "args": args})
+        if reply["ok"]:
+            return reply["value"]
+        failure = reply["error"]
+        raise DiscoveryError(method, str(failure.get("code", "error")), str(failure.get("message", "")))
+
     async def invoke(self, name: str, args: dict[str, Any]) -> Any:
         try:
             lossless.check(args, "arguments")
         except lossless.NotLossless as error:
             raise ToolArgumentError(messages.text("runtime.worker.bad_argument", name=name, detail=error)) from None
+        # _request inlined: this is the per-call hot path.
         await self._slots.acquire()
         self._next_id += 1
         call_id = self._next_id
         future: asyncio.Future[dict[str, Any]] = self._loop.create_future()
         self._pending[call_id] = future
         self._before_call()
-        self.send({"type": "call", "id": call_id, "tool": name, "args": args})
+        self.send_bytes(wire.encode({"type": "call", "id": call_id, "tool": name, "args": args}))
         reply = await future
         if reply["ok"]:
             return reply["value"]

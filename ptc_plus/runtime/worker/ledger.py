@@ -65,6 +65,8 @@ class OutputLedger:
                 self.flush()
 
     def flush(self) -> None:
+        if not self._entries:
+            return  # before every tool call, usually with nothing to ship: skip the lock
         with self._lock:
             if self._entries:
                 entries, self._entries, self._waiting = self._entries, [], 0

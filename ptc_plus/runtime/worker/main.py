@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from . import limits, lossless, messages, program, wire
+from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
 from .namespace import ToolCallError, build_tools
@@ -57,8 +58,10 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel) -> bytes:
         "__name__": "__ptc__",
         "__builtins__": builtins,
         "tools": build_tools(names, channel.invoke),
+        "capabilities": build_capabilities(channel.discover),
         "ToolCallError": ToolCallError,
         "ToolArgumentError": ToolArgumentError,
+        "DiscoveryError": DiscoveryError,
     }
     try:
         exec(program.compile_program(str(boot["code"])), namespace)

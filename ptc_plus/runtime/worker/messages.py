@@ -16,6 +16,10 @@ _FALLBACK = {
     "runtime.worker.read_only": "The tools namespace is read-only",
     "runtime.worker.tool_failed": "Tool {name} failed ({code}): {message}",
     "runtime.worker.yield": "'yield' is not allowed at the top level of a program",
+    "runtime.worker.bad_discovery_argument": "Arguments of capabilities.{name}() are not lossless JSON: {detail}",
+    "runtime.worker.discovery_failed": "capabilities.{name}() failed ({code}): {message}",
+    "runtime.worker.unknown_method": "capabilities has no {name!r}; its methods are: {methods}",
+    "runtime.worker.capabilities_read_only": "The capabilities object is read-only",
 }
 
 _templates: dict[str, str] = dict(_FALLBACK)

@@ -50,6 +50,7 @@ def build_tools(names: list[str], invoke: Invoke) -> Any:
     """A fresh namespace object over ``names`` whose calls go through ``invoke``."""
     known = frozenset(names)
     ordered = sorted(known)
+    bound: dict[str, Callable[..., Awaitable[Any]]] = {}
 
     def bind(name: str) -> Callable[..., Awaitable[Any]]:
         async def call(*args: Any, **kwargs: Any) -> Any:
@@ -59,6 +60,7 @@ def build_tools(names: list[str], invoke: Invoke) -> Any:
 
         call.__name__ = name if name.isidentifier() else "tool"
         call.__qualname__ = f"tools.{name}"
+        bound[name] = call
         return call
 
     def missing(name: str) -> str:
@@ -70,12 +72,12 @@ def build_tools(names: list[str], invoke: Invoke) -> Any:
 
         def __getattr__(self, name: str) -> Any:
             if name in known and not _is_dunder(name):
-                return bind(name)
+                return bound.get(name) or bind(name)
             raise AttributeError(missing(name))
 
         def __getitem__(self, name: object) -> Any:
             if isinstance(name, str) and name in known:
-                return bind(name)
+                return bound.get(name) or bind(name)
             raise KeyError(missing(str(name)))
 
         def __setattr__(self, name: str, value: object) -> None:
