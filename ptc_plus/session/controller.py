@@ -233,7 +233,10 @@ class PtcController:
         entry = self._runtimes.get(limits)
         if entry is None:
             runtime = CodeRuntime(limits)
-            entry = (runtime, run_code_definition(runtime=runtime, namespace_filter=self._namespace))
+            entry = (
+                runtime,
+                run_code_definition(runtime=runtime, namespace_filter=self._namespace, discovery=self.discovery),
+            )
             self._runtimes[limits] = entry
         return entry[1]
 

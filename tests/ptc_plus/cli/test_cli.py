@@ -62,6 +62,7 @@ def test_demo_runs_a_whole_session(tmp_path: Path) -> None:
         assert "Offered to the model as function tools: run_code" in out
         assert "← call-1-1-0 ok" in out
         assert "← call-1-1-0:ptc:1 ok" in out and "convert_units" in out
+        assert "discovered convert_units" in out  # an on-demand tool found with capabilities.search
     else:  # presented natively, and the demo says why
         assert "code mode off" in out
         assert "← call-1-1-1 ok" in out
