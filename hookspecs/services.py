@@ -52,6 +52,12 @@ class HostServices(Protocol):
         """The user the host runs for (may be empty)."""
 
     @property
+    def protected_paths(self) -> Sequence[Path]:
+        """Absolute paths that programs and other untrusted code must never write, even when
+        they lie inside the workspace: the host's own state (session logs, spill files),
+        its configuration. A plugin that confines programs mounts them read-only."""
+
+    @property
     def token_counter(self) -> TokenCounter | None:
         """The model route's token counter, if it has one."""
 

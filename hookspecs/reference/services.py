@@ -35,6 +35,12 @@ class ReferenceServices:
         return self._user_id
 
     @property
+    def protected_paths(self) -> Sequence[Path]:
+        """The state directory (session logs, spill store): a program that could rewrite it
+        could forge a session's history, including a plugin's frozen records."""
+        return (self._host.state_dir,)
+
+    @property
     def token_counter(self) -> TokenCounter | None:
         return self._token_counter
 
