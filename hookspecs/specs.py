@@ -177,8 +177,9 @@ def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
     """Choose which tools of the view are offered natively to the model, in order.
 
     Tools left out stay in the agent's view: callable through nested
-    dispatch, only not presented as the model's own function tools. Like
-    prompt sections, the choice must obey the stable-prefix rule.
+    dispatch, but not presented as the model's own function tools, and a
+    model's direct call to one is refused as an unknown tool. Like prompt
+    sections, the choice must obey the stable-prefix rule.
 
     :param context: The agent, model route, tool view and workspace.
     :returns: Ordered tool names (unknown names are ignored), or ``None``

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from hookspecs.i18n import message
 from hookspecs.reference.facade import HookFacade, error_result
 from hookspecs.reference.registry import ToolView, validation_errors
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
@@ -78,13 +79,20 @@ class Dispatcher:
         live[1].cancel()
         return True
 
-    async def dispatch(self, call: ToolCall, lane: OrderedLane, *, top_level: bool) -> ToolResult:
-        """Run one call in ``lane``; never raises for tool failures."""
+    async def dispatch(
+        self, call: ToolCall, lane: OrderedLane, *, top_level: bool, offered: frozenset[str] | None = None
+    ) -> ToolResult:
+        """Run one call in ``lane``; never raises for tool failures.
+
+        ``offered``: for a model's call, the tools its request offered; any other tool of the
+        view is refused as unknown (tools left out of the model's list are reachable only
+        through nested dispatch).
+        """
         try:
             ticket = lane.ticket()
         except LaneClosed:
             return self._abandon(call)
-        prepared = self._prepare(call)
+        prepared = self._prepare(call, offered)
         concurrency = prepared.spec.concurrency if prepared.spec else Concurrency.PARALLEL
         log = self._sink_for(call.caller)
         started = settled = False
@@ -136,12 +144,13 @@ class Dispatcher:
         lane = self._nested_lanes.setdefault(parent, self.new_lane())
         return await self.dispatch(call, lane, top_level=False)
 
-    def _prepare(self, call: ToolCall) -> _Prepared:
+    def _prepare(self, call: ToolCall, offered: frozenset[str] | None) -> _Prepared:
         definition = self._view_for(call.caller).get(call.tool)
-        if definition is None:
-            names = self._view_for(call.caller).names()
+        if definition is None or (offered is not None and call.tool not in offered):
+            names = sorted(offered) if offered is not None else self._view_for(call.caller).names()
             close = ", ".join(difflib.get_close_matches(call.tool, names, n=3))
-            refused = error_result(call, "unknown-tool", dispatched=False, detail=close and f"Did you mean: {close}?")
+            detail = message("host.did-you-mean", names=close) if close else ""
+            refused = error_result(call, "unknown-tool", dispatched=False, detail=detail)
             return _Prepared(spec=None, handler=None, refused=refused)
         spec = definition.spec
         problems = validation_errors(spec, call.arguments)

@@ -143,7 +143,10 @@ class Session:
                 self.host.facade.turn_settled(summary, self.host.services)
                 return summary
             lane = self.host.dispatcher.new_lane()
-            await asyncio.gather(*(self.host.dispatcher.dispatch(c, lane, top_level=True) for c in calls))
+            offered = frozenset(t.name for t in request.tools)
+            await asyncio.gather(
+                *(self.host.dispatcher.dispatch(c, lane, top_level=True, offered=offered) for c in calls)
+            )
             total_calls += len(calls)
         raise HostError("HOST-0303", steps=self.host.max_steps)
 

@@ -57,6 +57,7 @@ class SessionLog:
         self.torn = torn
         self._lock = lock
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._broken: str | None = None
 
     @classmethod
     def open(cls, path: Path, *, create: bool) -> SessionLog:
@@ -85,11 +86,28 @@ class SessionLog:
         event = Event(seq=len(self.events), type=type_, data=data)
         raw = {"data": data, "seq": event.seq, "type": type_, "v": event.v}
         line = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS) + b"\n"
-        os.write(self._fd, line)
-        if durable:
-            os.fsync(self._fd)
+        if self._broken is not None:
+            raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(line)
+            while view:  # a short write (disk full, signal) must not leave half an event behind
+                view = view[os.write(self._fd, view) :]
+            if durable:
+                os.fsync(self._fd)
+        except OSError as exc:
+            self._undo(start, exc)
         self.events.append(event)
         return event
+
+    def _undo(self, start: int, exc: OSError) -> None:
+        """Cut a partly written event off again so later appends stay readable; if even that
+        fails, refuse every later append rather than write after a torn line."""
+        try:
+            os.ftruncate(self._fd, start)
+        except OSError as again:
+            self._broken = f"{exc}; truncate failed: {again}"
+        raise HostError("HOST-0105", path=str(self.path), reason=str(exc)) from exc
 
     def of_type(self, *types: str) -> Iterator[Event]:
         return (e for e in self.events if e.type in types)

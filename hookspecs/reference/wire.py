@@ -16,11 +16,6 @@ T = TypeVar("T")
 converter = make_converter(omit_if_default=False)
 
 
-def to_json_bytes(obj: Any) -> bytes:
-    """Serialize an attrs value (or plain JSON) to compact JSON bytes with sorted keys."""
-    return orjson.dumps(converter.unstructure(obj), option=orjson.OPT_SORT_KEYS)
-
-
 def structure(data: Any, cls: type[T]) -> T:
     return converter.structure(data, cls)
 

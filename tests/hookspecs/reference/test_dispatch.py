@@ -12,6 +12,7 @@ import pytest
 from hookspecs import (
     Concurrency,
     HostServices,
+    PromptContext,
     Refusal,
     ResultAnnotation,
     ResultStatus,
@@ -409,3 +410,43 @@ async def test_nested_call_reresolves_against_the_current_view(
         session = await host.start_session()
         result = await session.call_tool("outer", {})
     assert result.value == [True, "unknown-tool"]
+
+
+@pytest.mark.asyncio
+async def test_a_model_call_to_a_tool_not_offered_to_it_is_refused(
+    make_reference_host: Callable[..., ReferenceHost],
+) -> None:
+    ran: list[str] = []
+
+    async def secret(arguments: Any, context: ToolContext) -> Any:
+        ran.append(context.call.call_id)
+        return "secret"
+
+    async def front(arguments: Any, context: ToolContext) -> Any:
+        result = await context.services.dispatch(nested(context, 1, "secret", {}))
+        return result.value
+
+    class OnlyFront:
+        @hookimpl
+        def agent_host_model_tools(self, context: PromptContext) -> list[str]:
+            return ["front"]
+
+    model = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=(
+                    RequestedCall(call_id="m1", tool="secret", arguments={}),
+                    RequestedCall(call_id="m2", tool="front", arguments={}),
+                )
+            ),
+            AssistantTurn(text="done"),
+        ]
+    )
+    tools = [tool("secret", secret), tool("front", front)]
+    async with make_reference_host(tools=tools, plugins=[OnlyFront()]) as host:
+        session = await host.start_session(model=model)
+        await session.run_turn("go")
+        settled = {e.data["call_id"]: e.data["result"] for e in session.log.events if e.type == "tool-settled"}
+    assert settled["m1"]["error"]["code"] == "unknown-tool" and settled["m1"]["dispatched"] is False
+    assert settled["m2"]["value"] == "secret"  # still reachable through nested dispatch
+    assert ran == ["m2:t:1"]

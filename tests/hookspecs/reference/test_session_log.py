@@ -246,3 +246,55 @@ async def test_resume_rebuilds_surface_turn_and_records_equal_to_the_live_ones(
         assert (resumed.surface.entries, resumed.turn, resumed.records) == live[:3]
         assert [(e.seq, e.type, e.data) for e in resumed.log.events] == [(e.seq, e.type, e.data) for e in live[3]]
         assert resumed.system_prompt() == next_live.system
+
+
+def test_a_short_write_is_completed_not_left_torn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os as real_os
+
+    from hookspecs.reference import session_log
+
+    log = SessionLog.open(tmp_path / "s.jsonl", create=True)
+    log.append("a", {"n": 1})
+    calls: list[int] = []
+
+    original = real_os.write
+
+    def short_write(fd: int, data: Any) -> int:
+        calls.append(len(data))
+        return original(fd, bytes(data[: max(1, len(data) // 3)]))  # the kernel may take less than asked
+
+    monkeypatch.setattr(session_log.os, "write", short_write)
+    log.append("b", {"text": "x" * 200})
+    monkeypatch.undo()
+    log.append("c", {"n": 3})
+    log.close()
+    assert len(calls) > 1
+    reopened = SessionLog.open(tmp_path / "s.jsonl", create=False)
+    assert [e.type for e in reopened.events] == ["a", "b", "c"] and reopened.torn is None
+    reopened.close()
+
+
+def test_a_failed_write_is_cut_off_and_later_events_survive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os as real_os
+
+    from hookspecs.reference import session_log
+
+    log = SessionLog.open(tmp_path / "s.jsonl", create=True)
+    log.append("a", {"n": 1})
+
+    original = real_os.write
+
+    def fail_after_part(fd: int, data: Any) -> int:
+        original(fd, bytes(data[:5]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(session_log.os, "write", fail_after_part)
+    with pytest.raises(HostError) as refused:
+        log.append("b", {"n": 2})
+    monkeypatch.undo()
+    assert refused.value.code == "HOST-0105"
+    log.append("c", {"n": 3})  # the half event was cut off, so this one is readable
+    log.close()
+    reopened = SessionLog.open(tmp_path / "s.jsonl", create=False)
+    assert [e.type for e in reopened.events] == ["a", "c"] and reopened.torn is None
+    reopened.close()
