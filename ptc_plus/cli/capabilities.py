@@ -1,6 +1,9 @@
-"""``ptc-plus capabilities <sub>``: the workspace's capability catalog.
+"""``ptc-plus capabilities <sub>``: the workspace's capabilities as a new session would get them.
 
-Sub-subcommands are registered from :data:`SUBCOMMANDS`: each entry is an
+``search`` answers from the effective set of the plan a new session in the
+workspace would get (the same code path as ``plan``,
+:mod:`ptc_plus.cli.workspace_plan`): ``off`` members are never found, as in
+a session's own ``capabilities.search``. Sub-subcommands are registered from :data:`SUBCOMMANDS`: each entry is an
 ``add_parser(subparsers)`` callable that adds one parser and sets ``func``
 (namespace → exit code). To add ``plan`` or ``set``, write its module with an
 ``add_parser`` and append it here.
@@ -10,36 +13,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from hookspecs.i18n import message
-from hookspecs.types import ToolSpec
-from ptc_plus.capabilities.catalog import Catalog, build_catalog
+from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.discovery import search
-from ptc_plus.capabilities.errors import CatalogUnavailable
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.cli import usage_errors
 from ptc_plus.cli.capabilities_plan import add_plan_parser, add_set_parser
+from ptc_plus.cli.workspace_plan import new_session_plan
+from ptc_plus.sdk.errors import InvalidToolsFile
 from ptc_plus.sdk.tools_file import load_tool_specs
-
-
-def workspace_tool_specs(workspace: Path) -> list[ToolSpec]:
-    """The tools the workspace offers: the reference host's demo tools (MCP servers join later)."""
-    try:
-        from hookspecs.reference.demo_tools import demo_tool_definitions
-    except ImportError as exc:
-        raise CatalogUnavailable(detail=str(exc)) from exc
-    return [definition.spec for definition in demo_tool_definitions(workspace)]
-
-
-def workspace_catalog(
-    workspace: Path, provider: Callable[[Path], Sequence[ToolSpec]] = workspace_tool_specs
-) -> Catalog:
-    """The catalog of ``workspace`` built from ``provider``'s tools."""
-    return build_catalog(tools=provider(workspace))
 
 
 def _add_search(subparsers: Any) -> None:
@@ -54,12 +42,14 @@ def _add_search(subparsers: Any) -> None:
 
 
 def _run_search(args: argparse.Namespace) -> int:
+    workspace = (args.workspace or Path.cwd()).resolve()
+    catalog = None
     if args.tools is not None:
-        catalog = build_catalog(tools=load_tool_specs(args.tools))
-    else:
-        catalog = workspace_catalog((args.workspace or Path.cwd()).resolve())
-    snapshot = build_snapshot(catalog)
-    result = search(snapshot, args.query, budget=args.budget, limit=args.limit)
+        with usage_errors(InvalidToolsFile):
+            catalog = build_catalog(tools=load_tool_specs(args.tools))
+    snapshot = new_session_plan(workspace, catalog).snapshot()
+    with usage_errors(InvalidDiscoveryArgument, InvalidBudget):
+        result = search(snapshot, args.query, budget=args.budget, limit=args.limit)
     if args.json:
         sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0

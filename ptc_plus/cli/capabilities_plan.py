@@ -2,9 +2,12 @@
 
 ``plan`` shows what a new session in the workspace would get, over the
 reference host's demo tools, computed exactly as session start computes it
-(:func:`ptc_plus.session.provision.session_plan`). ``set`` edits the
-workspace config file (atomic, comments kept); running and resumed sessions
-keep their frozen plans.
+(:mod:`ptc_plus.cli.workspace_plan`), with every config issue (a loosening
+the workspace file may not make included). ``set`` edits the workspace
+config file (atomic, comments kept); running and resumed sessions keep their
+frozen plans. A malformed identity or value is a usage error; an identity
+the current catalog does not offer is saved with a warning (it applies when
+the capability appears).
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from typing import Any
 import orjson
 
 from hookspecs.i18n import message
-from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.cost import offline_counter
-from ptc_plus.config import INHERIT, load_config, set_capability
+from ptc_plus.capabilities.errors import CatalogUnavailable
+from ptc_plus.cli import usage_errors
+from ptc_plus.cli.workspace_plan import new_session_plan, workspace_catalog
+from ptc_plus.config import INHERIT, set_capability
+from ptc_plus.config.errors import CapabilityIdentityInvalid, DisclosureValueInvalid
 from ptc_plus.plan import plan_to_json, reason_text
-from ptc_plus.session.provision import session_plan
 from ptc_plus.session.report import plan_lines
 
 JSON_VERSION = 1
@@ -45,10 +48,8 @@ def add_set_parser(subparsers: Any) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     workspace = (args.workspace or Path.cwd()).resolve()
-    loaded = load_config(workspace)
-    catalog = build_catalog(tools=[d.spec for d in demo_tool_definitions(workspace)])
-    counter = offline_counter()
-    plan = session_plan(catalog, loaded, counter)
+    computed = new_session_plan(workspace)
+    loaded, counter, plan = computed.loaded, computed.counter, computed.plan
     if args.json:
         document = {
             "version": JSON_VERSION,
@@ -72,7 +73,10 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_set(args: argparse.Namespace) -> int:
     workspace = (args.workspace or Path.cwd()).resolve()
-    result = set_capability(workspace, args.identity, args.value)
+    with usage_errors(CapabilityIdentityInvalid, DisclosureValueInvalid):
+        result = set_capability(workspace, args.identity, args.value)
+    if args.value != INHERIT and _unknown(workspace, args.identity):
+        print(message("cli.capabilities.set.unknown", identity=args.identity), file=sys.stderr)
     inherited = message("cli.capabilities.set.inherited")
     value = inherited if args.value == INHERIT else args.value
     if result.changed:
@@ -89,3 +93,12 @@ def run_set(args: argparse.Namespace) -> int:
     else:
         print(message("cli.capabilities.set.unchanged", file=str(result.file), identity=args.identity, value=value))
     return 0
+
+
+def _unknown(workspace: Path, identity: str) -> bool:
+    """Whether the workspace's current catalog lacks ``identity`` (unknowable catalog: not reported)."""
+    try:
+        catalog = workspace_catalog(workspace)
+    except CatalogUnavailable:
+        return False
+    return catalog.get(identity) is None

@@ -1,4 +1,8 @@
-"""``ptc-plus sdk --tools FILE.json [--budget N]``: print the rendered SDK; its cost goes to stderr."""
+"""``ptc-plus sdk --tools FILE.json [--budget N]``: print the rendered SDK; its cost goes to stderr.
+
+A tools file that cannot be read or is not a list of tool definitions, and a
+budget below 1, are usage errors (exit 2).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ from hookspecs.i18n import message
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.discovery import inspect
 from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.cli import usage_errors
 from ptc_plus.errors import UsageError
 from ptc_plus.sdk import module_text, render_sdk
+from ptc_plus.sdk.errors import InvalidToolsFile
 from ptc_plus.sdk.tools_file import load_tool_specs
 
 
@@ -24,7 +30,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    specs = load_tool_specs(args.tools)
+    with usage_errors(InvalidToolsFile):
+        specs = load_tool_specs(args.tools)
     if args.budget is not None and args.budget <= 0:
         raise UsageError(detail=f"--budget must be a positive number of tokens, got {args.budget}")
     snapshot = build_snapshot(build_catalog(tools=specs))

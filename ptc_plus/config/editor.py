@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from filelock import FileLock
 from tomlkit.items import InlineTable, Table
 
 from ptc_plus.config.errors import CapabilityIdentityInvalid, ConfigEditRefused, DisclosureValueInvalid
-from ptc_plus.config.model import CONFIG_VERSION, Disclosure, is_valid_identity
+from ptc_plus.config.model import CONFIG_VERSION, Disclosure, is_well_formed_identity
 from ptc_plus.config.paths import workspace_config_file
+from ptc_plus.config.table_text import without_table
 
 INHERIT = "inherit"
 """Remove the explicit choice: the capability inherits from the user file, statistics or baseline."""
@@ -43,7 +45,7 @@ def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
     Raises :class:`CapabilityIdentityInvalid`, :class:`DisclosureValueInvalid`
     or :class:`ConfigEditRefused` (file not TOML, or ``capabilities`` not a table).
     """
-    if not is_valid_identity(identity):
+    if not is_well_formed_identity(identity):
         raise CapabilityIdentityInvalid(identity=identity)
     if value != INHERIT and value not in {member.value for member in Disclosure}:
         raise DisclosureValueInvalid(value=value)
@@ -55,8 +57,11 @@ def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
         except FileNotFoundError:
             original = None
         doc = _parse(original, path)
+        removes_table = value == INHERIT and _is_own_table(doc, identity)
         previous = _apply(doc, identity, value, path)
         text = tomlkit.dumps(doc)
+        if removes_table and original is not None and identity not in doc.get("capabilities", {}):
+            text = _keep_neighbour_comments(original, identity, text)
         if original is not None and text == original:
             return EditResult(file=path, changed=False, previous=previous)
         if original is None and value == INHERIT:
@@ -108,6 +113,25 @@ def _apply(doc: tomlkit.TOMLDocument, identity: str, value: str, path: Path) -> 
     new_entry["disclosure"] = value
     caps[identity] = new_entry
     return previous_text
+
+
+def _is_own_table(doc: tomlkit.TOMLDocument, identity: str) -> bool:
+    """Whether ``[capabilities."<identity>"]`` is a table with its own header (not inline, not dotted)."""
+    caps: Any = doc.get("capabilities")
+    entry: Any = caps.get(identity) if isinstance(caps, Table) else None
+    return isinstance(entry, Table) and not entry.is_super_table()
+
+
+def _keep_neighbour_comments(original: str, identity: str, edited: str) -> str:
+    """``edited`` with the table removed line-wise instead (:mod:`.table_text`), when that means the same TOML."""
+    candidate = without_table(original, ("capabilities", identity))
+    if candidate is None:
+        return edited
+    try:
+        same = tomllib.loads(candidate) == tomllib.loads(edited)
+    except tomllib.TOMLDecodeError:
+        return edited
+    return candidate if same else edited
 
 
 def _replace(path: Path, text: str) -> None:

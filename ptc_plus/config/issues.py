@@ -11,9 +11,18 @@ from collections.abc import Mapping
 import attrs
 
 from hookspecs.i18n import message
-from ptc_plus.config.errors import ConfigError, ConfigValueInvalid
+from ptc_plus.config.errors import (
+    ConfigError,
+    ConfigSyntaxError,
+    ConfigUnreadable,
+    ConfigValueInvalid,
+    ConfigVersionUnsupported,
+)
 
 VALUE_INVALID = ConfigValueInvalid.code
+_FILE_ERRORS: dict[str, type[ConfigError]] = {
+    kind.code: kind for kind in (ConfigUnreadable, ConfigSyntaxError, ConfigVersionUnsupported)
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -32,6 +41,12 @@ class ConfigIssue:
     reason: str = ""
     params: Mapping[str, str] = attrs.field(factory=dict)
 
+    @classmethod
+    def file_problem(cls, kind: type[ConfigError], file: str, path: str = "", **params: str) -> ConfigIssue:
+        """A whole-file problem (``kind`` is :class:`ConfigUnreadable`, :class:`ConfigSyntaxError` or
+        :class:`ConfigVersionUnsupported`); ``params`` fill that error's message."""
+        return cls(file=file, path=path, code=kind.code, params=params)
+
     def reason_text(self, lang: str | None = None) -> str:
         """Why the key is invalid, in ``lang``."""
         params = dict(self.params)
@@ -48,7 +63,7 @@ class ConfigIssue:
     def to_error(self) -> ConfigError:
         """The issue as a raisable error with the same code."""
         if self.code != VALUE_INVALID:
-            return ConfigError(self.code, file=self.file, **self.params)
+            return _FILE_ERRORS.get(self.code, ConfigError)(self.code, file=self.file, **self.params)
         return ConfigValueInvalid(file=self.file, path=self.path, reason=self.reason_text("en"))
 
     def to_json(self, lang: str | None = None) -> dict[str, str]:

@@ -15,12 +15,13 @@ from typing import Any
 import attrs
 
 from ptc_plus.config.converter import CONVERTER
-from ptc_plus.config.errors import ConfigInvalid
+from ptc_plus.config.errors import ConfigInvalid, ConfigSyntaxError, ConfigUnreadable
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.keypath import join
 from ptc_plus.config.model import DEFAULT_CAPS, PtcConfig, RuntimeCaps
 from ptc_plus.config.paths import user_config_file, workspace_config_file
 from ptc_plus.config.revision import config_revision
+from ptc_plus.config.tighten import tighten_only
 from ptc_plus.config.validate import WHOLE_FILE, CleanLayer, GateBlocker, clean_layer, unusable_layer
 
 
@@ -46,22 +47,32 @@ class LoadedConfig:
     def raise_if_invalid(self) -> None:
         """Raise :class:`ConfigInvalid` when any issue was found."""
         if self.issues:
-            raise ConfigInvalid(count=len(self.issues), first=self.issues[0].message("en"))
+            first = self.issues[0]
+            raise ConfigInvalid(count=len(self.issues), first=first.message("en")) from first.to_error()
 
 
-def read_layer(path: Path, caps: RuntimeCaps = DEFAULT_CAPS) -> CleanLayer | None:
-    """The checked content of ``path``; ``None`` when the file does not exist."""
+def read_layer(path: Path, caps: RuntimeCaps = DEFAULT_CAPS, *, tighten_only: bool = False) -> CleanLayer | None:
+    """The checked content of ``path``; ``None`` when the file does not exist.
+
+    ``tighten_only`` marks a workspace file: when combined, its sandbox keys
+    may only tighten what the layers below grant (:mod:`.tighten`).
+    """
+    layer = _read(path, caps)
+    return attrs.evolve(layer, tighten_only=True) if layer is not None and tighten_only else layer
+
+
+def _read(path: Path, caps: RuntimeCaps) -> CleanLayer | None:
     file = str(path)
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        return unusable_layer(ConfigIssue(file=file, path="", code="PTC-4001", params={"detail": str(exc)}))
+        return unusable_layer(ConfigIssue.file_problem(ConfigUnreadable, file, detail=str(exc)))
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return unusable_layer(ConfigIssue(file=file, path="", code="PTC-4002", params={"detail": str(exc)}))
+        return unusable_layer(ConfigIssue.file_problem(ConfigSyntaxError, file, detail=str(exc)))
     return clean_layer(raw, file, caps)
 
 
@@ -72,20 +83,29 @@ def load_config(
     user_file: Path | None = None,
     caps: RuntimeCaps = DEFAULT_CAPS,
 ) -> LoadedConfig:
-    """Read the user file (``user_file`` or :func:`user_config_file`) and the workspace file."""
-    paths = [user_file or user_config_file(env)]
+    """Read the user file (``user_file`` or :func:`user_config_file`) and the workspace file.
+
+    The workspace file wins per key, except that it may only tighten the
+    sandbox (``[runtime] policy`` and ``network``): loosening comes only from
+    the user file (ADR 0045).
+    """
+    found = [read_layer(user_file or user_config_file(env), caps)]
     if workspace is not None:
-        paths.append(workspace_config_file(workspace))
-    layers = [layer for layer in (read_layer(path, caps) for path in paths) if layer is not None]
-    return combine(layers)
+        found.append(read_layer(workspace_config_file(workspace), caps, tighten_only=True))
+    return combine([layer for layer in found if layer is not None])
 
 
 def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
     """Merge checked layers (lowest precedence first) into one :class:`LoadedConfig`."""
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
+    checked: list[CleanLayer] = []
     for layer in layers:
+        if layer.tighten_only:
+            layer = tighten_only(layer, merged)
+        checked.append(layer)
         _merge(merged, layer.data, (), layer.file, origins)
+    layers = checked
     config = CONVERTER.structure(merged, PtcConfig)
     issues = [issue for layer in layers for issue in layer.issues]
     statistics_invalid = any(

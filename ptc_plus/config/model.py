@@ -9,6 +9,7 @@ where they come from and what must measure them.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 
 import attrs
@@ -52,12 +53,16 @@ class ManagementSection:
     """``[management]``: the capability-management master switch and its budget.
 
     ``baseline`` is the manual list of common capabilities, most important
-    first (its index is the baseline rank).
+    first (its index is the baseline rank). ``context_tokens`` is the model's
+    real context size in the same token unit, when the user states it (the
+    host contract does not report one): explicit ``full`` beyond the budget is
+    kept, but never beyond this (ADR 0047). ``None``: unknown, no such limit.
     """
 
     enabled: bool = False
     budget_tokens: int = 8000
     baseline: tuple[str, ...] = ()
+    context_tokens: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -133,5 +138,17 @@ SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics",
 
 
 def is_valid_identity(identity: str) -> bool:
-    """A capability identity is non-empty text without control characters."""
+    """What a config file may name: non-empty text without control characters (hosts name tools freely)."""
     return bool(identity.strip()) and all(ch.isprintable() for ch in identity)
+
+
+_WELL_FORMED = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*:[^\s\"'`\\]+")
+
+
+def is_well_formed_identity(identity: str) -> bool:
+    """What ``capabilities set`` accepts: ``source:member`` (ADR 0022), no spaces, quotes or backslashes.
+
+    Stricter than :func:`is_valid_identity` on purpose: a typed identity that
+    cannot be one the catalog produces is refused before it reaches the file.
+    """
+    return _WELL_FORMED.fullmatch(identity) is not None and is_valid_identity(identity)

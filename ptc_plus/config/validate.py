@@ -12,6 +12,7 @@ stricter consequences, decided here and applied by the loader:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from cattrs.v import transform_error
 
 from ptc_plus.config import keypath
 from ptc_plus.config.converter import CONVERTER, Rejected
+from ptc_plus.config.errors import ConfigVersionUnsupported
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.model import (
     CONFIG_VERSION,
@@ -65,6 +67,8 @@ class CleanLayer:
     issues: tuple[ConfigIssue, ...] = ()
     statistics_invalid: tuple[str, ...] = ()
     gate_invalid: tuple[GateBlocker, ...] = ()
+    tighten_only: bool = False
+    """A workspace file: its sandbox keys may only tighten what lower layers grant (ADR 0045)."""
 
 
 def unusable_layer(issue: ConfigIssue) -> CleanLayer:
@@ -79,11 +83,8 @@ def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLa
     """Validate one parsed file; never raises for bad content."""
     version = raw.get("version", CONFIG_VERSION)
     if isinstance(version, int) and not isinstance(version, bool) and version != CONFIG_VERSION:
-        issue = ConfigIssue(
-            file=file,
-            path="version",
-            code="PTC-4003",
-            params={"found": str(version), "supported": str(CONFIG_VERSION)},
+        issue = ConfigIssue.file_problem(
+            ConfigVersionUnsupported, file, "version", found=str(version), supported=str(CONFIG_VERSION)
         )
         return unusable_layer(issue)
     issues: list[ConfigIssue] = []
@@ -169,7 +170,7 @@ def _structured(
                 data.pop(field, None)
                 dropped.add(field)
             continue
-        problems = semantics(value)
+        problems = _non_finite(value) or semantics(value)
         for field, reason, params in problems:
             issues.append(ConfigIssue(file=file, path=f"{root}.{field}", reason=reason, params=params))
             data.pop(field, None)
@@ -181,6 +182,15 @@ def _structured(
 
 def _no_semantics(_: Any) -> list[Finding]:
     return []
+
+
+def _non_finite(value: Any) -> list[Finding]:
+    """Every float setting must be a finite number: TOML's ``nan`` and ``inf`` never are."""
+    return [
+        (field.name, "finite", {})
+        for field in attrs.fields(type(value))
+        if isinstance(number := getattr(value, field.name), float) and not math.isfinite(number)
+    ]
 
 
 def _check_gate(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
@@ -211,7 +221,12 @@ def _environment_shape(value: Any) -> str | None:
 
 def _check_management(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
     def semantics(section: ManagementSection) -> list[Finding]:
-        return [("budget_tokens", "minimum", {"low": "0"})] if section.budget_tokens < 0 else []
+        found: list[Finding] = []
+        if section.budget_tokens < 0:
+            found.append(("budget_tokens", "minimum", {"low": "0"}))
+        if section.context_tokens is not None and section.context_tokens < 1:
+            found.append(("context_tokens", "minimum", {"low": "1"}))
+        return found
 
     data, issues = _structured(ManagementSection, table, "management", file, semantics)
     if "baseline" in data:

@@ -73,13 +73,18 @@ def _print_environment(session: Session, out: Printer) -> bool:
     return environment.ptc
 
 
+def loaded_plugins(host: ReferenceHost) -> list[str]:
+    """Names of the plugins the host actually loaded (a blocked name is registered as ``None``: left out)."""
+    return sorted(name for name, plugin in host.facade.pm.list_name_plugin() if plugin is not None)
+
+
 async def run_demo(workspace: Path, out: Printer = print) -> int:
     """Run the scripted session in ``workspace`` and print what happened; returns the exit code."""
     workspace.mkdir(parents=True, exist_ok=True)
     seed_workspace(workspace)
     out(message("demo.workspace", path=str(workspace)))
     async with ReferenceHost(workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER) as host:
-        out(message("demo.plugins", names=", ".join(sorted(n for n, _ in host.facade.pm.list_name_plugin()))))
+        out(message("demo.plugins", names=", ".join(loaded_plugins(host))))
         session = await host.start_session(title="demo", model=_script("ptc.jsonl"))
         if not _print_environment(session, out):
             session.model = _script("native.jsonl")

@@ -34,13 +34,13 @@ from hookspecs.i18n import message
 from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.cost import choose_counter
 from ptc_plus.capabilities.snapshot import CatalogSnapshot
-from ptc_plus.config import load_config
+from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.gate import evaluate_gate, resolve_gate_settings
 from ptc_plus.runtime.limits import RunLimits
 from ptc_plus.runtime.runtime import CodeRuntime
 from ptc_plus.runtime.tool import TOOL_NAME, run_code_definition
 from ptc_plus.session.environment import Environment, GateSummary, RestoreStatus, restore
-from ptc_plus.session.limits import run_limits
+from ptc_plus.session.limits import SessionLimits, session_limits
 from ptc_plus.session.membership import discovery_snapshot, excluded_skills, excluded_tools, program_view
 from ptc_plus.session.projection import MODEL_LANG, bootstrap_section, catalog_message, native_tools
 from ptc_plus.session.provision import session_plan
@@ -89,7 +89,8 @@ class PtcController:
         decision = evaluate_gate(
             settings, user_id=info.user_id, toolsets=sorted({s.source for s in view}), title=info.title
         )
-        limits = run_limits(loaded.config.runtime, settings)
+        configured = session_limits(loaded.config.runtime, settings)
+        limits = configured.limits
         readiness = (
             sandbox_readiness(limits) if decision.enabled else Readiness(usable=False, reason=f"gate:{decision.reason}")
         )
@@ -110,7 +111,7 @@ class PtcController:
             plan=session_plan(catalog, loaded, counter, parent_members=parent_members),
         )
         self.services.append_record(info.agent, environment.to_record())
-        diagnostics = tuple(message("ptc.report.config-issue", issue=issue.message()) for issue in loaded.issues)
+        diagnostics = _config_diagnostics(loaded, configured)
         state = SessionState(
             info=info, environment=environment, limits=limits, catalog=catalog, diagnostics=diagnostics
         )
@@ -130,9 +131,10 @@ class PtcController:
         records = self.services.read_records(info.agent)
         restored = restore(records)
         loaded = load_config(info.workspace)
-        limits = run_limits(loaded.config.runtime, resolve_gate_settings(os.environ, loaded))
+        configured = session_limits(loaded.config.runtime, resolve_gate_settings(os.environ, loaded))
+        limits = configured.limits
         catalog = build_catalog(tools=self._host_view(info.agent), skills=self.services.skills(info.agent))
-        diagnostics: list[str] = []
+        diagnostics = list(_config_diagnostics(loaded, configured))
         if restored.status is not RestoreStatus.RESTORED:
             diagnostics.append(message(f"ptc.restore.{restored.status.value}", detail=restored.detail))
         environment = restored.environment
@@ -205,11 +207,12 @@ class PtcController:
         return snapshot
 
     def guard(self, call: ToolCall, spec: ToolSpec) -> Refusal | None:
-        """Programs never reach excluded members, even by crafting a name (defence in depth)."""
+        """Under code mode nobody reaches excluded members, at any depth: not a program crafting a
+        name, not a model (or a crafted call) naming one at the top level (defence in depth)."""
         state = self.session(call.caller)
         if state is None or not state.ptc or state.environment is None:
             return None
-        if call.parent_call_id is not None and spec.name in excluded_tools(state.environment):
+        if spec.name in excluded_tools(state.environment):
             return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=spec.name))
         if spec.name == SKILL_LOADER and str(call.arguments.get("name")) in excluded_skills(state.environment):
             skill = str(call.arguments.get("name"))
@@ -243,6 +246,14 @@ class PtcController:
     def _namespace(self, agent: AgentRef, view: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
         state = self.session(agent)
         return program_view(state.environment if state is not None else None, view)
+
+
+def _config_diagnostics(loaded: LoadedConfig, configured: SessionLimits) -> tuple[str, ...]:
+    """Every config issue, then why configured run limits were not used (if they were not)."""
+    found = [message("ptc.report.config-issue", issue=issue.message()) for issue in loaded.issues]
+    if configured.diagnostic is not None:
+        found.append(configured.diagnostic)
+    return tuple(found)
 
 
 def _host_drift(environment: Environment, catalog: Catalog) -> list[str]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from hookspecs import TokenCounter, ToolSpec
 from ptc_plus.capabilities.catalog import CapabilityKind, Catalog
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session.environment import Environment
 
 _TOOL_KINDS = frozenset({CapabilityKind.TOOL.value, CapabilityKind.MCP_TOOL.value})
@@ -45,6 +46,11 @@ def program_view(environment: Environment | None, view: Sequence[ToolSpec]) -> l
     return [spec for spec in view if spec.name not in excluded]
 
 
+def effective_snapshot(plan: CapabilityPlan, catalog: Catalog, counter: TokenCounter) -> CatalogSnapshot:
+    """``catalog`` restricted to ``plan``'s effective set: ``off`` and not-in-plan members are absent."""
+    return build_snapshot(catalog, counter=counter).restrict(e.identity for e in plan.effective())
+
+
 def discovery_snapshot(environment: Environment, catalog: Catalog, counter: TokenCounter) -> CatalogSnapshot:
     """What ``capabilities.search``/``find``/``inspect``/``tree`` answer from: the plan's effective set."""
-    return build_snapshot(catalog, counter=counter).restrict(e.identity for e in environment.plan.effective())
+    return effective_snapshot(environment.plan, catalog, counter)

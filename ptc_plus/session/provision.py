@@ -59,9 +59,12 @@ def session_plan(
     *,
     statistics: StatisticsVote = STATISTICS_VOTE,
     parent_members: frozenset[str] | None = None,
-    context_tokens: int | None = None,
 ) -> CapabilityPlan:
-    """The plan for one agent over ``catalog`` (its host scope), from the effective config."""
+    """The plan for one agent over ``catalog`` (its host scope), from the effective config.
+
+    The model's real context size comes from ``[management] context_tokens``
+    when the user states it; the host contract reports none (ADR 0047).
+    """
     return compute_plan(
         PlanInput(
             candidates=candidates(catalog, counter),
@@ -69,7 +72,7 @@ def session_plan(
             config_revision=loaded.revision,
             statistics=statistics,
             parent_members=parent_members,
-            context_tokens=context_tokens,
+            context_tokens=loaded.config.management.context_tokens,
             delivery_cost=delivery_cost(catalog, counter),
         )
     )

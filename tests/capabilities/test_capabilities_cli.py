@@ -58,7 +58,7 @@ def test_sdk_accepts_a_plain_list_with_mcp_spellings(tmp_path: Path, capsys: pyt
 def test_sdk_reports_bad_files_and_bad_budgets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    assert main(["sdk", "--tools", str(bad)]) == 1
+    assert main(["sdk", "--tools", str(bad)]) == 2  # a bad file named on the command line is a usage error
     assert "PTC-3001" in capsys.readouterr().err
     assert main(["sdk", "--tools", str(DATA / "mcp" / "time.json"), "--budget", "0"]) == 2
 

@@ -140,7 +140,7 @@ def test_rejects_unknown_values(tmp_path: Path, value: str) -> None:
         set_capability(tmp_path, "host:a", value)
 
 
-@pytest.mark.parametrize("identity", ["", "  ", "host:a\nb"])
+@pytest.mark.parametrize("identity", ["", "  ", "host:a\nb", 'weird"id', "host:a b", "no-colon", "host:", "host:a\\b"])
 def test_rejects_unusable_identities(tmp_path: Path, identity: str) -> None:
     with pytest.raises(CapabilityIdentityInvalid):
         set_capability(tmp_path, identity, "full")
@@ -150,3 +150,27 @@ def test_inline_capabilities_table_is_edited_in_place(tmp_path: Path) -> None:
     write(tmp_path, 'capabilities = { "host:a" = { disclosure = "off" } }\n')
     set_capability(tmp_path, "host:b", "full")
     assert load(tmp_path) == {"host:a": Disclosure.OFF, "host:b": Disclosure.FULL}
+
+
+@pytest.mark.parametrize("identity", ["host:read_file", "mcp:github/create_issue", "skill:pdf", "mcp-resources:git"])
+def test_accepts_catalog_identities(tmp_path: Path, identity: str) -> None:
+    set_capability(tmp_path, identity, "off")
+    assert load(tmp_path)[identity] is Disclosure.OFF
+
+
+def test_inherit_removes_the_tables_own_comment_and_keeps_the_next_ones(tmp_path: Path) -> None:
+    following = '\n# keep: about host:next\n[capabilities."host:next"]  # trailing note\ndisclosure = "full"\n'
+    path = write(tmp_path, ORIGINAL + following)
+    set_capability(tmp_path, "host:read", "inherit")
+    text = path.read_text("utf-8")
+    assert "explicit choices below" not in text and "noisy tool" not in text
+    assert '# keep: about host:next\n[capabilities."host:next"]  # trailing note\n' in text
+    assert "# keep this comment" in text
+    assert load(tmp_path) == {"host:next": Disclosure.FULL}
+
+
+def test_inherit_of_a_dotted_entry_falls_back_to_tomlkit(tmp_path: Path) -> None:
+    path = write(tmp_path, '[capabilities]\n# a note\n"host:a".disclosure = "off"\n"host:b".disclosure = "full"\n')
+    set_capability(tmp_path, "host:a", "inherit")
+    assert load(tmp_path) == {"host:b": Disclosure.FULL}
+    assert '"host:b".disclosure = "full"' in path.read_text("utf-8")

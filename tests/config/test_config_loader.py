@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from ptc_plus.config import Disclosure, PtcConfig, SandboxPolicy, user_config_file
-from ptc_plus.config.errors import ConfigInvalid
+from ptc_plus.config.errors import (
+    ConfigError,
+    ConfigInvalid,
+    ConfigSyntaxError,
+    ConfigUnreadable,
+    ConfigVersionUnsupported,
+)
 
 from .conftest import ConfigFiles
 
@@ -63,6 +69,10 @@ def test_workspace_wins_per_key(files: ConfigFiles) -> None:
         ("[runtime]\nmax_pending_calls = 0\n", "runtime.max_pending_calls", "greater than 0", "大于 0"),
         ('[runtime]\npolicy = "yolo"\n', "runtime.policy", "workspace-write", "workspace-write"),
         ("[statistics]\nthreshold = 1.5\n", "statistics.threshold", "between 0 and 1", "0 与 1 之间"),
+        ("[runtime]\ntimeout_s = nan\n", "runtime.timeout_s", "finite number", "有限数值"),
+        ("[runtime]\ntermination_grace_s = inf\n", "runtime.termination_grace_s", "finite number", "有限数值"),
+        ("[statistics]\nthreshold = -nan\n", "statistics.threshold", "finite number", "有限数值"),
+        ("[management]\ncontext_tokens = 0\n", "management.context_tokens", "at least 1", "至少"),
         ("[extras]\nx = 1\n", "extras", "unknown key", "未知的键"),
         ("management = 3\n", "management", "expected a table", "应为表"),
     ],
@@ -148,6 +158,28 @@ def test_bad_user_statistics_key_overridden_by_workspace_does_not_disable(files:
     assert [i.file for i in loaded.issues] == [str(files.user_file)]  # still reported
     assert loaded.statistics_disabled is False
     assert loaded.config.statistics.threshold == 0.5
+
+
+@pytest.mark.parametrize(
+    ("user", "workspace", "kind"),
+    [
+        ("[management\n", None, ConfigSyntaxError),
+        ("version = 9\n", None, ConfigVersionUnsupported),
+        (None, None, ConfigUnreadable),
+    ],
+)
+def test_file_problems_are_raised_as_their_own_errors(
+    files: ConfigFiles, user: str | None, workspace: str | None, kind: type[ConfigError]
+) -> None:
+    files.write(user=user, workspace=workspace)
+    if user is None:  # a directory where the file should be: it exists but cannot be read
+        files.user_file.mkdir(parents=True)
+    loaded = files.load()
+    (issue,) = loaded.issues
+    assert issue.code == kind.code and isinstance(issue.to_error(), kind)
+    with pytest.raises(ConfigInvalid) as caught:
+        loaded.raise_if_invalid()
+    assert isinstance(caught.value.__cause__, kind)
 
 
 def test_strict_load_raises(files: ConfigFiles) -> None:

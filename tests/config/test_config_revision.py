@@ -88,6 +88,7 @@ configs = st.builds(
         enabled=st.booleans(),
         budget_tokens=st.integers(0, 10**6),
         baseline=st.lists(identities, unique=True, max_size=5).map(tuple),
+        context_tokens=st.none() | st.integers(1, 10**6),
     ),
     capabilities=st.dictionaries(identities, st.sampled_from(Disclosure).map(lambda d: CapabilityChoice(disclosure=d))),
     statistics=st.builds(
@@ -122,6 +123,7 @@ def test_toml_serialize_then_load_round_trips(
     config = attrs.evolve(config, gate=GateSection(mode=mode, debug=debug))
     data = CONVERTER.unstructure(config)
     data["gate"] = {k: v for k, v in data["gate"].items() if v is not None}
+    data["management"] = {k: v for k, v in data["management"].items() if v is not None}  # TOML has no null
     files.write(workspace=tomlkit.dumps(data))
     loaded = files.load()
     if config.statistics.min_samples > config.statistics.window:

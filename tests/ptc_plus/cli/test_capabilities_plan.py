@@ -56,6 +56,6 @@ def test_set_then_plan_shows_choices_reasons_and_overage(tmp_path: Path, capsys:
 
 
 def test_set_refuses_an_unknown_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["capabilities", "set", "host:read_file", "sometimes", "--workspace", str(tmp_path)]) == 1
+    assert main(["capabilities", "set", "host:read_file", "sometimes", "--workspace", str(tmp_path)]) == 2
     assert "PTC-4021" in capsys.readouterr().err
     assert not (tmp_path / ".ptc-plus" / "config.toml").exists()

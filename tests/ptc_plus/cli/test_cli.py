@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from ptc_plus import __version__
+from ptc_plus.demo.run import run_demo
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 
@@ -69,3 +71,33 @@ def test_demo_runs_a_whole_session(tmp_path: Path) -> None:
     assert "notes_add" in out
     assert "Resumed from the log" in out
     assert (tmp_path / "ws" / ".demo" / "notes.sqlite").exists()
+
+
+def test_a_closed_stdout_ends_quietly(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that already exited: every write gets EPIPE
+    try:
+        merged = {**os.environ, "PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+        done = subprocess.run(
+            [CLI, "capabilities", "plan", "--workspace", str(tmp_path)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=merged,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr and "Exception" not in done.stderr
+
+
+@pytest.mark.asyncio
+async def test_demo_lists_only_loaded_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_HOST_DISABLE_PLUGINS", "ptc_plus")
+    monkeypatch.setenv("PTC_LOCALE", "en")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    lines: list[str] = []
+    assert await run_demo(tmp_path / "ws", out=lines.append) == 0
+    (plugins,) = [line for line in lines if line.startswith("Plugins loaded:")]
+    assert "ptc_plus" not in plugins and "agent-host-builtins" in plugins

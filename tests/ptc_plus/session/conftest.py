@@ -1,8 +1,10 @@
 """Fixtures for session tests: an isolated environment, a demo workspace with a config, real reference hosts.
 
-Hosts load exactly ``ptc_plus.plugin`` (no entry points) and the demo tools;
-their programs run under the default ``workspace-write`` policy, so they
-need bubblewrap.
+Hosts load exactly ``ptc_plus.plugin`` (no entry points) and the demo tools.
+Programs run under the default ``workspace-write`` policy, which needs
+bubblewrap, unless a test asks for :func:`unconfined`: a *user-level* config
+choosing ``danger-full-access`` (a workspace file may not loosen the
+sandbox), so checks that do not depend on confinement run everywhere.
 """
 
 from __future__ import annotations
@@ -45,6 +47,23 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if key.startswith("PTC_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def write_user_config(tmp_path: Path, text: str) -> Path:
+    """Write the user-level ``config.toml`` under the isolated ``XDG_CONFIG_HOME``."""
+    path = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+UNCONFINED = 'version = 1\n\n[runtime]\npolicy = "danger-full-access"\n'
+
+
+@pytest.fixture
+def unconfined(tmp_path: Path) -> Path:
+    """Programs run without confinement (user-level policy override): no bubblewrap needed."""
+    return write_user_config(tmp_path, UNCONFINED)
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, needs_bwrap, program_turns, write_config
+from .conftest import HostFactory, program_turns, write_config
 
 
-@needs_bwrap
+@pytest.mark.usefixtures("unconfined")
 @pytest.mark.asyncio
 async def test_a_child_never_gains_what_the_parent_plan_lacks(open_host: HostFactory, workspace: Path) -> None:
     write_config(workspace, choices={"host:notes_search": "off"})

@@ -10,15 +10,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
+from hookspecs import ToolCall
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
 from ptc_plus.capabilities.discovery import find, search
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, needs_bwrap, program_turns, write_config
+from .conftest import HostFactory, needs_bwrap, program_turns, write_config, write_user_config
+
+# Membership does not depend on confinement: these run unconfined (user-level policy) everywhere,
+# and once under the default confined policy where bubblewrap exists.
+pytestmark = pytest.mark.usefixtures("unconfined")
 
 TARGET = "host:notes_search"
 PROGRAM = """\
@@ -53,7 +59,6 @@ def catalog_text(session: Any) -> str:
     return "\n".join(e.message["content"] for e in session.surface.entries if e.provenance == "ptc-plus:catalog")
 
 
-@needs_bwrap
 @pytest.mark.asyncio
 async def test_full_is_delivered_and_callable(open_host: HostFactory, workspace: Path) -> None:
     host, session, value = await run_with(open_host, workspace, "full")
@@ -63,7 +68,6 @@ async def test_full_is_delivered_and_callable(open_host: HostFactory, workspace:
     assert entry is not None and (entry.disclosure, entry.reason) == (Disclosure.FULL, Reason.EXPLICIT)
 
 
-@needs_bwrap
 @pytest.mark.asyncio
 async def test_on_demand_is_named_findable_and_callable(open_host: HostFactory, workspace: Path) -> None:
     host, session, value = await run_with(open_host, workspace, "on-demand")
@@ -78,9 +82,13 @@ async def test_on_demand_is_named_findable_and_callable(open_host: HostFactory, 
     assert "async def notes_search(" in hits["text"]
 
 
-@needs_bwrap
+@pytest.mark.parametrize("confined", [False, pytest.param(True, marks=needs_bwrap)])
 @pytest.mark.asyncio
-async def test_off_is_absent_everywhere(open_host: HostFactory, workspace: Path) -> None:
+async def test_off_is_absent_everywhere(
+    open_host: HostFactory, workspace: Path, tmp_path: Path, confined: bool
+) -> None:
+    if confined:
+        write_user_config(tmp_path, "version = 1\n")  # the default workspace-write policy
     host, session, value = await run_with(open_host, workspace, "off")
     assert "notes_search" not in value["names"]
     assert value["found"].startswith("missing: ")
@@ -97,22 +105,44 @@ async def test_off_is_absent_everywhere(open_host: HostFactory, workspace: Path)
     assert "notes_search" in host.view(session.agent).names()
 
 
-@needs_bwrap
+@pytest.mark.parametrize("parent_call_id", ["c", None], ids=["nested", "top-level"])
 @pytest.mark.asyncio
-async def test_a_crafted_nested_call_to_an_off_member_is_refused(open_host: HostFactory, workspace: Path) -> None:
+async def test_a_crafted_call_to_an_off_member_is_refused_at_any_depth(
+    open_host: HostFactory, workspace: Path, parent_call_id: str | None
+) -> None:
     write_config(workspace, choices={TARGET: "off"})
     host = await open_host()
     session = await host.start_session(title="t")
     ctl = controller(host.services)
-    from hookspecs import ToolCall
-
+    assert ctl.session(session.agent).ptc  # type: ignore[union-attr]
     spec = next(s for s in host.view(session.agent).specs() if s.name == "notes_search")
-    nested = ToolCall(call_id="c:1", tool="notes_search", arguments={}, caller=session.agent, parent_call_id="c")
-    refusal = ctl.guard(nested, spec)
+    call = ToolCall(
+        call_id="c:1", tool="notes_search", arguments={}, caller=session.agent, parent_call_id=parent_call_id
+    )
+    refusal = ctl.guard(call, spec)
     assert refusal is not None and refusal.code == "capability-off"
+    # An on-demand member stays callable at any depth.
+    other = next(s for s in host.view(session.agent).specs() if s.name == "read_file")
+    assert ctl.guard(attrs.evolve(call, tool="read_file"), other) is None
 
 
-@needs_bwrap
+@pytest.mark.asyncio
+async def test_a_models_direct_call_to_an_off_member_never_runs(open_host: HostFactory, workspace: Path) -> None:
+    write_config(workspace, choices={"host:notes_delete": "off"})
+    model = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=(RequestedCall(tool="notes_delete", arguments={"id": 1}),)),
+            AssistantTurn(text="done"),
+        ]
+    )
+    host = await open_host()
+    session = await host.start_session(title="t", model=model)
+    await session.run_turn("go")
+    settled = [e.data["result"] for e in session.log.events if e.type == "tool-settled"]
+    assert settled and settled[0]["tool"] == "notes_delete" and settled[0]["status"] == "error"
+    assert settled[0]["dispatched"] is False
+
+
 @pytest.mark.asyncio
 async def test_explicit_full_over_budget_is_delivered_whole_and_reported(
     open_host: HostFactory, workspace: Path
@@ -145,12 +175,7 @@ async def test_an_off_skill_leaves_the_catalog_and_cannot_be_loaded(
     write_skill(skills, "charts", "Draw charts.")
     write_config(workspace, budget=100_000, choices={"skill:pdf": "off", "skill:charts": "full"})
     host = await open_host(skills_dirs=[skills])
-    model = ScriptedModel(
-        [
-            AssistantTurn(tool_calls=(RequestedCall(tool="load_skill", arguments={"name": "pdf"}),)),
-            AssistantTurn(text="ok"),
-        ]
-    )
+    model = program_turns('return await tools.load_skill(name="pdf")')
     session = await host.start_session(title="t", model=model)
     await session.run_turn("go")
     text = catalog_text(session)
@@ -159,5 +184,6 @@ async def test_an_off_skill_leaves_the_catalog_and_cannot_be_loaded(
     # stable): skill lines travel only in the plan's catalog message.
     assert "pdf" not in model.requests[0].system.lower() and "charts" not in model.requests[0].system.lower()
     settled = [e.data["result"] for e in session.log.events if e.type == "tool-settled"]
-    assert settled[0]["tool"] == "load_skill" and settled[0]["status"] != "ok"
-    assert settled[0]["error"]["code"] == "refused" and "capability-off" in str(settled[0]["error"])
+    nested = next(r for r in settled if r["tool"] == "load_skill")
+    assert nested["status"] != "ok"
+    assert nested["error"]["code"] == "refused" and "capability-off" in str(nested["error"])

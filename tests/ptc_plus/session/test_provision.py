@@ -149,3 +149,22 @@ def test_identical_inputs_give_identical_plan_bytes(workspace: Path) -> None:
     first = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
     second = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
     assert plan_bytes(first) == plan_bytes(second)
+
+
+def test_explicit_full_over_budget_stops_at_the_configured_context(workspace: Path) -> None:
+    catalog = demo_catalog(workspace)
+    choices = {"host:read_file": "full", "host:write_file": "full", "host:search_files": "full"}
+    path = write_config(workspace, budget=10, choices=choices)
+    unbounded = session_plan(catalog, load_config(workspace), offline_counter())
+    assert set(unbounded.members(FULL)) == set(choices) and unbounded.overage_tokens > 0
+    # The model's real context (stated in config: the host reports none) holds only some of them;
+    # the rest are reported with their reason, never cut.
+    context = unbounded.used_tokens - 1
+    path.write_text(
+        path.read_text("utf-8").replace("budget_tokens = 10", f"budget_tokens = 10\ncontext_tokens = {context}")
+    )
+    plan = session_plan(catalog, load_config(workspace), offline_counter())
+    limited = {e.identity for e in plan.entries if e.reason is Reason.CONTEXT_LIMIT}
+    assert limited and limited < set(choices)
+    assert all(plan.entry(i).disclosure is ON_DEMAND for i in limited)  # type: ignore[union-attr]
+    assert plan.used_tokens <= context and plan.overage_tokens > 0

@@ -1,0 +1,124 @@
+"""``capabilities search``/``plan``/``set`` over the plan a new session in the workspace would get, and exit codes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ptc_plus.cli import main
+
+MANAGED = 'version = 1\n\n[management]\nenabled = true\n\n[capabilities."host:convert_units"]\ndisclosure = "off"\n'
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith("PTC_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PTC_LOCALE", "en")
+
+
+def workspace_with(tmp_path: Path, text: str) -> Path:
+    root = tmp_path / "ws"
+    config = root / ".ptc-plus" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(text, "utf-8")
+    return root
+
+
+def found(workspace: Path, query: str, capsys: pytest.CaptureFixture[str], *extra: str) -> set[str]:
+    assert main(["capabilities", "search", query, "--workspace", str(workspace), "--json", *extra]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    return {m["identity"] for m in [*result["expanded"], *result["not_expanded"]]}
+
+
+def test_search_never_finds_an_off_capability(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "host:convert_units" in found(tmp_path, "convert units", capsys)  # no config: the host's provision
+    workspace = workspace_with(tmp_path, MANAGED)
+    assert "host:convert_units" not in found(workspace, "convert units", capsys)
+    assert main(["capabilities", "search", "convert units", "--workspace", str(workspace)]) == 0
+    assert "host:convert_units" not in capsys.readouterr().out
+    # On-demand members stay findable.
+    assert "host:read_file" in found(workspace, "read a file", capsys)
+
+
+def test_plan_shows_a_loosening_the_workspace_may_not_make(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace = workspace_with(tmp_path, 'version = 1\n[runtime]\npolicy = "danger-full-access"\n')
+    assert main(["capabilities", "plan", "--workspace", str(workspace), "--json"]) == 0
+    (issue,) = orjson.loads(capsys.readouterr().out)["issues"]
+    assert "runtime.policy" in issue and "may only tighten" in issue
+    assert main(["capabilities", "plan", "--workspace", str(workspace)]) == 0
+    assert "may only tighten" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["capabilities", "set", "host:read_file", "bogus"], "PTC-4021"),
+        (["capabilities", "set", 'weird"id', "full"], "PTC-4022"),
+        (["capabilities", "set", "host:read file", "off"], "PTC-4022"),
+        (["capabilities", "search", "x", "--limit", "0"], "PTC-3"),
+        (["capabilities", "search", "x", "--budget", "0"], "PTC-3"),
+        (["capabilities", "search", "x", "--tools", "nofile.json"], "PTC-3001"),
+        (["sdk", "--tools", "nofile.json"], "PTC-3001"),
+        (["capabilities", "search", "x", "--limit", "many"], "PTC-1001"),
+    ],
+)
+def test_usage_errors_exit_2_with_their_own_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], code: str
+) -> None:
+    assert main([*args, "--workspace", str(tmp_path)] if args[0] == "capabilities" else args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptc-plus: " + code) and "Traceback" not in err
+    assert not (tmp_path / ".ptc-plus").exists()  # nothing was written
+
+
+def test_an_uneditable_config_is_a_failure_not_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = workspace_with(tmp_path, "[management\n")
+    assert main(["capabilities", "set", "host:read_file", "off", "--workspace", str(workspace)]) == 1
+    assert "PTC-4020" in capsys.readouterr().err
+
+
+def test_set_warns_about_an_identity_the_catalog_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capabilities", "set", "mcp:github/create_issue", "off", "--workspace", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "now off" in out and "not in this workspace's current catalog" in err
+    assert 'disclosure = "off"' in (tmp_path / ".ptc-plus" / "config.toml").read_text("utf-8")
+    assert main(["capabilities", "set", "host:read_file", "off", "--workspace", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+COMMENTED = """\
+version = 1
+
+[management]
+enabled = true
+
+# Never delete notes.
+[capabilities."host:notes_delete"]
+disclosure = "off"
+
+# Search notes up front.
+[capabilities."host:notes_search"]
+disclosure = "full"
+"""
+
+
+def test_inherit_takes_the_tables_own_comment_and_keeps_the_next_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = workspace_with(tmp_path, COMMENTED)
+    assert main(["capabilities", "set", "host:notes_delete", "inherit", "--workspace", str(workspace)]) == 0
+    text = (workspace / ".ptc-plus" / "config.toml").read_text("utf-8")
+    assert text == COMMENTED.replace(
+        '# Never delete notes.\n[capabilities."host:notes_delete"]\ndisclosure = "off"\n\n', ""
+    )
+    assert main(["capabilities", "set", "host:notes_search", "inherit", "--workspace", str(workspace)]) == 0
+    text = (workspace / ".ptc-plus" / "config.toml").read_text("utf-8")
+    assert "Search notes" not in text and "capabilities" not in text and "enabled = true" in text

@@ -1,0 +1,56 @@
+"""Session start under hostile or broken ``[runtime]`` settings: never looser, never blocked."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from ptc_plus.config import RuntimeSection, SandboxPolicy
+from ptc_plus.gate import GateSettings
+from ptc_plus.plugin import controller
+from ptc_plus.runtime.limits import RunLimits
+from ptc_plus.session.limits import session_limits
+
+from .conftest import HostFactory, write_config, write_user_config
+
+
+@pytest.mark.asyncio
+async def test_a_workspace_cannot_turn_the_sandbox_off(open_host: HostFactory, workspace: Path) -> None:
+    write_config(workspace, extra='\n[runtime]\npolicy = "danger-full-access"\nnetwork = true\n')
+    host = await open_host()
+    session = await host.start_session(title="t")
+    state = controller(host.services).session(session.agent)
+    assert state is not None
+    assert (state.limits.policy, state.limits.network) == (SandboxPolicy.WORKSPACE_WRITE, False)
+    text = session.command("/capabilities").text
+    assert "runtime.policy" in text and "runtime.network" in text and "may only tighten" in text
+
+
+@pytest.mark.asyncio
+async def test_the_user_file_can(open_host: HostFactory, workspace: Path, tmp_path: Path) -> None:
+    write_user_config(tmp_path, '[runtime]\npolicy = "danger-full-access"\nnetwork = true\n')
+    host = await open_host()
+    session = await host.start_session(title="t")
+    state = controller(host.services).session(session.agent)
+    assert state is not None and state.ptc
+    assert (state.limits.policy, state.limits.network) == (SandboxPolicy.DANGER_FULL_ACCESS, True)
+
+
+@pytest.mark.asyncio
+async def test_a_nan_timeout_is_reported_and_never_blocks_the_session(open_host: HostFactory, workspace: Path) -> None:
+    write_config(workspace, extra="\n[runtime]\ntimeout_s = nan\n")
+    host = await open_host()
+    session = await host.start_session(title="t")
+    state = controller(host.services).session(session.agent)
+    assert state is not None and state.limits.timeout_s == RuntimeSection().timeout_s
+    assert "runtime.timeout_s" in session.command("/capabilities").text
+
+
+def test_limits_the_runtime_refuses_fall_back_to_the_defaults_with_a_diagnostic() -> None:
+    settings = GateSettings()
+    configured = session_limits(RuntimeSection(timeout_s=math.nan), settings)
+    assert configured.limits.timeout_s == RunLimits().timeout_s
+    assert configured.diagnostic is not None and "default" in configured.diagnostic
+    assert session_limits(RuntimeSection(), settings).diagnostic is None
