@@ -1,9 +1,14 @@
-"""The inverted index over a catalog: weighted fields, per-term postings.
+"""The inverted index over a catalog: weighted fields, per-term postings, pairs and actions.
 
 Each capability is a document with fields: its name (and identity words),
 source, parameter names, description and keywords from the keyword index.
 A posting stores the field-weighted, length-normalised term frequency
-(BM25F style), so ranking is a sum over query terms.
+(BM25F style), so ranking is a sum over query terms. Beside the postings the
+index keeps, per document, its *name words* (name terms that are not also
+source words: ``git_add`` in ``mcp:git`` is named by ``add``) and its *action*
+(the action classes of its first name word, ADR 0026), and it indexes
+adjacent term *pairs* of names and descriptions, unordered, so a query's
+neighbouring words can be rewarded for appearing together.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 import attrs
 
 from ptc_plus.capabilities.catalog import Capability
 from ptc_plus.capabilities.keywords import CompiledKeywords
-from ptc_plus.capabilities.terms import terms
+from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, terms
 from ptc_plus.sdk.naming import words
 
 FIELD_WEIGHTS: Mapping[str, float] = {
@@ -26,6 +32,7 @@ FIELD_WEIGHTS: Mapping[str, float] = {
     "source": 1.0,
     "description": 1.0,
 }
+PAIR_FIELD_WEIGHTS: Mapping[str, float] = {"name": 1.0, "description": 0.5}
 LENGTH_NORMALISATION = 0.6
 
 
@@ -40,6 +47,12 @@ class SearchIndex:
     exact: Mapping[str, tuple[int, ...]]
     """Lower-cased names and identities → documents (for exact-name look-ups)."""
     keywords: CompiledKeywords = attrs.field(eq=False)
+    pairs: Mapping[str, Mapping[str, tuple[tuple[int, float], ...]]] = attrs.field(factory=dict)
+    """Term → a neighbouring term (either order) → documents and the weight of the field holding the two."""
+    name_words: tuple[frozenset[str], ...] = ()
+    named_by: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)
+    """Name word → the documents whose :attr:`name_words` hold it."""
+    actions: tuple[frozenset[str], ...] = ()
 
 
 def _name_terms(text: str) -> list[str]:
@@ -57,11 +70,34 @@ def document_fields(capability: Capability, keywords: CompiledKeywords) -> dict[
     }
 
 
+def name_words(fields: Mapping[str, list[str]]) -> list[str]:
+    """The name's own words: name terms minus source words (all name terms if nothing is left)."""
+    name = [t for t in fields["name"] if not t.startswith(UNIGRAM_PREFIX)]
+    own = [t for t in name if t not in fields["source"]]
+    return own or name
+
+
+def _pairs(fields: Mapping[str, list[str]]) -> dict[tuple[str, str], float]:
+    """Neighbouring terms of the name and the description, in both orders, with the best field weight."""
+    found: dict[tuple[str, str], float] = {}
+    for field, weight in PAIR_FIELD_WEIGHTS.items():
+        sequence = [t for t in fields[field] if not t.startswith(UNIGRAM_PREFIX)]
+        for first, second in pairwise(sequence):
+            for key in ((first, second), (second, first)):
+                found[key] = max(found.get(key, 0.0), weight)
+    return found
+
+
+def _action(words_of_name: list[str], keywords: CompiledKeywords) -> frozenset[str]:
+    return keywords.actions.get(words_of_name[0], frozenset()) if words_of_name else frozenset()
+
+
 def build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords) -> SearchIndex:
     """Index ``capabilities`` (their order is kept: it is the final tie-break after identity)."""
     fields = [document_fields(c, keywords) for c in capabilities]
     averages = {f: max(1.0, sum(len(doc[f]) for doc in fields) / max(1, len(fields))) for f in FIELD_WEIGHTS}
     postings: dict[str, list[tuple[int, float]]] = {}
+    pairs: dict[str, dict[str, list[tuple[int, float]]]] = {}
     for doc_id, doc in enumerate(fields):
         weighted: dict[str, float] = {}
         for field, weight in FIELD_WEIGHTS.items():
@@ -73,12 +109,20 @@ def build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords) 
                 weighted[term] = weighted.get(term, 0.0) + weight * count / norm
         for term in sorted(weighted):
             postings.setdefault(term, []).append((doc_id, weighted[term]))
+        found = _pairs(doc)
+        for first, second in sorted(found):
+            pairs.setdefault(first, {}).setdefault(second, []).append((doc_id, found[first, second]))
     total = len(capabilities)
     idf = {t: math.log(1 + (total - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()}
     exact: dict[str, list[int]] = {}
     for doc_id, capability in enumerate(capabilities):
         for key in dict.fromkeys((capability.name.lower(), capability.identity.lower())):
             exact.setdefault(key, []).append(doc_id)
+    own = [name_words(doc) for doc in fields]
+    named_by: dict[str, list[int]] = {}
+    for doc_id, words_of_name in enumerate(own):
+        for word in sorted(set(words_of_name)):
+            named_by.setdefault(word, []).append(doc_id)
     return SearchIndex(
         exact={k: tuple(v) for k, v in exact.items()},
         identities=tuple(c.identity for c in capabilities),
@@ -86,4 +130,8 @@ def build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords) 
         postings={t: tuple(p) for t, p in postings.items()},
         idf=idf,
         keywords=keywords,
+        pairs={a: {b: tuple(docs) for b, docs in inner.items()} for a, inner in pairs.items()},
+        name_words=tuple(frozenset(w) for w in own),
+        named_by={k: tuple(v) for k, v in named_by.items()},
+        actions=tuple(_action(w, keywords) for w in own),
     )

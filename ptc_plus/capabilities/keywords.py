@@ -1,11 +1,15 @@
 """The editable keyword index: synonym groups, query-term expansions and per-capability keywords.
 
 Stored as JSON (``{"version": 1, "groups": [...], "terms": {...},
-"capabilities": {...}}``). ``groups`` are English synonym sets (any member
-finds the others); ``terms`` expand a query term in any language (a Chinese
-word to the English words tool authors use); ``capabilities`` add keywords to
-one capability by identity. The shipped index is ``keywords.json`` beside this
-module; a workspace or user file is merged over it.
+"capabilities": {...}, "actions": {...}}``). ``groups`` are English synonym
+sets (any member finds the others); ``terms`` expand a query term in any
+language (a Chinese word to the English words tool authors use);
+``capabilities`` add keywords to one capability by identity; ``actions`` name
+*action classes* (``family.class``, e.g. ``read.list``) and their English
+verbs, so the ranker can tell ``create_issue`` from ``list_issues`` (ADR 0026).
+``actions`` is optional: files written before it existed still load. The
+shipped index is ``keywords.json`` beside this module; a workspace or user
+file is merged over it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class KeywordIndex:
     groups: tuple[tuple[str, ...], ...] = ()
     terms: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
     capabilities: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    actions: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    """Action class (``family.class`` or ``family``) → its verbs."""
 
     def with_term(self, term: str, expansions: Iterable[str]) -> KeywordIndex:
         """Add (or extend) the expansions of one query term."""
@@ -52,6 +58,12 @@ class KeywordIndex:
         merged[identity] = tuple(dict.fromkeys([*merged.get(identity, ()), *words]))
         return attrs.evolve(self, capabilities=merged)
 
+    def with_action(self, action: str, verbs: Iterable[str]) -> KeywordIndex:
+        """Add verbs to one action class (``family.class``; the family is the part before the dot)."""
+        merged = dict(self.actions)
+        merged[action] = tuple(dict.fromkeys([*merged.get(action, ()), *verbs]))
+        return attrs.evolve(self, actions=merged)
+
     def merged(self, other: KeywordIndex) -> KeywordIndex:
         """``self`` extended by ``other`` (other's entries add to, never remove, ours)."""
         result = self
@@ -61,6 +73,8 @@ class KeywordIndex:
             result = result.with_term(term, expansions)
         for identity, words in other.capabilities.items():
             result = result.with_keywords(identity, words)
+        for action, verbs in other.actions.items():
+            result = result.with_action(action, verbs)
         return result
 
 
@@ -86,7 +100,7 @@ def _check_shape(raw: dict[str, object]) -> None:
     groups = raw.get("groups", [])
     if not isinstance(groups, list) or not all(_is_words(g) for g in groups):
         raise ValueError("'groups' must be a list of lists of words")
-    for key in ("terms", "capabilities"):
+    for key in ("terms", "capabilities", "actions"):
         table = raw.get(key, {})
         if not isinstance(table, dict) or not all(_is_words(v) for v in table.values()):
             raise ValueError(f"{key!r} must map text to a list of words")
@@ -114,9 +128,13 @@ class CompiledKeywords:
     """The keyword index prepared for look-ups in search terms (see :mod:`terms`)."""
 
     latin: Mapping[str, frozenset[str]]
-    cjk: Mapping[str, frozenset[str]]
+    cjk: Mapping[str, Mapping[str, int]]
+    """CJK word → each search term of its expansions, with the position of the first expansion giving it
+    (authors list the closest translation first)."""
     capability_terms: Mapping[str, tuple[str, ...]]
     max_cjk: int
+    actions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    """Stemmed verb → the action classes it names."""
 
     def cjk_matches(self, run: str) -> list[str]:
         """Every dictionary word found inside a CJK run (all overlapping matches)."""
@@ -132,7 +150,7 @@ class CompiledKeywords:
 def compile_keywords(index: KeywordIndex) -> CompiledKeywords:
     """Prepare ``index`` for the ranker (stemmed English keys, CJK keys verbatim)."""
     latin: dict[str, set[str]] = {}
-    cjk: dict[str, set[str]] = {}
+    cjk: dict[str, dict[str, int]] = {}
     for group in index.groups:
         stems = {w for word in group for w in latin_words(word)}
         for word in stems:
@@ -141,14 +159,22 @@ def compile_keywords(index: KeywordIndex) -> CompiledKeywords:
         expanded = {t for e in expansions for t in terms(e)}
         if term and is_cjk(term[0]):
             for run in cjk_runs(term):
-                cjk.setdefault(run, set()).update(expanded)
+                ranks = cjk.setdefault(run, {})
+                for position, expansion in enumerate(expansions):
+                    for word in terms(expansion):
+                        ranks[word] = min(ranks.get(word, position), position)
         else:
             for word in latin_words(term):
                 latin.setdefault(word, set()).update(expanded - {word})
     capability_terms = {i: tuple(t for w in words for t in terms(w)) for i, words in index.capabilities.items()}
+    actions: dict[str, set[str]] = {}
+    for action, verbs in index.actions.items():
+        for word in (w for verb in verbs for w in latin_words(verb)):
+            actions.setdefault(word, set()).add(action)
     return CompiledKeywords(
+        actions={k: frozenset(v) for k, v in actions.items()},
         latin={k: frozenset(v) for k, v in latin.items()},
-        cjk={k: frozenset(v) for k, v in cjk.items()},
+        cjk=cjk,
         capability_terms=capability_terms,
         max_cjk=max((len(k) for k in cjk), default=0),
     )

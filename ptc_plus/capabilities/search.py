@@ -1,16 +1,31 @@
 """Deterministic lexical ranking: query analysis and BM25F-style scoring with coverage.
 
 A query is cut into *units*: each English word (with its synonyms), each
-dictionary word found in a CJK run (with its expansions and its character
-n-grams), and each CJK stretch the dictionary does not know (n-grams only).
-A capability's score sums its unit scores and is scaled by the share of units
-it matches, so "delete branch" prefers a tool matching both words. Equal
-scores are ordered by identity. No model is involved.
+dictionary word found in a CJK run (with its expansions, the first weighing
+most, and its character n-grams), and each CJK stretch the dictionary does not
+know (n-grams only). A word or dictionary unit is one *concept*: a capability
+scores for it by its best-matching alternative (one term, or the summed words
+of a several-word expansion such as "pivot table"), and the terms share the
+rarity of the commonest of them, so a rare synonym does not outweigh the
+plain word. An n-gram unit sums its n-grams. A capability's score sums its unit scores (the
+query's action unit at half weight) and is scaled by
+
+- *coverage*: the share of units it matches ("delete branch" prefers both words);
+- *action agreement*: the query's action (the action classes of its first
+  unit that names any) against the capability's (those of its first name
+  word): the same class is rewarded, the same family a little, an exclusive
+  family that differs (``read.list`` against ``produce.create``) is penalised;
+- *name share*: the share of the capability's own name words the query names;
+- *pairs*: neighbouring query concepts that stand next to each other in its
+  name or description.
+
+Equal scores are ordered by identity. No model is involved (ADR 0023, 0026).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import heapq
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -23,10 +38,23 @@ WORD_WEIGHT = 1.0
 SYNONYM_WEIGHT = 0.5
 DICTIONARY_WEIGHT = 0.9
 INNER_DICTIONARY_WEIGHT = 0.6
+EXPANSION_DECAY = 0.9
+"""Each later expansion of a dictionary word weighs this much less than the one before (authors list
+the closest translation first)."""
 BIGRAM_WEIGHT = 0.6
 UNIGRAM_WEIGHT = 0.15
+CONCEPT_FLOOR = SYNONYM_WEIGHT
+"""Terms weighted at least this much stand for a unit's concept (n-grams and inner words do not)."""
 COVERAGE_FLOOR = 0.3
 EXACT_NAME_BONUS = 1000.0
+ACTION_UNIT_WEIGHT = 0.5
+"""The action unit's own term score counts half: agreement is judged by :data:`ACTION_AGREES` and friends,
+and the object a query names should choose the service."""
+ACTION_AGREES = 1.3
+ACTION_RELATED = 1.1
+ACTION_CONFLICTS = 0.75
+NAME_SHARE_WEIGHT = 0.3
+PAIR_WEIGHT = 0.3
 
 
 @attrs.frozen(kw_only=True)
@@ -37,12 +65,24 @@ class Match:
     score: float
 
 
-Unit = Mapping[str, float]
+@attrs.frozen(kw_only=True)
+class Unit:
+    """One query unit: search term → query weight, whether it is one concept, and the actions it names."""
+
+    terms: Mapping[str, float]
+    concept: bool
+    actions: frozenset[str] = frozenset()
+    phrases: tuple[tuple[str, ...], ...] = ()
+    """Expansions of several words ("pivot table"): their terms add up instead of standing in for each other."""
 
 
 def _put(unit: dict[str, float], term: str, weight: float) -> None:
     if weight > unit.get(term, 0.0):
         unit[term] = weight
+
+
+def _actions_of(words: Iterable[str], keywords: CompiledKeywords) -> frozenset[str]:
+    return frozenset(a for word in words for a in keywords.actions.get(word, ()))
 
 
 def _cjk_units(run: str, keywords: CompiledKeywords) -> list[Unit]:
@@ -60,35 +100,46 @@ def _cjk_units(run: str, keywords: CompiledKeywords) -> list[Unit]:
             leftover = ""
         word = run[i : i + size]
         unit: dict[str, float] = {}
-        for term in sorted(keywords.cjk[word]):
-            _put(unit, term, DICTIONARY_WEIGHT)
+        for term, position in sorted(keywords.cjk[word].items()):
+            _put(unit, term, DICTIONARY_WEIGHT * EXPANSION_DECAY**position)
+        phrases: dict[tuple[str, ...], None] = {}
         for inner in keywords.cjk_matches(word):
-            for term in sorted(keywords.cjk[inner]):
-                _put(unit, term, INNER_DICTIONARY_WEIGHT)
+            for term, position in sorted(keywords.cjk[inner].items()):
+                _put(unit, term, INNER_DICTIONARY_WEIGHT * EXPANSION_DECAY**position)
+            phrases.update(dict.fromkeys(_phrases(keywords.cjk[inner])))
         for term in cjk_terms(word):
             _put(unit, term, UNIGRAM_WEIGHT if term.startswith(UNIGRAM_PREFIX) else BIGRAM_WEIGHT)
-        units.append(unit)
+        units.append(
+            Unit(terms=unit, concept=True, actions=_actions_of(keywords.cjk[word], keywords), phrases=tuple(phrases))
+        )
         i += size
     if leftover:
         units.append(_ngram_unit(leftover))
-    return [u for u in units if u]
+    return [u for u in units if u.terms]
+
+
+def _phrases(expansions: Mapping[str, int]) -> list[tuple[str, ...]]:
+    by_position: dict[int, list[str]] = {}
+    for term, position in sorted(expansions.items()):
+        by_position.setdefault(position, []).append(term)
+    return [tuple(terms) for _, terms in sorted(by_position.items()) if len(terms) > 1]
 
 
 def _ngram_unit(text: str) -> Unit:
     unit: dict[str, float] = {}
     for term in cjk_terms(text):
         _put(unit, term, UNIGRAM_WEIGHT if term.startswith(UNIGRAM_PREFIX) else BIGRAM_WEIGHT)
-    return unit
+    return Unit(terms=unit, concept=False)
 
 
 def analyse(query: str, keywords: CompiledKeywords) -> list[Unit]:
-    """The query's units, each a map of search term → query weight."""
+    """The query's units in query order (English words first, then CJK runs)."""
     units: list[Unit] = []
     for word in dict.fromkeys(latin_words(query)):
         unit: dict[str, float] = {word: WORD_WEIGHT}
         for term in sorted(keywords.latin.get(word, ())):
             _put(unit, term, SYNONYM_WEIGHT)
-        units.append(unit)
+        units.append(Unit(terms=unit, concept=True, actions=_actions_of([word], keywords)))
     for run in cjk_runs(query):
         units.extend(_cjk_units(run, keywords))
     return units
@@ -96,37 +147,120 @@ def analyse(query: str, keywords: CompiledKeywords) -> list[Unit]:
 
 def _unit_scores(index: SearchIndex, unit: Unit) -> dict[int, float]:
     scores: dict[int, float] = {}
-    for term in sorted(unit):
-        postings = index.postings.get(term)
-        if not postings:
-            continue
-        factor = unit[term] * index.idf[term]
-        for doc, weight in postings:
-            scores[doc] = scores.get(doc, 0.0) + factor * weight * (K1 + 1) / (weight + K1)
+    present = sorted(t for t in unit.terms if t in index.postings)
+    saturation = K1 + 1
+    if not unit.concept:
+        for term in present:
+            factor = unit.terms[term] * index.idf[term] * saturation
+            for doc, weight in index.postings[term]:
+                scores[doc] = scores.get(doc, 0.0) + factor * weight / (weight + K1)
+        return scores
+    rarity = min((index.idf[t] for t in present if unit.terms[t] >= CONCEPT_FLOOR), default=None)
+    phrased = {t for phrase in unit.phrases for t in phrase} if unit.phrases else set()
+    values: dict[str, dict[int, float]] = {}
+    for term in present:
+        factor = unit.terms[term] * (index.idf[term] if rarity is None else min(rarity, index.idf[term])) * saturation
+        if phrased and term in phrased:
+            values[term] = {doc: factor * weight / (weight + K1) for doc, weight in index.postings[term]}
+        for doc, weight in index.postings[term]:
+            value = factor * weight / (weight + K1)
+            if value > scores.get(doc, 0.0):
+                scores[doc] = value
+    for phrase in unit.phrases:
+        summed: dict[int, float] = {}
+        for term in phrase:
+            for doc, value in values.get(term, {}).items():
+                summed[doc] = summed.get(doc, 0.0) + value
+        for doc, value in summed.items():
+            if value > scores[doc]:
+                scores[doc] = value
+    return scores
+
+
+def action_factor(wanted: frozenset[str], offered: frozenset[str]) -> float:
+    """How a capability offering ``offered`` actions suits a query wanting ``wanted`` (1.0: no opinion).
+
+    Classes are ``family.class``; a class without a family (``run``) only ever agrees.
+    """
+    if not wanted or not offered:
+        return 1.0
+    if wanted & offered:
+        return ACTION_AGREES
+    ours = {a.split(".")[0] for a in wanted if "." in a}
+    theirs = {a.split(".")[0] for a in offered if "." in a}
+    if ours & theirs:
+        return ACTION_RELATED
+    return ACTION_CONFLICTS if ours and theirs else 1.0
+
+
+def _concept_terms(unit: Unit) -> list[str]:
+    # Terms from U+3040 up are CJK n-grams: overlapping bigrams are never neighbours worth a pair.
+    return sorted(t for t, w in unit.terms.items() if w >= CONCEPT_FLOOR and t[0] < "\u3040")
+
+
+def _pair_scores(index: SearchIndex, units: list[Unit]) -> dict[int, float]:
+    """Per document, over neighbouring concept units, the summed weight of their best pair it holds."""
+    concepts = [_concept_terms(u) for u in units if u.concept]
+    weights = [u.terms for u in units if u.concept]
+    scores: dict[int, float] = {}
+    for n in range(len(concepts) - 1):
+        best: dict[int, float] = {}
+        for a in concepts[n]:
+            neighbours = index.pairs.get(a)
+            if not neighbours:
+                continue
+            for b in concepts[n + 1]:
+                weight = weights[n][a] * weights[n + 1][b]
+                for doc, field in neighbours.get(b, ()):
+                    if weight * field > best.get(doc, 0.0):
+                        best[doc] = weight * field
+        for doc, value in best.items():
+            scores[doc] = scores.get(doc, 0.0) + value
     return scores
 
 
 def rank(index: SearchIndex, query: str, *, limit: int | None = None) -> list[Match]:
     """Capabilities matching ``query``, best first (ties by identity); at most ``limit``."""
     units = analyse(query, index.keywords)
+    verb = next((u for u in units if u.actions), None)
     totals: dict[int, float] = {}
     matched: dict[int, int] = {}
     for unit in units:
-        for doc, score in sorted(_unit_scores(index, unit).items()):
-            totals[doc] = totals.get(doc, 0.0) + score
+        weight = ACTION_UNIT_WEIGHT if unit is verb else 1.0
+        # Each document gains once per unit, in unit order: the sum does not depend on document order.
+        for doc, score in _unit_scores(index, unit).items():
+            totals[doc] = totals.get(doc, 0.0) + weight * score
             matched[doc] = matched.get(doc, 0) + 1
     wanted = query.strip().lower()
     for doc in index.exact.get(wanted, ()):
         totals[doc] = totals.get(doc, 0.0) + EXACT_NAME_BONUS
         matched[doc] = max(matched.get(doc, 0), len(units))
     count = max(1, len(units))
-    results = [
-        Match(
-            identity=index.identities[doc],
-            score=round(total * (COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * min(1.0, matched[doc] / count)), 9),
-        )
-        for doc, total in totals.items()
-        if total > 0
-    ]
-    results.sort(key=lambda m: (-m.score, m.identity))
-    return results if limit is None else results[:limit]
+    coverage = [COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * min(1.0, m / count) for m in range(count + 1)]
+    action = verb.actions if verb is not None else frozenset()
+    agreement: dict[frozenset[str], float] = {}
+    pairs = _pair_scores(index, units)
+    pair_scale = PAIR_WEIGHT / max(1, sum(1 for u in units if u.concept) - 1)
+    named: dict[int, int] = {}
+    for term in {t for u in units if u.concept for t, w in u.terms.items() if w >= CONCEPT_FLOOR}:
+        for doc in index.named_by.get(term, ()):
+            named[doc] = named.get(doc, 0) + 1
+    scored: list[tuple[float, str]] = []
+    identities, actions = index.identities, index.actions
+    for doc, total in totals.items():
+        if total <= 0:
+            continue
+        score = total * coverage[matched[doc]]
+        if action:
+            offered = actions[doc]
+            factor = agreement.get(offered)
+            if factor is None:
+                factor = agreement[offered] = action_factor(action, offered)
+            score *= factor
+        if doc in named:
+            score *= 1 + NAME_SHARE_WEIGHT * named[doc] / len(index.name_words[doc])
+        if doc in pairs:
+            score *= 1 + pair_scale * pairs[doc]
+        scored.append((-round(score, 9), identities[doc]))
+    best = sorted(scored) if limit is None else heapq.nsmallest(limit, scored)
+    return [Match(identity=identity, score=-negative) for negative, identity in best]
