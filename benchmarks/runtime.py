@@ -210,6 +210,7 @@ class DirectServices:
         self.user_id = ""
         self.token_counter = None
         self.spill_store = None
+        self.protected_paths: tuple[Path, ...] = ()
         self._tools = {t.spec.name: t for t in tools}
 
     def tool_view(self, agent: Any) -> list[ToolSpec]:
@@ -389,13 +390,55 @@ async def main(quick: bool) -> dict[str, Any]:
         "in_process_asyncio_efficiency": ideal / in_process,
     }
     return {
-        "version": 1,
+        "version": 2,
         "benchmark": "runtime",
         "quick": quick,
+        "targets": targets(startup, nested, parallel),
         "startup": startup,
         "nested": nested,
         "parallel": parallel,
     }
+
+
+def _target(name: str, measured: float, bound: float, at_most: bool) -> dict[str, Any]:
+    met = measured <= bound if at_most else measured >= bound
+    return {"name": name, "target": f"{'<=' if at_most else '>='} {bound:g}", "measured": measured, "met": met}
+
+
+def targets(startup: dict[str, Any], nested: dict[str, Any], parallel: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 3's targets, each with the measured ratio and whether it was met in this run."""
+    return [
+        _target(
+            "(a) warm trivial run_code, workspace-write / python -I -S -c pass",
+            startup["workspace-write"]["warm_ratio_to_python_I_S"],
+            1.5,
+            at_most=True,
+        ),
+        _target(
+            "(a) warm trivial run_code, danger-full-access / python -I -S -c pass",
+            startup["danger-full-access"]["warm_ratio_to_python_I_S"],
+            1.5,
+            at_most=True,
+        ),
+        _target(
+            "(b) nested no-op round trip through the reference host / socketpair ping-pong",
+            nested["host_ratio_to_socketpair"],
+            1.5,
+            at_most=True,
+        ),
+        _target(
+            "(b) nested no-op round trip, runtime direct dispatch / socketpair ping-pong",
+            nested["direct_ratio_to_socketpair"],
+            1.5,
+            at_most=True,
+        ),
+        _target(
+            "(c) 1000 parallel 10 ms calls, max_parallel 16, through the reference host / ideal",
+            parallel["reference_host_efficiency"],
+            0.9,
+            at_most=False,
+        ),
+    ]
 
 
 if __name__ == "__main__":

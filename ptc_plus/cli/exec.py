@@ -4,6 +4,9 @@ The program goes through the full pipeline a model's call would take
 (validation, guard, ``tool-execute`` seam, ordered scheduler, session log),
 against the demo tools (``--tools demo``), a tool factory
 (``--tools module:factory``, called with the workspace path) or no tools.
+With a tool set, programs can use ``capabilities.*`` over a snapshot of
+those tools, built once before the run. The result carries the run's
+``notes`` (e.g. a clamped timeout) in both output forms.
 Exit code: 0 the program succeeded, 1 it failed, 2 usage error.
 """
 
@@ -21,9 +24,11 @@ from typing import Any
 
 import orjson
 
-from hookspecs import ResultStatus, ToolDefinition, ToolResult
+from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
 from hookspecs.i18n import message
+from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
 from ptc_plus.errors import UsageError
+from ptc_plus.runtime.discovery import DiscoveryProvider
 from ptc_plus.runtime.errors import UnknownToolSet
 from ptc_plus.runtime.limits import RunLimits, SandboxPolicy, limits_from_environment
 from ptc_plus.runtime.runtime import CodeRuntime
@@ -101,11 +106,12 @@ async def _execute(
     from hookspecs.reference import ReferenceHost
 
     runtime = CodeRuntime(limits)
+    definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
     with tempfile.TemporaryDirectory(prefix="ptc-exec-") as state:
         host = ReferenceHost(
             workspace=workspace,
             state_dir=Path(state),
-            tools=[*tools, run_code_definition(runtime=runtime)],
+            tools=[*tools, definition],
             load_entry_points=False,
         )
         try:
@@ -116,24 +122,40 @@ async def _execute(
             await runtime.aclose()
 
 
+def discovery_for(tools: Sequence[ToolDefinition]) -> DiscoveryProvider | None:
+    """A provider answering every caller from one snapshot of ``tools`` (none without tools)."""
+    if not tools:
+        return None
+    snapshot = build_snapshot(build_catalog(tools=[tool.spec for tool in tools]))
+
+    def provider(agent: AgentRef) -> CatalogSnapshot:
+        return snapshot
+
+    return provider
+
+
 def result_shape(result: ToolResult) -> dict[str, Any]:
-    """``{"ok", "value", "error", "logs", "calls"}`` from the host's settled ``run_code`` result."""
+    """``{"ok", "value", "error", "logs", "calls", "notes"}`` from the host's settled ``run_code`` result."""
     if result.ok:
         body = result.value
-        return {"ok": True, "value": body["value"], "error": None, "logs": body["logs"], "calls": body["calls"]}
+        shape = {"ok": True, "value": body["value"], "error": None, "logs": body["logs"], "calls": body["calls"]}
+        return {**shape, "notes": list(body.get("notes", []))}
     data = dict(result.error.data) if result.error is not None else {}
     fallback = "abort" if result.status is ResultStatus.CANCELLED else "exception"
     kind = str(data.get("kind", fallback))
     error: dict[str, Any] = {"kind": kind, "message": result.error.message if result.error else str(result.status)}
     if data.get("tool_name") is not None:
         error["tool_name"] = data["tool_name"]
-    return {"ok": False, "value": None, "error": error, "logs": data.get("logs", []), "calls": data.get("calls", 0)}
+    shape = {"ok": False, "value": None, "error": error, "logs": data.get("logs", []), "calls": data.get("calls", 0)}
+    return {**shape, "notes": list(data.get("notes", []))}
 
 
 def _print_human(shape: dict[str, Any], result: ToolResult) -> None:
     for entry in shape["logs"]:
         stream = sys.stdout if entry["stream"] in ("stdout", "fd1") else sys.stderr
         stream.write(entry["text"])
+    for note in shape["notes"]:
+        print(message("cli.exec.note", note=note), file=sys.stderr)
     if shape["ok"]:
         print(message("cli.exec.value", value=orjson.dumps(shape["value"]).decode("utf-8")))
         return

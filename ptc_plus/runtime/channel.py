@@ -4,11 +4,19 @@ Incoming bytes are cut into frames as they arrive; an oversized length is
 refused before its body is buffered. Frames and violations are handed to
 whoever is attached (:meth:`ControlChannel.attach`); until then they wait,
 so a warm spare's ``ready`` is not lost.
+
+Outgoing frames are written by the channel itself (non-blocking writes
+driven by the loop), each with an optional callback run once its last byte
+has entered the pipe. The run releases a request's pending slot only then,
+so a child that never reads its replies can hold at most
+``max_pending_calls`` of them in the host (ADR 0041).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +28,7 @@ READ_CHUNK = 1 << 16
 
 FrameHandler = Callable[[ChildFrame], None]
 ViolationHandler = Callable[[ProtocolViolation], None]
+Flushed = Callable[[], None]
 
 
 class _Reader(asyncio.Protocol):
@@ -46,7 +55,9 @@ class ControlChannel:
         self._broken = False
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._read_transport: asyncio.ReadTransport | None = None
-        self._write_transport: asyncio.WriteTransport | None = None
+        self._write_fd: int | None = None
+        self._outgoing: collections.deque[tuple[memoryview, Flushed | None]] = collections.deque()
+        self._loop = asyncio.get_running_loop()
 
     @classmethod
     async def open(cls, read_fd: int, write_fd: int, max_message_bytes: int) -> ControlChannel:
@@ -54,11 +65,11 @@ class ControlChannel:
         loop = asyncio.get_running_loop()
         channel = cls(max_message_bytes)
         read_transport, _ = await loop.connect_read_pipe(lambda: _Reader(channel), os.fdopen(read_fd, "rb", 0))
-        write_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(write_fd, "wb", 0))
+        os.set_blocking(write_fd, False)
         # asyncio reads pipes 256 KiB at a time; a buffer that large is mmap'ed and unmapped on every read.
         read_transport.max_size = READ_CHUNK  # type: ignore[attr-defined]
         channel._read_transport = read_transport
-        channel._write_transport = write_transport
+        channel._write_fd = write_fd
         return channel
 
     def attach(self, on_frame: FrameHandler, on_violation: ViolationHandler) -> None:
@@ -71,15 +82,60 @@ class ControlChannel:
         """Queue a frame for the child; silently dropped once the channel is closed."""
         self.send_bytes(protocol.encode(message))
 
-    def send_bytes(self, frame: bytes) -> None:
-        transport = self._write_transport
-        if transport is not None and not transport.is_closing():
-            transport.write(frame)
+    def send_bytes(self, frame: bytes, on_flushed: Flushed | None = None) -> None:
+        """Queue ``frame``; ``on_flushed()`` runs once all of it is in the pipe (never, if the channel closes)."""
+        if self._write_fd is None:
+            return
+        idle = not self._outgoing
+        self._outgoing.append((memoryview(frame), on_flushed))
+        if idle:
+            self._flush()
+            if self._outgoing and self._write_fd is not None:
+                self._loop.add_writer(self._write_fd, self._flush)
+
+    @property
+    def unflushed_bytes(self) -> int:
+        """Bytes queued for the child that have not entered the pipe yet."""
+        return sum(len(view) for view, _ in self._outgoing)
+
+    def _flush(self) -> None:
+        fd = self._write_fd
+        outgoing = self._outgoing
+        while outgoing and fd is not None:
+            view, on_flushed = outgoing[0]
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                return
+            except OSError:  # the child is gone; its channel closes on the read side
+                self._close_writer()
+                return
+            if written < len(view):
+                outgoing[0] = (view[written:], on_flushed)
+                continue
+            outgoing.popleft()
+            if on_flushed is not None:
+                on_flushed()
+            fd = self._write_fd
+        if not outgoing and fd is not None:
+            self._loop.remove_writer(fd)
+
+    def close_writer(self) -> None:
+        """Close the host's write end now (the child reads EOF); queued frames are dropped."""
+        self._close_writer()
+
+    def _close_writer(self) -> None:
+        fd, self._write_fd = self._write_fd, None
+        self._outgoing.clear()
+        if fd is not None:
+            self._loop.remove_writer(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def close(self) -> None:
-        for transport in (self._read_transport, self._write_transport):
-            if transport is not None:
-                transport.close()
+        if self._read_transport is not None:
+            self._read_transport.close()
+        self._close_writer()
 
     def _deliver(self, item: ChildFrame | ProtocolViolation) -> None:
         if isinstance(item, ProtocolViolation):

@@ -4,10 +4,16 @@ A run is given its discovery source once, when it starts: a
 :class:`~ptc_plus.capabilities.CatalogSnapshot`, or the
 :class:`~ptc_plus.errors.PtcError` every request of the run fails with
 (:class:`DiscoveryUnavailable` when the session has no discovery).
-Requests are served by :func:`ptc_plus.capabilities.discovery.call` on the
-event loop, one per loop turn in arrival order, so a burst of searches
-cannot starve the run's timer or other runs. They are never tool calls: no
-dispatch, no guard, no lane, no session log entry, no use.
+Requests are first checked against fixed bounds (:data:`MAX_QUERY_CHARS`,
+:data:`MAX_INSPECT_NAMES`, :data:`MAX_NAME_CHARS`, :data:`MAX_REQUEST_LIMIT`;
+ADR 0042) and refused with :class:`DiscoveryRequestTooLarge` beyond them,
+then served by :func:`ptc_plus.capabilities.discovery.call` in one shared
+worker thread, in arrival order per run, so a slow request stalls neither the
+event loop (the run's timer, other runs) nor anything but other discovery
+requests. A run that settles stops waiting at once; the request already in
+the thread finishes there (bounded by the limits above) and is dropped.
+They are never tool calls: no dispatch, no guard, no lane, no session log
+entry, no use.
 """
 
 from __future__ import annotations
@@ -15,12 +21,26 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from hookspecs import AgentRef, JSONValue
 from ptc_plus.capabilities import discovery
 from ptc_plus.capabilities.snapshot import CatalogSnapshot
 from ptc_plus.errors import PtcError
-from ptc_plus.runtime.errors import DiscoveryFailed, DiscoveryUnavailable
+from ptc_plus.runtime.errors import DiscoveryFailed, DiscoveryRequestTooLarge, DiscoveryUnavailable
+
+MAX_QUERY_CHARS = 1000
+"""Longest ``query`` of ``search``/``find`` (characters)."""
+MAX_INSPECT_NAMES = 200
+"""Most names one ``inspect`` may ask for."""
+MAX_NAME_CHARS = 300
+"""Longest single name given to ``inspect``."""
+MAX_REQUEST_LIMIT = 200
+"""Largest ``limit`` of ``search``/``find``/``tree``."""
+
+# One thread for every run's discovery: the snapshot's token counter is not promised to be
+# thread-safe, and a request is bounded, so one at a time is enough.
+_EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptc-discovery")
 
 DiscoveryProvider = Callable[[AgentRef], CatalogSnapshot | None]
 """What ``run_code_definition(discovery=...)`` takes: the caller's snapshot, or ``None`` (no discovery)."""
@@ -53,11 +73,32 @@ def answer(source: DiscoverySource, method: str, args: dict[str, JSONValue]) -> 
     if isinstance(source, PtcError):
         return False, _refusal(source)
     try:
+        check_bounds(method, args)
         return True, discovery.call(source, method, args)
     except PtcError as error:
         return False, _refusal(error)
     except Exception as error:  # a discovery bug reaches the program as an error, not a host crash
         return False, _refusal(DiscoveryFailed(detail=f"{type(error).__name__}: {error}"))
+
+
+def check_bounds(method: str, args: dict[str, JSONValue]) -> None:
+    """Refuse a request whose size could make serving it slow; wrong types are left to discovery.
+
+    :raises DiscoveryRequestTooLarge: an argument beyond its bound.
+    """
+    query = args.get("query")
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        raise DiscoveryRequestTooLarge(method=method, argument="query", size=len(query), limit=MAX_QUERY_CHARS)
+    limit = args.get("limit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > MAX_REQUEST_LIMIT:
+        raise DiscoveryRequestTooLarge(method=method, argument="limit", size=limit, limit=MAX_REQUEST_LIMIT)
+    names = args.get("names")
+    if isinstance(names, list):
+        if len(names) > MAX_INSPECT_NAMES:
+            raise DiscoveryRequestTooLarge(method=method, argument="names", size=len(names), limit=MAX_INSPECT_NAMES)
+        for name in names:
+            if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
+                raise DiscoveryRequestTooLarge(method=method, argument="name", size=len(name), limit=MAX_NAME_CHARS)
 
 
 def _refusal(error: PtcError) -> dict[str, str]:
@@ -79,12 +120,12 @@ class DiscoveryDesk:
             self._task = asyncio.get_running_loop().create_task(self._serve())
 
     async def _serve(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while self._queue:
-                # One request per loop turn: timers (the run's deadline) and other runs keep running.
-                await asyncio.sleep(0)
                 request_id, method, args = self._queue.popleft()
-                self._respond(request_id, answer(self._source, method, args))
+                reply = await loop.run_in_executor(_EXECUTOR, answer, self._source, method, args)
+                self._respond(request_id, reply)
         finally:
             self._task = None
 

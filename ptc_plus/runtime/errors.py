@@ -52,3 +52,10 @@ class ArgumentConflict(PtcError):
     ``identifier``)."""
 
     code = "PTC-2007"
+
+
+class DiscoveryRequestTooLarge(PtcError):
+    """A ``capabilities.*`` request exceeds the host's request bounds (params ``method``, ``argument``,
+    ``size``, ``limit``); the program gets it as a catchable ``DiscoveryError`` with this code."""
+
+    code = "PTC-2008"

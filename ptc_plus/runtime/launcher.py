@@ -8,11 +8,20 @@ it into outcome ``sandbox-unavailable``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 from ptc_plus.runtime import sandbox
 from ptc_plus.runtime.limits import RunLimits
-from ptc_plus.runtime.process import RUNTIME_DIR, SpawnSpec, WorkerProcess, scrubbed_environment, spawn, worker_command
+from ptc_plus.runtime.process import (
+    RUNTIME_DIR,
+    Enclosure,
+    SpawnSpec,
+    WorkerProcess,
+    scrubbed_environment,
+    spawn,
+    worker_command,
+)
 from ptc_plus.runtime.spare import SparePool
 
 
@@ -27,31 +36,38 @@ class Launcher:
         self.limits = limits
         self._spares = SparePool()
 
-    def spec_for(self, workspace: Path) -> SpawnSpec:
+    def spec_for(self, workspace: Path, protected: Sequence[Path] = ()) -> SpawnSpec:
         command = worker_command(self.limits.python)
-        argv = sandbox.confine(command, self.limits, workspace, RUNTIME_DIR)
+        argv = sandbox.confine(command, self.limits, workspace, RUNTIME_DIR, protected)
         env = scrubbed_environment(workspace, self.limits.debug_run)
         return SpawnSpec(argv=tuple(argv), cwd=str(workspace), env=env)
 
-    async def acquire(self, workspace: Path) -> WorkerProcess:
-        """A ready child for a run in ``workspace`` (absolute, existing)."""
+    @property
+    def enclosure(self) -> Enclosure | None:
+        """The run cgroup each child gets (ADR 0043), unless ``limits.cgroup`` is off."""
+        if not self.limits.cgroup:
+            return None
+        return Enclosure(memory_bytes=self.limits.group_memory_bytes, max_processes=self.limits.max_processes)
+
+    async def acquire(self, workspace: Path, protected: Sequence[Path] = ()) -> WorkerProcess:
+        """A ready child for a run in ``workspace`` (absolute, existing), ``protected`` bound read-only."""
         if self.limits.policy.confined:
             availability = await sandbox.probe(self.limits.bwrap_path)
             if not availability.available:
                 raise SandboxUnavailableError(availability.detail)
-        spec = self.spec_for(workspace)
+        spec = self.spec_for(workspace, protected)
         worker = await self._spares.take(spec) if self.limits.warm_spare else None
         if worker is None:
-            worker = await spawn(spec, self.limits.max_message_bytes)
+            worker = await spawn(spec, self.limits.max_message_bytes, self.enclosure)
         return worker
 
-    def prepare_spare(self, workspace: Path) -> None:
+    def prepare_spare(self, workspace: Path, protected: Sequence[Path] = ()) -> None:
         """Start the next run's child now (no-op unless ``warm_spare``)."""
         if not self.limits.warm_spare:
             return
         if self.limits.policy.confined and not sandbox.known_available(self.limits.bwrap_path):
             return  # the next run reports sandbox-unavailable (or probes first); no spare to waste
-        self._spares.prepare(self.spec_for(workspace), self.limits.max_message_bytes)
+        self._spares.prepare(self.spec_for(workspace, protected), self.limits.max_message_bytes, self.enclosure)
 
     @property
     def spare(self) -> asyncio.Task[WorkerProcess] | None:

@@ -2,7 +2,8 @@
 
 Entries arrive from ``log`` frames (``stdout``/``stderr``/``log``) and from the
 child's raw descriptors (``fd1``/``fd2``). Consecutive text of one stream is
-merged. The cost of the ledger is the length of the JSON array of
+merged (its chunks are kept in a list and joined once, when the outcome is
+built: appending to a string would copy it on every chunk). The cost of the ledger is the length of the JSON array of
 ``{"stream": ..., "text": ...}`` objects the caller will receive, escaping
 included; the program's value is charged on top. Going over the budget
 raises :class:`OutputBudgetExceeded` and the text is not kept.
@@ -27,7 +28,7 @@ class HostLedger:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.used = 2  # the enclosing brackets
-        self._entries: list[list[str]] = []
+        self._entries: list[tuple[str, list[str]]] = []
         self._decoders = {
             "fd1": codecs.getincrementaldecoder("utf-8")("replace"),
             "fd2": codecs.getincrementaldecoder("utf-8")("replace"),
@@ -42,9 +43,9 @@ class HostLedger:
             cost += _ENTRY_OVERHEAD + len(stream) - (0 if self._entries else 1)  # no comma before the first
         self.charge(cost)
         if merge:
-            self._entries[-1][1] += text
+            self._entries[-1][1].append(text)
         else:
-            self._entries.append([stream, text])
+            self._entries.append((stream, [text]))
 
     def add_raw(self, stream: str, data: bytes, final: bool = False) -> None:
         """Raw descriptor output; UTF-8 decoded incrementally (invalid bytes replaced)."""
@@ -61,4 +62,4 @@ class HostLedger:
         return self.used > self.max_bytes
 
     def entries(self) -> tuple[LogEntry, ...]:
-        return tuple(LogEntry(stream=stream, text=text) for stream, text in self._entries)
+        return tuple(LogEntry(stream=stream, text="".join(chunks)) for stream, chunks in self._entries)

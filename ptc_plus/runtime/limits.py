@@ -59,7 +59,10 @@ class RunLimits:
     max_pending_calls: int = attrs.field(default=128, validator=_positive)
     grace_s: float = attrs.field(default=3.0, validator=_positive)
     open_files: int = attrs.field(default=256, validator=_positive)
-    max_processes: int = attrs.field(default=256, validator=_positive)
+    max_processes: int = attrs.field(default=64, validator=_positive)
+    """Processes of one run: the run cgroup's ``pids.max``; without a cgroup, ``RLIMIT_NPROC`` (ADR 0043)."""
+    max_file_bytes: int = attrs.field(default=1024 * MIB, validator=_positive)
+    """``RLIMIT_FSIZE``: the largest file a program may write (a larger write fails with ``EFBIG``)."""
     policy: SandboxPolicy = attrs.field(default=SandboxPolicy.WORKSPACE_WRITE, converter=SandboxPolicy)
     network: bool = False
     bwrap_path: str = attrs.field(factory=lambda: shutil.which("bwrap") or "bwrap")
@@ -70,17 +73,30 @@ class RunLimits:
     """``PTC_DEBUG_RUN`` seen by the program (``true`` when the raw ``PTC_DEBUG`` is non-empty)."""
     warm_spare: bool = True
     """Keep one started, idle child ready for the next run."""
+    cgroup: bool = True
+    """Put each run in its own cgroup (total memory and process count) when this machine allows it."""
 
     def __attrs_post_init__(self) -> None:
         if self.timeout_s > self.max_timeout_s:
             raise InvalidLimits(detail=f"timeout_s {self.timeout_s} exceeds max_timeout_s {self.max_timeout_s}")
-        for name in ("max_output_bytes", "memory_bytes", "max_message_bytes", "max_pending_calls"):
+        for name in ("max_output_bytes", "memory_bytes", "max_message_bytes", "max_pending_calls", "max_file_bytes"):
             if not isinstance(getattr(self, name), int):
                 raise InvalidLimits(detail=f"{name} must be an integer")
 
     @property
     def cpu_seconds(self) -> int:
         return math.ceil(self.max_timeout_s + self.grace_s)
+
+    @property
+    def tmp_bytes(self) -> int:
+        """Size of a ``workspace-write`` program's private ``/tmp`` (host RAM): the memory cap."""
+        return self.memory_bytes
+
+    @property
+    def group_memory_bytes(self) -> int:
+        """Memory of all a run's processes together, ``/tmp`` pages included (the run cgroup's limit)."""
+        extra = self.tmp_bytes if self.policy is SandboxPolicy.WORKSPACE_WRITE else 0
+        return self.memory_bytes + extra
 
 
 def limits_from_environment(limits: RunLimits, environ: Mapping[str, str] | None = None) -> RunLimits:

@@ -23,13 +23,23 @@ from pathlib import Path
 
 import attrs
 
+from ptc_plus.runtime.cgroup import RunCgroup, empty_and_remove, enclose
 from ptc_plus.runtime.channel import ControlChannel
+from ptc_plus.runtime.descendants import kill_descendants
 from ptc_plus.runtime.protocol import ChildFrame, ProtocolViolation, Ready
 
 RUNTIME_DIR = Path(__file__).resolve().parent
 STARTER = "import sys;sys.path.append(sys.argv[1]);from worker.main import main;sys.path.pop();main(sys.argv[2:])"
 
 OutputSink = Callable[[str, bytes], None]
+
+
+@attrs.frozen(kw_only=True)
+class Enclosure:
+    """The run cgroup a new child is moved into once ready (ADR 0043)."""
+
+    memory_bytes: int
+    max_processes: int
 
 
 @attrs.frozen(kw_only=True)
@@ -93,6 +103,8 @@ class WorkerProcess:
         self._sink: OutputSink | None = None
         self._transports: list[asyncio.BaseTransport] = []
         self._pidfd: int | None = None
+        self.cgroup: RunCgroup | None = None
+        """The child's run cgroup, if one could be made (removed by :meth:`stop`)."""
 
     @classmethod
     async def start(cls, spec: SpawnSpec, max_message_bytes: int) -> WorkerProcess:
@@ -195,7 +207,7 @@ class WorkerProcess:
                 if isinstance(frame, Ready):
                     ready.set_result(None)
                 else:
-                    ready.set_exception(ProtocolViolation(f"{type(frame).__name__.lower()} frame before ready"))
+                    ready.set_exception(ProtocolViolation("before_ready", frame=type(frame).__name__.lower()))
 
         def on_violation(violation: ProtocolViolation) -> None:
             if not ready.done():
@@ -217,7 +229,9 @@ class WorkerProcess:
         return not self.exited.done()
 
     def kill_group(self) -> None:
-        """SIGKILL the child's whole process group (the child and every descendant still in it)."""
+        """SIGKILL the child's descendants (in its group or not, ADR 0044), then its whole process group."""
+        if self.alive:
+            kill_descendants(self.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
 
@@ -237,6 +251,9 @@ class WorkerProcess:
                 await asyncio.wait_for(asyncio.shield(waiter), grace)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(_group_gone(self.pid), grace)
+        cgroup, self.cgroup = self.cgroup, None
+        if cgroup is not None:
+            await empty_and_remove(cgroup, grace)
         self._release()
 
     def _release(self) -> None:
@@ -302,11 +319,16 @@ class ChildGone(Exception):
     """The child closed its channel or exited before ``ready``."""
 
 
-async def spawn(spec: SpawnSpec, max_message_bytes: int) -> WorkerProcess:
-    """Start a child for ``spec`` and wait until it is ready (safe to cancel at any point)."""
+async def spawn(spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | None = None) -> WorkerProcess:
+    """Start a child for ``spec``, wait until it is ready and, with ``enclosure``, move it into a
+    run cgroup (in a thread: the move waits for the kernel). Safe to cancel at any point."""
     worker = await WorkerProcess.start(spec, max_message_bytes)
     try:
         await worker.wait_ready()
+        if enclosure is not None:
+            worker.cgroup = await asyncio.get_running_loop().run_in_executor(
+                None, enclose, worker.pid, enclosure.memory_bytes, enclosure.max_processes
+            )
     except BaseException:
         await worker.stop(0.5)
         raise

@@ -20,6 +20,7 @@ import attrs
 import orjson
 
 from hookspecs import JSONValue
+from hookspecs.i18n import message as localized
 
 HEADER = struct.Struct(">I")
 VERSION = 1
@@ -34,10 +35,14 @@ DISCOVERY_METHODS: Mapping[str, frozenset[str]] = {
 
 
 class ProtocolViolation(Exception):
-    """The child broke the protocol; ``detail`` says how (for the run's error message)."""
+    """The child broke the protocol: ``reason`` names how (locale ``runtime.protocol.<reason>``, with
+    ``params``); ``detail`` is that message in the current locale (for the run's error message)."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, reason: str, **params: object) -> None:
+        detail = localized(f"runtime.protocol.{reason}", None, **params)
         super().__init__(detail)
+        self.key = reason
+        self.params = params
         self.detail = detail
 
 
@@ -90,7 +95,7 @@ def frame_length(buffer: bytes | bytearray, offset: int, max_message_bytes: int)
     """The body length announced by the header at ``offset``; refused before the body is read."""
     (length,) = HEADER.unpack_from(buffer, offset)
     if length > max_message_bytes:
-        raise ProtocolViolation(f"frame of {length} bytes exceeds max_message_bytes {max_message_bytes}")
+        raise ProtocolViolation("frame_too_large", size=length, limit=max_message_bytes)
     return int(length)
 
 
@@ -99,9 +104,9 @@ def parse(body: bytes | memoryview) -> ChildFrame:
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError as error:
-        raise ProtocolViolation(f"frame is not JSON: {error}") from None
+        raise ProtocolViolation("not_json", detail=str(error)) from None
     if not isinstance(message, dict):
-        raise ProtocolViolation("frame is not a JSON object")
+        raise ProtocolViolation("not_object")
     kind = message.get("type")
     if kind == "ready":
         return Ready(pid=_int(message, "pid"))
@@ -113,13 +118,13 @@ def parse(body: bytes | memoryview) -> ChildFrame:
         return _log(message)
     if kind == "done":
         return _done(message)
-    raise ProtocolViolation(f"unknown frame type {kind!r}")
+    raise ProtocolViolation("unknown_type", type=kind)
 
 
 def _int(message: dict[str, Any], key: str) -> int:
     value = message.get(key)
     if type(value) is not int:
-        raise ProtocolViolation(f"{message.get('type')} frame: {key} must be an integer")
+        raise ProtocolViolation("not_integer", frame=message.get("type"), field=key)
     return value
 
 
@@ -127,9 +132,9 @@ def _call(message: dict[str, Any], size: int) -> Call:
     tool = message.get("tool")
     args = message.get("args")
     if not isinstance(tool, str):
-        raise ProtocolViolation("call frame: tool must be a string")
+        raise ProtocolViolation("tool_not_text")
     if not isinstance(args, dict):
-        raise ProtocolViolation("call frame: args must be a JSON object")
+        raise ProtocolViolation("args_not_object", frame="call")
     return Call(id=_int(message, "id"), tool=tool, args=args, size=size)
 
 
@@ -138,23 +143,23 @@ def _discover(message: dict[str, Any], size: int) -> Discover:
     args = message.get("args")
     allowed = DISCOVERY_METHODS.get(method) if isinstance(method, str) else None
     if allowed is None or not isinstance(method, str):
-        raise ProtocolViolation(f"discover frame: unknown method {method!r}")
+        raise ProtocolViolation("unknown_method", method=method)
     if not isinstance(args, dict):
-        raise ProtocolViolation("discover frame: args must be a JSON object")
+        raise ProtocolViolation("args_not_object", frame="discover")
     unknown = sorted(key for key in args if key not in allowed)
     if unknown:
-        raise ProtocolViolation(f"discover frame: {method} takes no argument {unknown[0]!r}")
+        raise ProtocolViolation("unknown_argument", method=method, name=unknown[0])
     return Discover(id=_int(message, "id"), method=method, args=args, size=size)
 
 
 def _log(message: dict[str, Any]) -> Log:
     entries = message.get("entries")
     if not isinstance(entries, list):
-        raise ProtocolViolation("log frame: entries must be a list")
+        raise ProtocolViolation("log_entries")
     checked: list[tuple[str, str]] = []
     for entry in entries:
         if not (isinstance(entry, list) and len(entry) == 2 and entry[0] in LOG_STREAMS and isinstance(entry[1], str)):
-            raise ProtocolViolation("log frame: each entry must be [stream, text] with a known stream")
+            raise ProtocolViolation("log_entry")
         checked.append((entry[0], entry[1]))
     return Log(entries=tuple(checked))
 
@@ -165,5 +170,5 @@ def _done(message: dict[str, Any]) -> Done:
         return Done(ok=True, value=message.get("value"))
     error = message.get("error")
     if ok is not False or not isinstance(error, dict) or not isinstance(error.get("kind"), str):
-        raise ProtocolViolation("done frame: needs ok=true with a value, or ok=false with an error kind")
+        raise ProtocolViolation("done_shape")
     return Done(ok=False, error=error)

@@ -25,7 +25,9 @@ import orjson
 from hookspecs import ToolResult
 from hookspecs.i18n import message
 from ptc_plus.runtime import values
+from ptc_plus.runtime.cgroup import RunCgroup
 from ptc_plus.runtime.channel import ControlChannel
+from ptc_plus.runtime.descendants import kill_descendants
 from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable
 from ptc_plus.runtime.lane import NestedLane
@@ -47,6 +49,8 @@ class RunRequest:
     workspace: Path
     tool_names: tuple[str, ...] = ()
     timeout: ResolvedTimeout
+    protected: tuple[Path, ...] = ()
+    """Existing paths inside the workspace bound read-only under a confined policy (ADR 0040)."""
     discovery: DiscoverySource = attrs.field(factory=DiscoveryUnavailable, eq=False)
 
 
@@ -69,6 +73,7 @@ class ProgramRun:
         self._settled: asyncio.Future[RunFailure | Done] = asyncio.get_running_loop().create_future()
         self._channel: ControlChannel | None = None
         self._desk = DiscoveryDesk(request.discovery, self._answer)
+        self._cgroup: RunCgroup | None = None
 
     async def execute(self) -> RunOutcome:
         loop = asyncio.get_running_loop()
@@ -78,7 +83,8 @@ class ProgramRun:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    worker = await self._launcher.acquire(self._request.workspace)
+                    worker = await self._launcher.acquire(self._request.workspace, self._request.protected)
+                    self._cgroup = worker.cgroup
                     result = await self._converse(worker)
             except TimeoutError:
                 result = RunFailure(kind=OutcomeKind.TIMEOUT, params={"seconds": f"{self._request.timeout.seconds:g}"})
@@ -86,7 +92,9 @@ class ProgramRun:
                 params = {"policy": str(self._limits.policy), "detail": error.detail}
                 result = RunFailure(kind=OutcomeKind.SANDBOX_UNAVAILABLE, params=params)
             except ChildGone:
-                result = RunFailure(kind=OutcomeKind.WORKER_EXIT, params={"detail": "exited before ready"})
+                result = RunFailure(
+                    kind=OutcomeKind.WORKER_EXIT, params={"detail": message("runtime.detail.exited_before_ready")}
+                )
             except ProtocolViolation as violation:
                 result = RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": violation.detail})
         finally:
@@ -133,7 +141,9 @@ class ProgramRun:
                 "memory_bytes": limits.memory_bytes,
                 "cpu_seconds": limits.cpu_seconds,
                 "open_files": limits.open_files,
-                "max_processes": limits.max_processes,
+                # Inside a run cgroup pids.max counts the run's processes; RLIMIT_NPROC would count the user's.
+                "max_processes": None if self._cgroup is not None else limits.max_processes,
+                "max_file_bytes": limits.max_file_bytes,
                 "max_pending_calls": limits.max_pending_calls,
                 "max_output_bytes": limits.max_output_bytes,
                 "max_message_bytes": limits.max_message_bytes,
@@ -145,11 +155,11 @@ class ProgramRun:
         if not self._settled.done():
             self._settled.set_result(result)
 
-    def _violation(self, detail: str) -> None:
-        self._settle(RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": detail}))
+    def _violation(self, reason: str, **params: object) -> None:
+        self._on_violation(ProtocolViolation(reason, **params))
 
     def _on_violation(self, violation: ProtocolViolation) -> None:
-        self._violation(violation.detail)
+        self._settle(RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": violation.detail}))
 
     def _raw_output(self, stream: str, data: bytes) -> None:
         try:
@@ -177,12 +187,12 @@ class ProgramRun:
         elif isinstance(frame, Done):
             self._settle(frame)
         elif isinstance(frame, Ready):
-            self._violation("ready frame sent twice")
+            self._violation("ready_twice")
 
     def _on_call(self, call: Call) -> None:
         lane = self._lane
         if call.id == self._next_id and (call.tool not in self._names or lane is None):
-            self._violation(f"tool {call.tool!r} is not in the program's namespace")
+            self._violation("unknown_tool", tool=call.tool)
         elif self._admit(call.id, call.size) and lane is not None:
             lane.submit(call.tool, call.args, functools.partial(self._reply, call.id))
 
@@ -190,11 +200,11 @@ class ProgramRun:
         """Check a call's or discovery request's id and the pending limits; count it as pending if fine."""
         limits = self._limits
         if request_id != self._next_id:
-            self._violation(f"unknown or reused call id {request_id} (expected {self._next_id})")
+            self._violation("unknown_id", id=request_id, expected=self._next_id)
         elif len(self._pending) >= limits.max_pending_calls:
-            self._violation(f"more than {limits.max_pending_calls} pending calls")
+            self._violation("too_many_pending", limit=limits.max_pending_calls)
         elif self._pending_bytes + size > limits.max_message_bytes:
-            self._violation(f"pending call arguments exceed {limits.max_message_bytes} bytes")
+            self._violation("pending_bytes", limit=limits.max_message_bytes)
         else:
             self._next_id += 1
             self._pending[request_id] = size
@@ -204,17 +214,23 @@ class ProgramRun:
 
     # -- replies ----------------------------------------------------------------
 
+    # A request stays pending until its reply has entered the pipe, not merely been queued:
+    # a child that never reads cannot make the host buffer more than max_pending_calls replies.
+
     def _reply(self, child_id: int, result: ToolResult) -> None:
-        self._pending_bytes -= self._pending.pop(child_id, 0)
-        if self._settled.done():
+        if self._settled.done() or self._channel is None:
+            self._release(child_id)
             return
-        if self._channel is not None:
-            self._channel.send_bytes(self._reply_frame(child_id, result))
+        self._channel.send_bytes(self._reply_frame(child_id, result), functools.partial(self._release, child_id))
 
     def _answer(self, child_id: int, answer: Answer) -> None:
+        if self._settled.done() or self._channel is None:
+            self._release(child_id)
+            return
+        self._channel.send_bytes(self._answer_frame(child_id, answer), functools.partial(self._release, child_id))
+
+    def _release(self, child_id: int) -> None:
         self._pending_bytes -= self._pending.pop(child_id, 0)
-        if not self._settled.done() and self._channel is not None:
-            self._channel.send_bytes(self._answer_frame(child_id, answer))
 
     def _answer_frame(self, child_id: int, answer: Answer) -> bytes:
         ok, body = answer
@@ -256,6 +272,10 @@ class ProgramRun:
 
     async def _finish(self, worker: WorkerProcess, result: RunFailure | Done | None) -> None:
         if isinstance(result, Done):
+            # The child waits after ``done``, holding the program's orphans (ADR 0044): kill them, then
+            # let it exit on its own (its exit overlaps the host's work) before the final stop.
+            kill_descendants(worker.pid)
+            worker.channel.close_writer()
             await worker.wait_exit(self._limits.grace_s)
         await worker.stop(self._limits.grace_s)
         for stream in ("fd1", "fd2"):
@@ -300,7 +320,8 @@ class ProgramRun:
         except ValueError:
             kind = OutcomeKind.PROTOCOL
         if kind not in _CHILD_KINDS:
-            return RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": f"done frame with error kind {kind}"})
+            detail = ProtocolViolation("done_kind", kind=str(kind)).detail
+            return RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": detail})
         text = str(error.get("message", ""))
         if kind is OutcomeKind.EXCEPTION:
             tool_name = error.get("tool_name")

@@ -9,14 +9,16 @@ warm spare, and makes every later :meth:`CodeRuntime.run` raise
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 from ptc_plus.runtime.discovery import DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable, RuntimeClosed
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.launcher import Launcher
-from ptc_plus.runtime.limits import ResolvedTimeout, RunLimits
+from ptc_plus.runtime.limits import ResolvedTimeout, RunLimits, SandboxPolicy
 from ptc_plus.runtime.outcome import RunOutcome
+from ptc_plus.runtime.protected import protected_paths
 from ptc_plus.runtime.run import ProgramRun, RunRequest
 
 
@@ -26,6 +28,7 @@ class CodeRuntime:
         self._launcher = Launcher(self.limits)
         self._live: dict[asyncio.Event, asyncio.Future[None]] = {}
         self._closed = False
+        self._protected: dict[Path, tuple[Path, ...]] = {}
 
     async def run(
         self,
@@ -37,11 +40,16 @@ class CodeRuntime:
         lane: NestedLane | None = None,
         cancelled: asyncio.Event | None = None,
         discovery: DiscoverySource | None = None,
+        protected: Sequence[Path] = (),
     ) -> RunOutcome:
         """Run ``code``; a program's failure is in the outcome, never raised.
 
         ``discovery`` is what the program's ``capabilities.*`` answer from (see
         :mod:`ptc_plus.runtime.discovery`); ``None``: discovery is unavailable.
+        Under a confined policy ``<workspace>/.ptc-plus`` and each of ``protected``
+        inside the workspace (the host's ``protected_paths``) are read-only to the
+        program; under ``workspace-write`` missing ones are created as empty
+        directories first (ADR 0040).
 
         :raises RuntimeClosed: after :meth:`aclose`.
         :raises ValueError: ``workspace`` is not an absolute directory.
@@ -52,6 +60,9 @@ class CodeRuntime:
         if not workspace.is_absolute() or not workspace.is_dir():
             raise ValueError(f"workspace must be an absolute directory: {workspace}")
         workspace = workspace.resolve()
+        if self.limits.policy.confined:
+            create = self.limits.policy is SandboxPolicy.WORKSPACE_WRITE
+            self._protected[workspace] = protected_paths(workspace, protected, create=create)
         abort = asyncio.Event()
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._live[abort] = finished
@@ -62,6 +73,7 @@ class CodeRuntime:
                 workspace=workspace,
                 tool_names=tool_names,
                 timeout=timeout or ResolvedTimeout(seconds=self.limits.timeout_s),
+                protected=self._protected.get(workspace, ()),
                 discovery=DiscoveryUnavailable() if discovery is None else discovery,
             )
             return await ProgramRun(request, self._launcher, lane, abort).execute()
@@ -71,12 +83,13 @@ class CodeRuntime:
             del self._live[abort]
             finished.set_result(None)
             if not self._closed:
-                self._launcher.prepare_spare(workspace)
+                self._launcher.prepare_spare(workspace, self._protected.get(workspace, ()))
 
     def prewarm(self, workspace: Path) -> None:
         """Start a spare child for runs in ``workspace`` now (call from a running loop)."""
         if not self._closed:
-            self._launcher.prepare_spare(Path(workspace).resolve())
+            resolved = Path(workspace).resolve()
+            self._launcher.prepare_spare(resolved, self._protected.get(resolved, ()))
 
     def close_nowait(self) -> None:
         """For synchronous shutdown hooks: refuse new runs, abort live ones (they settle on their own

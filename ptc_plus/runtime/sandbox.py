@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -98,11 +99,17 @@ def python_prefix(python: str) -> str:
     return str(Path(python).resolve().parent.parent)
 
 
-def confine(command: list[str], limits: RunLimits, workspace: Path, runtime_dir: Path) -> list[str]:
+def confine(
+    command: list[str], limits: RunLimits, workspace: Path, runtime_dir: Path, protected: Sequence[Path] = ()
+) -> list[str]:
     """``command`` wrapped in ``bwrap`` for ``limits.policy`` (unchanged for ``danger-full-access``).
 
     ``runtime_dir`` is bound read-only at :data:`SANDBOX_RUNTIME_DIR`; a
     command argument equal to ``str(runtime_dir)`` is rewritten to it.
+    Each of ``protected`` (existing paths inside the workspace, see
+    :mod:`ptc_plus.runtime.protected`) is bound read-only over the workspace
+    bind, so neither its contents nor the mount point itself can be changed.
+    The private ``/tmp`` is a tmpfs of at most ``limits.tmp_bytes``.
     """
     policy = limits.policy
     if not policy.confined:
@@ -121,9 +128,11 @@ def confine(command: list[str], limits: RunLimits, workspace: Path, runtime_dir:
         argv += ["--ro-bind", prefix, prefix]
     argv += ["--dev", "/dev", "--proc", "/proc"]
     if policy is SandboxPolicy.WORKSPACE_WRITE:
-        argv += ["--tmpfs", "/tmp", "--bind", ws, ws]
+        argv += ["--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", "--bind", ws, ws]
     else:
         argv += ["--ro-bind", ws, ws]
+    for protected_path in protected:
+        argv += ["--ro-bind", str(protected_path), str(protected_path)]
     argv += ["--ro-bind", str(runtime_dir / "worker"), f"{SANDBOX_RUNTIME_DIR}/worker"]
     argv += ["--remount-ro", "/", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not limits.network:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ptc_plus.runtime.process import SpawnSpec, WorkerProcess, spawn
+from ptc_plus.runtime.process import Enclosure, SpawnSpec, WorkerProcess, spawn
 
 SPARE_STOP_GRACE_S = 0.5
 _retiring: set[asyncio.Task[None]] = set()
@@ -72,12 +72,12 @@ class SparePool:
             return None
         return worker
 
-    def prepare(self, spec: SpawnSpec, max_message_bytes: int) -> None:
+    def prepare(self, spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | None = None) -> None:
         """Start a spare for ``spec`` in the background unless one exists."""
         if self._spare is not None:
             return
         self._spec, self._loop = spec, asyncio.get_running_loop()
-        self._spare = asyncio.create_task(spawn(spec, max_message_bytes))
+        self._spare = asyncio.create_task(spawn(spec, max_message_bytes, enclosure))
         # A spare that fails to start is simply not used; do not let its error go "never retrieved".
         self._spare.add_done_callback(_consume_error)
 

@@ -111,6 +111,7 @@ def run_code_definition(
                 lane=lane,
                 cancelled=context.cancelled,
                 discovery=source_for(discovery, context.call.caller),
+                protected=context.services.protected_paths,
             )
         except RuntimeClosed as closed:
             raise ToolFailure(closed.code, closed.message()) from None

@@ -41,8 +41,11 @@ Body = Callable[[JSONObject, ToolContext], Awaitable[Any]]
 class FakeServices:
     """A minimal host: a fixed tool list, direct dispatch, records kept in memory."""
 
-    def __init__(self, workspace: Path, tools: Sequence[ToolDefinition] = ()) -> None:
+    def __init__(
+        self, workspace: Path, tools: Sequence[ToolDefinition] = (), protected_paths: Sequence[Path] = ()
+    ) -> None:
         self._workspace = workspace
+        self._protected_paths = tuple(protected_paths)
         self.tools = {definition.spec.name: definition for definition in tools}
         self.dispatched: list[ToolCall] = []
         self.records: list[SessionRecord] = []
@@ -54,6 +57,10 @@ class FakeServices:
     @property
     def user_id(self) -> str:
         return "u"
+
+    @property
+    def protected_paths(self) -> Sequence[Path]:
+        return self._protected_paths
 
     @property
     def token_counter(self) -> None:

@@ -43,6 +43,11 @@ def main():
         time.sleep(3600)
     send(fd_out, {"type": "ready", "version": 1, "pid": os.getpid()})
     read_frame(fd_in)  # boot
+    if scenario.startswith("fuzz:"):
+        # Whatever bytes the fuzz test generated, then gone.
+        with open(scenario[len("fuzz:") :], "rb") as handle:
+            os.write(fd_out, handle.read())
+        os._exit(0)
     if scenario == "oversized":
         os.write(fd_out, struct.pack(">I", 10_000_000))
     elif scenario == "non-json":
@@ -80,6 +85,10 @@ def main():
         send(fd_out, {"type": "discover", "id": 1, "method": "tree", "args": {"limit": 1}})
         reply = read_frame(fd_in)
         send(fd_out, {"type": "done", "ok": True, "value": reply})
+    elif scenario == "never-read":
+        # Calls whose replies are never read: the host must not buffer them without bound.
+        for call_id in range(1, 2001):
+            call(fd_out, call_id, tool="big")
     elif scenario == "pending-bytes":
         call(fd_out, 1, args={"blob": "x" * 600})
         call(fd_out, 2, args={"blob": "x" * 600})

@@ -28,13 +28,14 @@ def test_json_success_with_demo_tools(
     code, out, _ = _exec(["--tools", "demo", "--workspace", str(workspace), "--json"], capsys, monkeypatch, program)
     assert code == 0
     shape = json.loads(out)
-    assert list(shape) == ["ok", "value", "error", "logs", "calls"]
+    assert list(shape) == ["ok", "value", "error", "logs", "calls", "notes"]
     assert shape == {
         "ok": True,
         "value": ["alpha", "beta"],
         "error": None,
         "logs": [{"stream": "stdout", "text": "lines 2\n"}],
         "calls": 1,
+        "notes": [],
     }
     assert out.count("\n") == 1
 
@@ -65,6 +66,29 @@ def test_human_output_and_timeout(
         "while True:\n    pass",
     )
     assert code == 1 and "timeout" in err
+
+
+def test_a_clamped_timeout_is_reported_in_both_forms(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["--workspace", str(workspace), "--policy", "danger-full-access", "--timeout", "100000"]
+    code, out, _ = _exec([*argv, "--json"], capsys, monkeypatch, "1")
+    shape = json.loads(out)
+    assert code == 0 and shape["value"] == 1
+    assert len(shape["notes"]) == 1 and "100000" in shape["notes"][0] and "600" in shape["notes"][0]
+    code, out, err = _exec(argv, capsys, monkeypatch, "1")
+    assert code == 0 and shape["notes"][0] in err
+
+
+def test_demo_tools_come_with_discovery(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program = "found = await capabilities.find('read_file')\nreturn [m['name'] for m in found['matches']]\n"
+    argv = ["--tools", "demo", "--workspace", str(workspace), "--policy", "danger-full-access", "--json"]
+    code, out, _ = _exec(argv, capsys, monkeypatch, program)
+    shape = json.loads(out)
+    assert code == 0, shape
+    assert "read_file" in shape["value"]
 
 
 @pytest.mark.parametrize(

@@ -79,3 +79,28 @@ def test_host_ledger_merges_and_refuses_past_the_budget() -> None:
         ledger.add("stderr", "x" * 40)
     assert [entry.text for entry in ledger.entries()] == ["abcd"]
     assert ledger.over
+
+
+class _CountingText(str):
+    """Text that counts how often it is concatenated (the ledger must never grow a string per chunk)."""
+
+    concatenations = 0
+
+    def __add__(self, other: str) -> str:
+        _CountingText.concatenations += 1
+        return _CountingText(str.__add__(self, other))
+
+
+def test_many_chunks_are_joined_once_in_stream_order() -> None:
+    ledger = HostLedger(1 << 30)
+    _CountingText.concatenations = 0
+    for index in range(2000):
+        ledger.add("stdout", _CountingText(f"o{index};"))
+        if index % 500 == 499:
+            ledger.add("stderr", _CountingText(f"e{index};"))
+    entries = [(entry.stream, entry.text) for entry in ledger.entries()]
+    assert _CountingText.concatenations == 0
+    assert [stream for stream, _ in entries] == ["stdout", "stderr"] * 4
+    assert entries[0][1] == "".join(f"o{index};" for index in range(500))
+    assert entries[1][1] == "e499;"
+    assert sum(len(text) for _, text in entries) == len("".join(text for _, text in entries))

@@ -32,6 +32,8 @@ class Probe:
     peak: int = 0
     gate: asyncio.Event = attrs.Factory(asyncio.Event)
     started: asyncio.Event = attrs.Factory(asyncio.Event)
+    outer_returned: asyncio.Event = attrs.Factory(asyncio.Event)
+    """Set when ``run_code``'s handler has returned (the outer call is about to settle)."""
     child_pid: int = 0
     finished: dict[str, asyncio.Event] = attrs.Factory(lambda: collections.defaultdict(asyncio.Event))
     on_started: Callable[[], None] | None = None
@@ -72,7 +74,8 @@ def probe_tools(probe: Probe) -> list[ToolDefinition]:
         return "started"
 
     async def slow(arguments: Any, context: ToolContext) -> Any:
-        await asyncio.sleep(0.05)
+        # Still running when the program has ended and the outer call starts to settle.
+        await probe.outer_returned.wait()
         probe.trace.append("slow done")
         return "slow"
 
@@ -103,7 +106,7 @@ async def open_host(workspace: Path, tmp_path: Path, probe: Probe) -> AsyncItera
         host = ReferenceHost(
             workspace=workspace,
             state_dir=tmp_path / "state",
-            tools=[*probe_tools(probe), run_code_definition(runtime=runtime)],
+            tools=[*probe_tools(probe), _signalling(run_code_definition(runtime=runtime), probe)],
             load_entry_points=False,
             max_parallel=MAX_PARALLEL,
         )
@@ -115,6 +118,16 @@ async def open_host(workspace: Path, tmp_path: Path, probe: Probe) -> AsyncItera
         await runtime.aclose()
     for host in hosts:
         await host.aclose()
+
+
+def _signalling(definition: ToolDefinition, probe: Probe) -> ToolDefinition:
+    async def handler(arguments: Any, context: ToolContext) -> Any:
+        try:
+            return await definition.handler(arguments, context)
+        finally:
+            probe.outer_returned.set()
+
+    return ToolDefinition(spec=definition.spec, handler=handler)
 
 
 async def run(session: Session, code: str) -> ToolResult:

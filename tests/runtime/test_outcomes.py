@@ -169,6 +169,32 @@ async def test_grandchild_does_not_outlive_the_run(make_runtime: RuntimeFactory,
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("orphaned", [False, True])
+async def test_setsid_grandchild_does_not_outlive_an_unconfined_run(
+    make_runtime: RuntimeFactory, workspace: Path, orphaned: bool
+) -> None:
+    # Under danger-full-access there is no PID namespace: a process in its own session escapes
+    # killpg, and an orphaned one (its parent gone) is re-parented; both must still die.
+    marker = f"ptc-setsid-{os.getpid()}-{id(workspace)}-{orphaned}"
+    sleeper = f"[sys.executable, '-c', 'import time; time.sleep(600)', '{marker}']"
+    quiet = "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"
+    middle = f"import subprocess, sys; print(subprocess.Popen({sleeper}, {quiet}).pid)"
+    if orphaned:
+        spawn = (
+            "import subprocess, sys\n"
+            f"middle = {middle!r}\n"
+            "out = subprocess.run([sys.executable, '-c', middle], capture_output=True, text=True, check=True)\n"
+            "return int(out.stdout)\n"
+        )
+    else:
+        spawn = f"import subprocess, sys\nreturn subprocess.Popen({sleeper}, start_new_session=True).pid\n"
+    outcome = await make_runtime(policy="danger-full-access").run(spawn, workspace=workspace)
+    assert outcome.ok, outcome.to_json()
+    assert not alive(outcome.value)
+    assert _processes_with(marker) == []
+
+
+@pytest.mark.asyncio
 async def test_sandbox_unavailable_when_bwrap_is_missing(
     make_runtime: RuntimeFactory, workspace: Path, tmp_path: Path
 ) -> None:
@@ -181,5 +207,15 @@ async def test_sandbox_unavailable_when_bwrap_is_missing(
     assert outcome.ok and outcome.value == 1
 
 
-def test_interpreter_is_the_base_python() -> None:
-    assert os.path.isabs(sys.executable)
+@pytest.mark.asyncio
+async def test_the_program_runs_in_the_configured_isolated_interpreter(
+    make_runtime: RuntimeFactory, workspace: Path
+) -> None:
+    runtime = make_runtime()
+    code = "import os, sys\nreturn [sys.executable, sys.flags.isolated, sys.flags.no_site, os.getcwd(), os.getppid()]"
+    outcome = await runtime.run(code, workspace=workspace)
+    assert outcome.ok, outcome.to_json()
+    executable, isolated, no_site, cwd, parent = outcome.value
+    assert os.path.realpath(executable) == runtime.limits.python == os.path.realpath(sys.executable)
+    assert (isolated, no_site) == (1, 1)
+    assert cwd == str(workspace) and parent == os.getpid()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ptc_plus.runtime.run import ProgramRun, RunRequest
 from .conftest import FakeServices, limits_with, outer_context, tool
 
 CRAFTED = str(Path(__file__).with_name("crafted_child.py"))
+REPLY_BYTES = 100_000
 
 
 class CraftedLauncher(Launcher):
@@ -26,7 +28,7 @@ class CraftedLauncher(Launcher):
         super().__init__(limits_with(**limits))
         self.scenario = scenario
 
-    def spec_for(self, workspace: Path) -> SpawnSpec:
+    def spec_for(self, workspace: Path, protected: Sequence[Path] = ()) -> SpawnSpec:
         argv = (sys.executable, "-I", "-S", CRAFTED, self.scenario, "{read_fd}", "{write_fd}")
         return SpawnSpec(argv=argv, cwd=str(workspace), env=(("PATH", "/usr/bin:/bin"),))
 
@@ -38,9 +40,13 @@ async def run_crafted(workspace: Path, scenario: str, **limits: Any) -> RunOutco
         await release.wait()
         return "late"
 
-    services = FakeServices(workspace, [tool("slow", slow)])
+    async def big(arguments: object, context: object) -> str:
+        return "x" * REPLY_BYTES
+
+    services = FakeServices(workspace, [tool("slow", slow), tool("big", big)])
     lane = NestedLane(services, outer_context(services).call)
-    request = RunRequest(code="", workspace=workspace, tool_names=("slow",), timeout=ResolvedTimeout(seconds=10))
+    names = ("slow", "big")
+    request = RunRequest(code="", workspace=workspace, tool_names=names, timeout=ResolvedTimeout(seconds=30))
     try:
         return await ProgramRun(request, CraftedLauncher(scenario, grace_s=0.5, **limits), lane).execute()
     finally:
@@ -94,6 +100,17 @@ async def test_pending_bytes_are_bounded(workspace: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_replies_the_child_never_reads_are_not_buffered_without_bound(workspace: Path) -> None:
+    # Each reply is larger than a pipe buffer: with replies counted as pending until they are in
+    # the pipe, the child's 9th unread request overflows max_pending_calls=8 (not 2000 replies queued).
+    outcome = await run_crafted(workspace, "never-read", max_pending_calls=8, max_message_bytes=1_000_000)
+    assert outcome.failure is not None
+    assert outcome.failure.kind is OutcomeKind.PROTOCOL, outcome.to_json()
+    assert "more than 8 pending calls" in outcome.failure.params["detail"]
+    assert outcome.calls <= 8
+
+
+@pytest.mark.asyncio
 async def test_a_correct_program_never_trips_the_pending_check(workspace: Path) -> None:
     from ptc_plus.runtime.runtime import CodeRuntime
 
@@ -111,3 +128,20 @@ async def test_a_correct_program_never_trips_the_pending_check(workspace: Path) 
         await runtime.aclose()
     assert outcome.ok, outcome.to_json()
     assert outcome.value == 300 and outcome.calls == 300
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("scenario", "english", "chinese"),
+    [
+        ("unknown-tool", "'run_code' is not in the program's namespace", "工具 'run_code' 不在程序的命名空间中"),
+        ("non-json", "frame is not JSON", "帧不是 JSON"),
+    ],
+)
+async def test_protocol_details_follow_the_locale(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, scenario: str, english: str, chinese: str
+) -> None:
+    monkeypatch.setenv("PTC_LOCALE", "zh_CN.UTF-8")
+    outcome = await run_crafted(workspace, scenario, max_message_bytes=1_000_000)
+    assert outcome.failure is not None and outcome.failure.kind is OutcomeKind.PROTOCOL
+    assert chinese in outcome.failure.params["detail"] and english not in outcome.failure.params["detail"]

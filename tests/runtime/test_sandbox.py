@@ -147,3 +147,36 @@ def test_confine_leaves_full_access_alone(workspace: Path) -> None:
     assert ["--ro-bind", str(workspace), str(workspace)] == confined[confined.index(str(workspace)) - 1 :][:3]
     networked = sandbox.confine(command, RunLimits(policy="workspace-write", network=True), workspace, Path("/r"))
     assert "--unshare-net" not in networked
+
+
+@pytest.mark.asyncio
+async def test_private_tmp_and_files_are_bounded(make_runtime: RuntimeFactory, workspace: Path) -> None:
+    mib = 1024 * 1024
+    runtime = make_runtime(policy="workspace-write", memory_bytes=256 * mib, max_file_bytes=8 * mib)
+    code = (
+        "import errno\n"
+        "def fill(path, mib):\n"
+        "    try:\n"
+        "        with open(path, 'wb') as handle:\n"
+        "            for _ in range(mib):\n"
+        "                handle.write(b'x' * (1 << 20))\n"
+        "    except OSError as error:\n"
+        "        return errno.errorcode[error.errno]\n"
+        "    return 'written'\n"
+        "return [fill('/tmp/a', 6), fill('big.bin', 9), fill('/tmp/b', 7), fill('/tmp/c', 7), fill('/tmp/d', 7)]\n"
+    )
+    outcome = await runtime.run(code, workspace=workspace)
+    assert outcome.ok, outcome.to_json()
+    # Each file stays under 8 MiB; /tmp (the 256 MiB memory cap) is not reached by these.
+    assert outcome.value == ["written", "EFBIG", "written", "written", "written"]
+    assert (workspace / "big.bin").stat().st_size == 8 * mib
+    small = make_runtime(policy="workspace-write", memory_bytes=64 * mib)
+    code = (
+        "try:\n"
+        "    f = open('/tmp/fill', 'wb')\n"
+        "    [f.write(b'x' * (1 << 20)) for _ in range(80)]\n"
+        "except OSError as e:\n"
+        "    return e.errno\n"
+    )
+    outcome = await small.run(code, workspace=workspace)
+    assert outcome.value == 28  # ENOSPC: the private /tmp holds at most the memory cap

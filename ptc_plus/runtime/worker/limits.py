@@ -15,6 +15,7 @@ _RESOURCES = (
     ("cpu_seconds", resource.RLIMIT_CPU),
     ("open_files", resource.RLIMIT_NOFILE),
     ("max_processes", resource.RLIMIT_NPROC),
+    ("max_file_bytes", resource.RLIMIT_FSIZE),
 )
 
 

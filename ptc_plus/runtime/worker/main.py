@@ -1,21 +1,24 @@
-"""The child's entry point: ``ready`` → wait for ``boot`` → run the program → ``done`` → exit.
+"""The child's entry point: ``ready`` → wait for ``boot`` → run the program → ``done`` → wait for the host.
 
 Started as ``python -I -S -X utf8 -c <starter> <runtime-dir> <control-in-fd> <control-out-fd>``.
 A warm spare sits in :func:`main` after ``ready`` until a run boots it; when
-the host closes the channel instead, the child exits quietly.
+the host closes the channel instead, the child exits quietly. After ``done``
+the child stays (a subreaper holding the program's orphaned descendants)
+until the host, having killed those, closes the channel or kills it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import inspect
 import logging
 import os
 import sys
 from typing import Any
 
-from . import limits, lossless, messages, program, wire
+from . import limits, lossless, messages, program, reaper, wire
 from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
@@ -26,6 +29,8 @@ PROTOCOL_VERSION = 1
 
 def main(argv: list[str]) -> None:
     fd_in, fd_out = int(argv[0]), int(argv[1])
+    # Before ``ready``: a warm spare pays for it while idle, and no program code has run yet.
+    reaper.become_subreaper()
     wire.write_all(fd_out, wire.encode({"type": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()}))
     boot = wire.read_frame(fd_in)
     if boot is None or boot.get("type") != "boot":
@@ -42,12 +47,24 @@ async def _run(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
     ledger = OutputLedger(channel.send)
     ledger_holder.append(ledger)
     ledger.start_flusher()
+    own_threads = reaper.threads()
     sys.stdout = CaptureText(ledger, "stdout", 1)
     sys.stderr = CaptureText(ledger, "stderr", 2)
     logging.basicConfig(level=logging.INFO, handlers=[LedgerHandler(ledger)], force=True)
     frame = await _execute(boot, channel)
     ledger.flush()
     channel.send_bytes(frame)
+    if not reaper.children() and reaper.threads() <= own_threads:
+        # Nothing of the program is left that could still start a process: end now.
+        os._exit(0)
+    # Stay alive until the host closes the channel: orphaned descendants of the program are
+    # re-parented to this process (a subreaper) only while it lives, so the host can find them.
+    os.set_blocking(fd_in, True)
+    with contextlib.suppress(OSError):
+        while os.read(fd_in, 1 << 16):
+            pass
+    # The host has swept our descendants; catch any a program thread started since.
+    reaper.kill_children()
     # Skip interpreter teardown: leftover program threads or tasks must not delay the end.
     os._exit(0)
 
