@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Generator, Sequence
 from typing import Any, cast
 
+import attrs
 import pluggy
 
 from hookspecs.i18n import message
@@ -172,16 +173,7 @@ class HookFacade:
             metadata.update(annotation.metadata)
             if presentation is None and annotation.presentation is not None:
                 presentation = annotation.presentation
-        return ToolResult(
-            call_id=result.call_id,
-            tool=result.tool,
-            status=result.status,
-            value=result.value,
-            error=result.error,
-            dispatched=result.dispatched,
-            metadata=metadata,
-            presentation=presentation,
-        )
+        return attrs.evolve(result, metadata=metadata, presentation=presentation)
 
     # -- commands -----------------------------------------------------------------
     def command(self, request: CommandRequest, services: HostServices) -> CommandReceipt | None:
