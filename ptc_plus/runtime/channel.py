@@ -93,11 +93,6 @@ class ControlChannel:
             if self._outgoing and self._write_fd is not None:
                 self._loop.add_writer(self._write_fd, self._flush)
 
-    @property
-    def unflushed_bytes(self) -> int:
-        """Bytes queued for the child that have not entered the pipe yet."""
-        return sum(len(view) for view, _ in self._outgoing)
-
     def _flush(self) -> None:
         fd = self._write_fd
         outgoing = self._outgoing

@@ -93,10 +93,6 @@ class NestedLane:
             return arguments
         return arguments if spec is None else real_arguments(spec, arguments)
 
-    @property
-    def outstanding(self) -> int:
-        return sum(1 for task in self._tasks.values() if not task.done())
-
     async def drain(self) -> None:
         """Wait for every submitted call to settle (for hosts that do not drain nested calls themselves)."""
         while True:
