@@ -15,6 +15,7 @@ from ptc_plus.runtime import sandbox
 from ptc_plus.runtime.limits import RunLimits
 from ptc_plus.runtime.process import (
     RUNTIME_DIR,
+    ConfinementFailed,
     Enclosure,
     SpawnSpec,
     WorkerProcess,
@@ -52,20 +53,24 @@ class Launcher:
     async def acquire(self, workspace: Path, protected: Sequence[Path] = ()) -> WorkerProcess:
         """A ready child for a run in ``workspace`` (absolute, existing), ``protected`` bound read-only."""
         if self.limits.policy.confined:
-            availability = await sandbox.probe(self.limits.bwrap_path)
+            availability = await sandbox.probe(self.limits.bwrap_path, self.limits.python)
             if not availability.available:
                 raise SandboxUnavailableError(availability.detail)
         spec = self.spec_for(workspace, protected)
         worker = await self._spares.take(spec) if self.limits.warm_spare else None
         if worker is None:
-            worker = await spawn(spec, self.limits.max_message_bytes, self.enclosure)
+            try:
+                worker = await spawn(spec, self.limits.max_message_bytes, self.enclosure)
+            except ConfinementFailed as failure:
+                # The probe passed, but this workspace cannot be confined (e.g. its filesystem refuses idmapping).
+                raise SandboxUnavailableError(failure.detail) from None
         return worker
 
     def prepare_spare(self, workspace: Path, protected: Sequence[Path] = ()) -> None:
         """Start the next run's child now (no-op unless ``warm_spare``)."""
         if not self.limits.warm_spare:
             return
-        if self.limits.policy.confined and not sandbox.known_available(self.limits.bwrap_path):
+        if self.limits.policy.confined and not sandbox.known_available(self.limits.bwrap_path, self.limits.python):
             return  # the next run reports sandbox-unavailable (or probes first); no spare to waste
         self._spares.prepare(self.spec_for(workspace, protected), self.limits.max_message_bytes, self.enclosure)
 

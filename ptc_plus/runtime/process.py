@@ -27,11 +27,13 @@ from ptc_plus.runtime.cgroup import RunCgroup, empty_and_remove, enclose
 from ptc_plus.runtime.channel import ControlChannel
 from ptc_plus.runtime.descendants import kill_descendants
 from ptc_plus.runtime.protocol import ChildFrame, ProtocolViolation, Ready
+from ptc_plus.runtime.worker.main import CONFINEMENT_FAILED_EXIT
 
 RUNTIME_DIR = Path(__file__).resolve().parent
 STARTER = "import sys;sys.path.append(sys.argv[1]);from worker.main import main;sys.path.pop();main(sys.argv[2:])"
 
 OutputSink = Callable[[str, bytes], None]
+CONFINEMENT_REPORT_WAIT_S = 1.0
 
 
 @attrs.frozen(kw_only=True)
@@ -191,6 +193,10 @@ class WorkerProcess:
         if not self._open and not self.drained.done():
             self.drained.set_result(None)
 
+    def early_output(self) -> list[tuple[str, bytes]]:
+        """What the child wrote before :meth:`attach_output` (kept until then)."""
+        return list(self._early)
+
     def attach_output(self, sink: OutputSink) -> None:
         """Send stdout/stderr bytes (``fd1``/``fd2``) to ``sink``, starting with anything already received."""
         self._sink = sink
@@ -319,12 +325,36 @@ class ChildGone(Exception):
     """The child closed its channel or exited before ``ready``."""
 
 
+class ConfinementFailed(ChildGone):
+    """The child could not confine itself here (ADR 0049) and exited before ``ready``; ``detail`` says why."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+async def _confinement_failure(worker: WorkerProcess) -> str | None:
+    """What the child said when it exited for want of confinement, or ``None`` when it died otherwise."""
+    if not await worker.wait_exit(CONFINEMENT_REPORT_WAIT_S) or worker.proc.returncode != CONFINEMENT_FAILED_EXIT:
+        return None
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(worker.drained), CONFINEMENT_REPORT_WAIT_S)
+    said = b"".join(data for stream, data in worker.early_output() if stream == "fd2")
+    return said.decode("utf-8", "replace").strip()[-500:]
+
+
 async def spawn(spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | None = None) -> WorkerProcess:
     """Start a child for ``spec``, wait until it is ready and, with ``enclosure``, move it into a
     run cgroup (in a thread: the move waits for the kernel). Safe to cancel at any point."""
     worker = await WorkerProcess.start(spec, max_message_bytes)
     try:
-        await worker.wait_ready()
+        try:
+            await worker.wait_ready()
+        except ChildGone:
+            detail = await _confinement_failure(worker)
+            if detail is not None:
+                raise ConfinementFailed(detail) from None
+            raise
         if enclosure is not None:
             worker.cgroup = await asyncio.get_running_loop().run_in_executor(
                 None, enclose, worker.pid, enclosure.memory_bytes, enclosure.max_processes

@@ -10,21 +10,41 @@ the host is absent, so it can be neither read nor written. The network
 namespace is unshared unless the policy allows network. When ``bwrap`` is
 missing or does not work here, :func:`probe` says so and the run ends with
 outcome ``sandbox-unavailable``; it never falls back to running unconfined.
+
+The program is never root (ADR 0049). When the host runs as root, bubblewrap
+lends the child three capabilities and the child, before ``ready``, idmaps
+the workspace, makes kernel interfaces in ``/proc`` read-only and drops to
+:data:`SANDBOX_UID`/:data:`SANDBOX_GID` (``worker/confine.py``); as any user,
+it then sets no-new-privileges and loads the seccomp filter
+(``worker/syscalls.py``). The probe runs that whole sequence once, so a
+machine where any step fails reports ``sandbox-unavailable`` up front.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+import orjson
 
 from ptc_plus.runtime.limits import RunLimits, SandboxPolicy
 
 SANDBOX_RUNTIME_DIR = "/ptc-runtime"
 """Where the ``worker`` package appears inside the sandbox."""
+
+SANDBOX_UID = SANDBOX_GID = 65534
+"""Who the program is on the host when the host runs as root: ``nobody`` (ADR 0049)."""
+
+CONFINE_FLAG = "--confine="
+"""The worker's argument carrying its own confinement steps (``worker/main.py``)."""
+
+_ROOT_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID")
+"""Lent to the child of a root host only until it has idmapped the workspace and dropped to the sandbox uid."""
 
 _MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates")
@@ -37,55 +57,66 @@ class Availability:
     detail: str = ""
 
 
-_probed: dict[str, Availability] = {}
+_probed: dict[tuple[str, str], Availability] = {}
+
+_PROBE_PROGRAM = (
+    "import json, sys; sys.path.append(sys.argv[1]); from worker import confine; "
+    "confine.apply(json.loads(sys.argv[2][len('--confine='):])); open('probe', 'w').close()"
+)
 
 
-async def probe(bwrap: str) -> Availability:
-    """Whether ``bwrap`` exists and can build the namespaces we need here (cached per path)."""
-    cached = _probed.get(bwrap)
+def _default_python() -> str:
+    return os.path.realpath(sys.executable)
+
+
+async def probe(bwrap: str, python: str | None = None) -> Availability:
+    """Whether ``bwrap`` can confine ``python`` here, every step of ADR 0049 included (cached per pair).
+
+    Runs the real confinement once in a scratch workspace and checks that the
+    program's file landed owned by the invoking user.
+    """
+    key = (bwrap, python or _default_python())
+    cached = _probed.get(key)
     if cached is not None:
         return cached
     if not os.path.isfile(bwrap) or not os.access(bwrap, os.X_OK):
         result = Availability(available=False, detail=f"{bwrap} not found or not executable")
     else:
-        result = await _try(bwrap)
-    _probed[bwrap] = result
+        result = await _try(bwrap, key[1])
+    _probed[key] = result
     return result
 
 
-async def _try(bwrap: str) -> Availability:
-    argv = [
-        bwrap,
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--unshare-pid",
-        "--unshare-net",
-        "--die-with-parent",
-        "--",
-        "/bin/sh",
-        "-c",
-        ":",
-    ]
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
-        )
-        _, err = await asyncio.wait_for(process.communicate(), timeout=30)
-    except (OSError, TimeoutError) as error:
-        return Availability(available=False, detail=f"{bwrap}: {error}")
-    if process.returncode != 0:
-        return Availability(available=False, detail=err.decode("utf-8", "replace").strip()[:500])
+async def _try(bwrap: str, python: str) -> Availability:
+    with tempfile.TemporaryDirectory(prefix="ptc-probe-") as scratch:
+        workspace = Path(scratch)
+        runtime_dir = Path(__file__).resolve().parent
+        limits = RunLimits(policy=SandboxPolicy.WORKSPACE_WRITE, bwrap_path=bwrap, python=python)
+        command = [python, "-I", "-S", "-c", _PROBE_PROGRAM, str(runtime_dir)]
+        argv = confine(command, limits, workspace, runtime_dir)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=workspace,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            )
+            _, err = await asyncio.wait_for(process.communicate(), timeout=30)
+        except (OSError, TimeoutError) as error:
+            return Availability(available=False, detail=f"{bwrap}: {error}")
+        if process.returncode != 0:
+            return Availability(available=False, detail=err.decode("utf-8", "replace").strip()[-500:])
+        written = workspace / "probe"
+        if not written.is_file() or written.stat().st_uid != os.geteuid():
+            return Availability(available=False, detail="files written in the sandbox are not owned by the host user")
     return Availability(available=True)
 
 
-def known_available(bwrap: str) -> bool:
-    """Whether an earlier :func:`probe` of ``bwrap`` succeeded (never probes itself)."""
-    cached = _probed.get(bwrap)
+def known_available(bwrap: str, python: str | None = None) -> bool:
+    """Whether an earlier :func:`probe` of ``bwrap`` (with ``python``) succeeded (never probes itself)."""
+    cached = _probed.get((bwrap, python or _default_python()))
     return cached is not None and cached.available
 
 
@@ -116,27 +147,56 @@ def confine(
         return command
     ws = str(workspace)
     argv = [limits.bwrap_path, "--ro-bind", "/usr", "/usr"]
+    made = {"/usr"}
     for path in _MERGED_USR:
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             argv += ["--ro-bind", path, path]
     for path in _BASE_FILES + (_NETWORK_FILES if limits.network else ()):
-        argv += ["--ro-bind-try", path, path]
+        argv += [*_traversable_parents(path, made), "--ro-bind-try", path, path]
     prefix = python_prefix(limits.python)
     if not prefix.startswith("/usr/"):
-        argv += ["--ro-bind", prefix, prefix]
+        argv += [*_traversable_parents(prefix, made), "--ro-bind", prefix, prefix]
     argv += ["--dev", "/dev", "--proc", "/proc"]
     if policy is SandboxPolicy.WORKSPACE_WRITE:
-        argv += ["--size", str(limits.tmp_bytes), "--tmpfs", "/tmp", "--bind", ws, ws]
+        # The program is not root: its private /tmp must be writable by anyone (sticky, like the host's).
+        argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+        made.add("/tmp")
+        argv += [*_traversable_parents(ws, made), "--bind", ws, ws]
     else:
-        argv += ["--ro-bind", ws, ws]
+        argv += [*_traversable_parents(ws, made), "--ro-bind", ws, ws]
     for protected_path in protected:
         argv += ["--ro-bind", str(protected_path), str(protected_path)]
-    argv += ["--ro-bind", str(runtime_dir / "worker"), f"{SANDBOX_RUNTIME_DIR}/worker"]
+    worker_target = f"{SANDBOX_RUNTIME_DIR}/worker"
+    argv += [*_traversable_parents(worker_target, made), "--ro-bind", str(runtime_dir / "worker"), worker_target]
     argv += ["--remount-ro", "/", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not limits.network:
         argv += ["--unshare-net"]
-    argv += ["--die-with-parent", "--cap-drop", "ALL", "--chdir", ws, "--"]
+    argv += ["--die-with-parent", "--cap-drop", "ALL"]
+    settings: dict[str, object] = {}
+    if os.geteuid() == 0:
+        for capability in _ROOT_CAPABILITIES:
+            argv += ["--cap-add", capability]
+        settings = {"drop": [SANDBOX_UID, SANDBOX_GID], "workspace": ws}
+    argv += ["--chdir", ws, "--"]
     inner = [SANDBOX_RUNTIME_DIR if arg == str(runtime_dir) else arg for arg in command]
-    return argv + inner
+    return [*argv, *inner, CONFINE_FLAG + orjson.dumps(settings).decode()]
+
+
+def _traversable_parents(path: str, made: set[str]) -> list[str]:
+    """Arguments creating ``path``'s parents as ``0755`` directories (bubblewrap would make them ``0700``).
+
+    The program runs as another uid than whoever made the bind sources, so a
+    ``0700`` parent created by bubblewrap (``/root`` above a pyenv Python, a
+    private ``/tmp/pytest-of-root``, ``/etc``) would lock it out of its own
+    interpreter or workspace. Only names are revealed, never contents.
+    ``made`` holds directories already created or mounted; it is updated.
+    """
+    arguments: list[str] = []
+    for parent in reversed(Path(path).parents):
+        name = str(parent)
+        if name != "/" and name not in made:
+            made.add(name)
+            arguments += ["--perms", "0755", "--dir", name]
+    return arguments

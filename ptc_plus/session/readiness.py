@@ -33,7 +33,7 @@ def sandbox_readiness(limits: RunLimits) -> Readiness:
     if not limits.policy.confined:
         return Readiness(usable=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        availability = pool.submit(asyncio.run, probe(limits.bwrap_path)).result()
+        availability = pool.submit(asyncio.run, probe(limits.bwrap_path, limits.python)).result()
     if availability.available:
         return Readiness(usable=True)
     return Readiness(usable=False, reason="sandbox-unavailable", detail=availability.detail)

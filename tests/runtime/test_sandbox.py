@@ -143,7 +143,8 @@ def test_confine_leaves_full_access_alone(workspace: Path) -> None:
     limits = RunLimits(policy="danger-full-access")
     assert sandbox.confine(command, limits, workspace, Path("/runtime")) == command
     confined = sandbox.confine(command, RunLimits(policy="read-only"), workspace, Path("/runtime"))
-    assert "--unshare-net" in confined and confined[-3:] == command
+    assert "--unshare-net" in confined and confined[-4:-1] == command
+    assert confined[-1].startswith(sandbox.CONFINE_FLAG)
     assert ["--ro-bind", str(workspace), str(workspace)] == confined[confined.index(str(workspace)) - 1 :][:3]
     networked = sandbox.confine(command, RunLimits(policy="workspace-write", network=True), workspace, Path("/r"))
     assert "--unshare-net" not in networked

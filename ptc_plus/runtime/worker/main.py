@@ -13,6 +13,7 @@ import asyncio
 import builtins
 import contextlib
 import inspect
+import json
 import logging
 import os
 import sys
@@ -27,9 +28,16 @@ from .namespace import ToolCallError, build_tools
 PROTOCOL_VERSION = 1
 
 
+CONFINE_FLAG = "--confine="
+CONFINEMENT_FAILED_EXIT = 71  # EX_OSERR: the host reads an exit before ``ready`` as "sandbox unavailable"
+
+
 def main(argv: list[str]) -> None:
     fd_in, fd_out = int(argv[0]), int(argv[1])
     # Before ``ready``: a warm spare pays for it while idle, and no program code has run yet.
+    for arg in argv[2:]:
+        if arg.startswith(CONFINE_FLAG):
+            _confine(arg[len(CONFINE_FLAG) :])
     reaper.become_subreaper()
     wire.write_all(fd_out, wire.encode({"type": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()}))
     boot = wire.read_frame(fd_in)
@@ -39,6 +47,16 @@ def main(argv: list[str]) -> None:
     messages.install(boot.get("messages", {}))
     asyncio.run(_run(boot, fd_in, fd_out))
     os._exit(0)
+
+
+def _confine(settings: str) -> None:
+    from . import confine  # only confined children pay for ctypes
+
+    try:
+        confine.apply(json.loads(settings))
+    except Exception as error:
+        os.write(2, f"ptc-plus: confinement failed: {error}\n".encode())
+        os._exit(CONFINEMENT_FAILED_EXIT)
 
 
 async def _run(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
