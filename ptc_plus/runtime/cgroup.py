@@ -26,7 +26,9 @@ from pathlib import Path
 from ptc_plus.runtime.descendants import descendants
 
 ROOT = Path("/sys/fs/cgroup")
+_PREFIX = "ptc-plus-"
 _names = itertools.count(1)
+_swept: list[bool] = []
 
 
 def _own_paths() -> dict[str, str]:
@@ -73,9 +75,16 @@ class RunCgroup:
 
     @classmethod
     def create(cls, memory_bytes: int, max_processes: int) -> RunCgroup | None:
-        """A new cgroup with these limits, or ``None`` when this machine does not let us make one."""
-        name = f"ptc-plus-{os.getpid()}-{next(_names)}"
+        """A new cgroup with these limits, or ``None`` when this machine does not let us make one.
+
+        The first call in a process also removes run cgroups that a host killed
+        before it could clean up left behind (:func:`sweep_abandoned`).
+        """
+        name = f"{_PREFIX}{os.getpid()}-{next(_names)}"
         v1 = _v1_dirs()
+        if not _swept:
+            _swept.append(True)
+            sweep_abandoned([*v1.values()] if v1 is not None else [d for d in [_v2_dir()] if d is not None])
         if v1 is not None:
             settings = [
                 (v1["memory"] / name, "memory.limit_in_bytes", memory_bytes),
@@ -162,3 +171,34 @@ async def empty_and_remove(cgroup: RunCgroup, grace: float) -> None:
     while not cgroup.remove() and loop.time() < deadline:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+def sweep_abandoned(parents: list[Path]) -> list[Path]:
+    """Remove run cgroups under ``parents`` whose host process is gone (a killed ``ptc-plus exec``); the removed ones.
+
+    A run cgroup is named ``ptc-plus-<host pid>-<n>``; one whose host pid no
+    longer exists can only be a leftover. Anything still inside is killed
+    first; a directory that cannot be removed is left for the next sweep.
+    """
+    removed: list[Path] = []
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            for directory in parent.iterdir():
+                owner = directory.name.removeprefix(_PREFIX).split("-", 1)[0]
+                if not directory.name.startswith(_PREFIX) or not owner.isdigit() or _alive(int(owner)):
+                    continue
+                leftover = RunCgroup([directory])
+                leftover.kill()
+                if leftover.remove():
+                    removed.append(directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

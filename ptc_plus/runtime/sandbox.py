@@ -158,6 +158,9 @@ def confine(
     prefix = python_prefix(limits.python)
     if not prefix.startswith("/usr/"):
         argv += [*_traversable_parents(prefix, made), "--ro-bind", prefix, prefix]
+        # The worker runs with -S: third-party packages installed into the interpreter are none of the program's.
+        for site_packages in Path(prefix).glob("lib/python3*/site-packages"):
+            argv += ["--perms", "0555", "--tmpfs", str(site_packages)]
     argv += ["--dev", "/dev", "--proc", "/proc"]
     if policy is SandboxPolicy.WORKSPACE_WRITE:
         # The program is not root: its private /tmp must be writable by anyone (sticky, like the host's).

@@ -5,11 +5,16 @@ Real forks in a real child; skipped where this machine lets the host create no c
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from ptc_plus.runtime.cgroup import RunCgroup
+from ptc_plus.runtime.cgroup import RunCgroup, sweep_abandoned
 
 from .conftest import RuntimeFactory
 
@@ -113,4 +118,33 @@ async def test_the_run_cgroup_is_removed_at_settlement(make_runtime: RuntimeFact
     assert created is not None
     siblings = {path.parent for path in created.dirs}
     created.remove()
-    assert not [entry for parent in siblings for entry in parent.glob("ptc-plus-*")]
+    # Only this host's run cgroups: other hosts on the machine may be running.
+    assert not [entry for parent in siblings for entry in parent.glob(f"ptc-plus-{os.getpid()}-*")]
+
+
+def test_cgroups_of_a_killed_exec_are_swept(tmp_path: Path) -> None:
+    """A SIGKILLed ``ptc-plus exec`` cannot clean up; the next host removes what it left (issue 8)."""
+    created = RunCgroup.create(64 * MIB, 8)
+    assert created is not None
+    parents = [path.parent for path in created.dirs]
+    created.remove()
+    exe = Path(sys.executable).with_name("ptc-plus")
+    argv = [str(exe), "exec", "-", "--policy", "danger-full-access", "--workspace", str(tmp_path)]
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None
+    process.stdin.write(b"import time\ntime.sleep(60)\n")
+    process.stdin.close()
+    pattern = f"ptc-plus-{process.pid}-*"
+    for _ in range(600):  # a hang guard, not a timing claim: until the run's cgroup exists
+        if [entry for parent in parents for entry in parent.glob(pattern)]:
+            break
+        time.sleep(0.05)
+    left = [entry for parent in parents for entry in parent.glob(pattern)]
+    assert left, "the run never got a cgroup"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    for _ in range(100):  # the sandbox dies with its parent; wait until the group is empty
+        if sweep_abandoned(parents):
+            break
+        time.sleep(0.05)
+    assert not [entry for parent in parents for entry in parent.glob(pattern)]

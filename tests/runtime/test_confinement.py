@@ -272,3 +272,15 @@ def test_filter_program_is_well_formed(machine: str) -> None:
 def test_every_refused_call_is_known_on_x86_64() -> None:
     missing = [name for name in syscalls.REFUSED if name not in syscalls.numbers("x86_64")]
     assert missing == []
+
+
+@pytest.mark.asyncio
+async def test_third_party_packages_of_the_interpreter_are_not_visible(
+    make_runtime: RuntimeFactory, workspace: Path
+) -> None:
+    prefix = sandbox.python_prefix(RunLimits().python)
+    installed = [path for path in Path(prefix).glob("lib/python3*/site-packages") if any(path.iterdir())]
+    if prefix.startswith("/usr/") or not installed:
+        pytest.skip("the interpreter has no private site-packages here")
+    code = f"return [sorted(os.listdir(p)) for p in {[str(path) for path in installed]!r}]"
+    assert await _run(make_runtime, workspace, code) == [[] for _ in installed]
