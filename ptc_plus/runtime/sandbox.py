@@ -131,7 +131,13 @@ def python_prefix(python: str) -> str:
 
 
 def confine(
-    command: list[str], limits: RunLimits, workspace: Path, runtime_dir: Path, protected: Sequence[Path] = ()
+    command: list[str],
+    limits: RunLimits,
+    workspace: Path,
+    runtime_dir: Path,
+    protected: Sequence[Path] = (),
+    *,
+    host_is_root: bool | None = None,
 ) -> list[str]:
     """``command`` wrapped in ``bwrap`` for ``limits.policy`` (unchanged for ``danger-full-access``).
 
@@ -141,6 +147,8 @@ def confine(
     :mod:`ptc_plus.runtime.protected`) is bound read-only over the workspace
     bind, so neither its contents nor the mount point itself can be changed.
     The private ``/tmp`` is a tmpfs of at most ``limits.tmp_bytes``.
+    ``host_is_root`` (default: whether this process is) decides whether the
+    child drops to :data:`SANDBOX_UID` itself (ADR 0049).
     """
     policy = limits.policy
     if not policy.confined:
@@ -178,7 +186,7 @@ def confine(
         argv += ["--unshare-net"]
     argv += ["--die-with-parent", "--cap-drop", "ALL"]
     settings: dict[str, object] = {}
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 if host_is_root is None else host_is_root:
         for capability in _ROOT_CAPABILITIES:
             argv += ["--cap-add", capability]
         settings = {"drop": [SANDBOX_UID, SANDBOX_GID], "workspace": ws}

@@ -8,10 +8,13 @@ reported.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import shutil
 import stat
 import struct
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -284,3 +287,78 @@ async def test_third_party_packages_of_the_interpreter_are_not_visible(
         pytest.skip("the interpreter has no private site-packages here")
     code = f"return [sorted(os.listdir(p)) for p in {[str(path) for path in installed]!r}]"
     assert await _run(make_runtime, workspace, code) == [[] for _ in installed]
+
+
+UNPRIVILEGED_PROBE = """
+import ctypes, errno, json, os, sys
+sys.path.append(sys.argv[1])
+from worker import confine
+confine.apply(json.loads(sys.argv[2][len('--confine='):]))
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(action):
+    try:
+        action()
+    except OSError as error:
+        return errno.errorcode[error.errno]
+    return 'allowed'
+ctypes.set_errno(0)
+keyctl = 'allowed' if libc.syscall(248, b'user', b'planted', b'x', 1, -4) >= 0 else errno.errorcode[ctypes.get_errno()]
+open('file', 'w').close()
+status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)
+print(json.dumps({
+    'uid': os.getuid(),
+    'no_new_privs': status['NoNewPrivs'].strip(),
+    'seccomp': status['Seccomp'].strip(),
+    'add_key': keyctl,
+    'chmod_suid': attempt(lambda: os.chmod('file', 0o4755)),
+    'core_pattern': attempt(lambda: open('/proc/sys/kernel/core_pattern', 'w').write('|/x')),
+}))
+"""
+
+
+@pytest.fixture
+def public_tmp() -> Iterator[Path]:
+    """A scratch directory another user can reach (pytest's own lies under a ``0700`` parent)."""
+    path = Path(tempfile.mkdtemp(prefix="ptc-unprivileged-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+@needs_root  # to become another, unprivileged user for the test
+@pytest.mark.skipif(not os.path.exists("/usr/bin/setpriv"), reason="setpriv (util-linux) is needed to drop to a user")
+def test_an_unprivileged_host_gets_no_new_privileges_and_the_filter(public_tmp: Path) -> None:
+    """The non-root path of ADR 0049, for real: bubblewrap started by an ordinary user (here uid 65534).
+
+    The worker is stdlib-only, so the system's interpreter stands in for the
+    host's (whose pyenv prefix under ``/root`` another user cannot reach).
+    """
+    python = "/usr/bin/python3"
+    if not os.path.exists(python):
+        pytest.skip("no system Python for the unprivileged user")
+    workspace = public_tmp / "workspace"
+    workspace.mkdir()
+    os.chown(workspace, 65534, 65534)
+    runtime_dir = Path(sandbox.__file__).resolve().parent
+    limits = RunLimits(policy="workspace-write", python=python)
+    command = [python, "-I", "-S", "-c", UNPRIVILEGED_PROBE, str(runtime_dir)]
+    argv = sandbox.confine(command, limits, workspace, runtime_dir, host_is_root=False)
+    assert "--cap-add" not in argv
+    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"]
+    keys_before = _serials(Path("/proc/keys").read_text())
+    done = subprocess.run(as_user + argv, capture_output=True, text=True, cwd=workspace, timeout=60)
+    if done.returncode != 0 and "namespace" in done.stderr.lower():
+        pytest.skip(f"unprivileged user namespaces are not available here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    value = json.loads(done.stdout)
+    assert value == {
+        "uid": 65534,
+        "no_new_privs": "1",
+        "seccomp": "2",
+        "add_key": "EPERM",
+        "chmod_suid": "EPERM",
+        "core_pattern": value["core_pattern"],
+    }
+    assert value["core_pattern"] in ("EROFS", "EACCES")
+    assert (workspace / "file").stat().st_uid == 65534
+    assert _serials(Path("/proc/keys").read_text()) <= keys_before
