@@ -11,6 +11,9 @@ baseline measured in the same run on the same machine:
     ping-pong of the same frames between two Python processes and vs an
     AF_UNIX socketpair ping-pong, measured both against the runtime's own
     lane (direct dispatch) and through the reference host's full pipeline;
+(d) what the sandbox hardening of ADR 0049 (unprivileged uid, read-only kernel
+    interfaces, seccomp) costs: warm and cold trivial runs under workspace-write
+    with it vs without it, interleaved in three rounds;
 (c) 1,000 calls of a ``parallel`` tool sleeping 10 ms with max_parallel=16,
     through the reference host and against the runtime alone (a 16-slot
     semaphore as the pool), vs the ideal 1000/16 x 10 ms, and the same sleeps
@@ -32,11 +35,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import orjson
 
 from hookspecs import ResultStatus, ToolCall, ToolContext, ToolDefinition, ToolResult, ToolSpec
+from ptc_plus.runtime import sandbox
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.limits import RunLimits
+from ptc_plus.runtime.process import SpawnSpec
 from ptc_plus.runtime.runtime import CodeRuntime
 from ptc_plus.runtime.tool import run_code_definition
 
@@ -242,8 +248,33 @@ NOOP = ToolDefinition(spec=ToolSpec(name="noop", description="does nothing"), ha
 SLEEP = ToolDefinition(spec=ToolSpec(name="sleep10", description="sleeps 10 ms"), handler=_sleep10)
 
 
-async def _trivial_runs(workspace: Path, policy: str, runs: int) -> dict[str, float]:
-    cold_runtime = CodeRuntime(RunLimits(policy=policy, warm_spare=False))
+def _without_hardening(runtime: CodeRuntime) -> CodeRuntime:
+    """``runtime`` with ADR 0013's sandbox as it was before ADR 0049: no capabilities lent, no self-confinement.
+
+    The child then stays root with its capabilities dropped, as before issue 8;
+    only the benchmark builds this, to measure what the hardening costs.
+    """
+    launcher = runtime._launcher
+    original = launcher.spec_for
+
+    def spec_for(workspace: Path, protected: Any = ()) -> SpawnSpec:
+        spec = original(workspace, protected)
+        argv = [arg for arg in spec.argv if not arg.startswith(sandbox.CONFINE_FLAG)]
+        while "--cap-add" in argv:
+            at = argv.index("--cap-add")
+            del argv[at : at + 2]
+        return attrs.evolve(spec, argv=tuple(argv))
+
+    launcher.spec_for = spec_for  # type: ignore[method-assign]
+    return runtime
+
+
+async def _trivial_runs(workspace: Path, policy: str, runs: int, hardened: bool = True) -> dict[str, float]:
+    def runtime(warm_spare: bool) -> CodeRuntime:
+        made = CodeRuntime(RunLimits(policy=policy, warm_spare=warm_spare))
+        return made if hardened else _without_hardening(made)
+
+    cold_runtime = runtime(warm_spare=False)
     cold = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -251,7 +282,7 @@ async def _trivial_runs(workspace: Path, policy: str, runs: int) -> dict[str, fl
         cold.append(time.perf_counter() - start)
         assert outcome.ok, outcome.to_json()
     await cold_runtime.aclose()
-    warm_runtime = CodeRuntime(RunLimits(policy=policy, warm_spare=True))
+    warm_runtime = runtime(warm_spare=True)
     await warm_runtime.run("return 0", workspace=workspace)  # untimed: probes the sandbox, starts the spare
     warm = []
     for _ in range(runs):
@@ -273,6 +304,24 @@ async def _trivial_runs(workspace: Path, policy: str, runs: int) -> dict[str, fl
         "warm_median_s": statistics.median(warm),
         "warm_back_to_back_median_s": statistics.median(back_to_back),
     }
+
+
+async def _hardening_cost(workspace: Path, runs: int) -> dict[str, Any]:
+    """(d) workspace-write with ADR 0049's hardening vs the same sandbox without it, interleaved in rounds."""
+    rounds: dict[str, list[dict[str, float]]] = {"hardened": [], "unhardened": []}
+    for _ in range(3):
+        for name, hardened in (("unhardened", False), ("hardened", True)):
+            rounds[name].append(await _trivial_runs(workspace, "workspace-write", runs, hardened=hardened))
+    result: dict[str, Any] = {}
+    for key in ("cold_median_s", "warm_median_s"):
+        hardened_s = statistics.median(r[key] for r in rounds["hardened"])
+        unhardened_s = statistics.median(r[key] for r in rounds["unhardened"])
+        result[key.replace("_median_s", "")] = {
+            "hardened_median_s": hardened_s,
+            "unhardened_median_s": unhardened_s,
+            "ratio": hardened_s / unhardened_s,
+        }
+    return result
 
 
 async def _in_process_parallel(calls: int, max_parallel: int) -> float:
@@ -348,6 +397,7 @@ async def main(quick: bool) -> dict[str, Any]:
         measured["cold_ratio_to_python_I_S"] = measured["cold_median_s"] / python_s
         measured["warm_ratio_to_python_I"] = measured["warm_median_s"] / python_site
         startup[policy] = measured
+    startup["hardening"] = await _hardening_cost(workspace, runs)
 
     pipe = _ping_pong(calls, use_socketpair=False)
     pair = _ping_pong(calls, use_socketpair=True)
@@ -418,6 +468,12 @@ def targets(startup: dict[str, Any], nested: dict[str, Any], parallel: dict[str,
             "(a) warm trivial run_code, danger-full-access / python -I -S -c pass",
             startup["danger-full-access"]["warm_ratio_to_python_I_S"],
             1.5,
+            at_most=True,
+        ),
+        _target(
+            "(d) warm trivial run_code, workspace-write, ADR 0049 hardening / the same sandbox without it",
+            startup["hardening"]["warm"]["ratio"],
+            1.1,
             at_most=True,
         ),
         _target(

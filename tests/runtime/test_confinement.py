@@ -362,3 +362,49 @@ def test_an_unprivileged_host_gets_no_new_privileges_and_the_filter(public_tmp: 
     assert value["core_pattern"] in ("EROFS", "EACCES")
     assert (workspace / "file").stat().st_uid == 65534
     assert _serials(Path("/proc/keys").read_text()) <= keys_before
+
+
+def _evaluate(program: bytes, nr: int, arch: int, args: tuple[int, ...] = (0,) * 6) -> int:
+    """Run a classic-BPF seccomp program the way the kernel does, over one ``struct seccomp_data``."""
+    data = struct.pack("=iIQ6Q", nr, arch, 0, *args)
+    accumulator, pc = 0, 0
+    while True:
+        code, jt, jf, k = struct.unpack_from("=HBBI", program, pc * 8)
+        pc += 1
+        if code == 0x20:  # ld [k]
+            accumulator = struct.unpack_from("=I", data, k)[0]
+        elif code == 0x06:  # ret k
+            return k
+        elif code in (0x15, 0x35, 0x45):  # jeq / jge / jset
+            taken = {0x15: accumulator == k, 0x35: accumulator >= k, 0x45: bool(accumulator & k)}[code]
+            pc += jt if taken else jf
+        else:
+            raise AssertionError(f"unexpected opcode {code:#x}")
+
+
+@pytest.mark.parametrize(("machine", "arch"), [("x86_64", 0xC000003E), ("aarch64", 0xC00000B7)])
+def test_filter_decides_every_call_number_as_listed(machine: str, arch: int) -> None:
+    program = syscalls.filter_program(machine)
+    table = syscalls.numbers(machine)
+    by_number = {number: name for name, number in table.items()}
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    for nr in range(600):
+        name = by_number.get(nr)
+        plain = _evaluate(program, nr, arch)
+        if name in syscalls.REFUSED:
+            assert plain == eperm, name
+        elif name in syscalls.UNSUPPORTED:
+            assert plain == enosys, name
+        else:
+            assert plain == allow, (nr, name)
+        if name in syscalls.MODE_ARGUMENT:
+            at = syscalls.MODE_ARGUMENT[name]
+            for mode, expected in ((0o755, allow), (0o4755, eperm), (0o2700, eperm), (0o1777, allow)):
+                args = tuple(mode if index == at else 0 for index in range(6))
+                assert _evaluate(program, nr, arch, args) == expected, (name, oct(mode))
+    clone = table["clone"]
+    assert _evaluate(program, clone, arch, (0x10000000 | 17, 0, 0, 0, 0, 0)) == eperm
+    assert _evaluate(program, clone, arch, (0x003D0F00, 0, 0, 0, 0, 0)) == allow  # a thread's flags
+    assert _evaluate(program, 0, 0x40000003) == 0x80000000  # another architecture: killed
+    if machine == "x86_64":
+        assert _evaluate(program, 0x40000000 | 1, arch) == 0x80000000  # the x32 ABI: killed

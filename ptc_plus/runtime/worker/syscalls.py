@@ -261,10 +261,31 @@ def _argument_low_word(index: int) -> int:
 
 
 def filter_program(machine: str | None = None) -> bytes:
-    """The classic-BPF program (``struct sock_filter[]``) for ``machine`` (default: this one)."""
+    """The classic-BPF program (``struct sock_filter[]``) for ``machine`` (default: this one).
+
+    After the architecture check, a binary search over the listed call
+    numbers decides: an unlisted call (every call a program makes in normal
+    work) is allowed after about ``log2(listed)`` comparisons, not a walk
+    through the whole list; a listed one runs its own small block.
+    """
     machine = machine or os.uname().machine
     audit_arch, table = _table(machine)
     deny_eperm = _RET_ERRNO | errno.EPERM
+    actions: dict[int, list[bytes]] = {}
+    for name in REFUSED:
+        if name in table:
+            actions[table[name]] = [_op(_RET, 0, 0, deny_eperm)]
+    for name in UNSUPPORTED:
+        actions[table[name]] = [_op(_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)]
+    guarded = [(name, index, SET_ID_BITS) for name, index in MODE_ARGUMENT.items() if name in table]
+    for name, index, bits in [*guarded, ("clone", 0, NAMESPACE_FLAGS)]:
+        # Refused when any of ``bits`` is set in the argument, else allowed.
+        actions[table[name]] = [
+            _op(_LD_ABS_W, 0, 0, _argument_low_word(index)),
+            _op(_JSET, 0, 1, bits),
+            _op(_RET, 0, 0, deny_eperm),
+            _op(_RET, 0, 0, _RET_ALLOW),
+        ]
     ops = [
         _op(_LD_ABS_W, 0, 0, _ARCH_OFFSET),
         _op(_JEQ, 1, 0, audit_arch),
@@ -273,21 +294,24 @@ def filter_program(machine: str | None = None) -> bytes:
     ]
     if machine == "x86_64":
         ops += [_op(_JGE, 0, 1, _X32_BIT), _op(_RET, 0, 0, _RET_KILL_PROCESS)]
-    for name in REFUSED:
-        if name in table:
-            ops += [_op(_JEQ, 0, 1, table[name]), _op(_RET, 0, 0, deny_eperm)]
-    for name in UNSUPPORTED:
-        ops += [_op(_JEQ, 0, 1, table[name]), _op(_RET, 0, 0, _RET_ERRNO | errno.ENOSYS)]
-    guarded = [(name, index, SET_ID_BITS) for name, index in MODE_ARGUMENT.items() if name in table]
-    guarded.append(("clone", 0, NAMESPACE_FLAGS))
-    for name, index, bits in guarded:
-        # A matching call decides here: refused when any of ``bits`` is set in the argument, else allowed.
-        ops += [
-            _op(_JEQ, 0, 4, table[name]),
-            _op(_LD_ABS_W, 0, 0, _argument_low_word(index)),
-            _op(_JSET, 0, 1, bits),
-            _op(_RET, 0, 0, deny_eperm),
-            _op(_RET, 0, 0, _RET_ALLOW),
-        ]
-    ops.append(_op(_RET, 0, 0, _RET_ALLOW))
+    ops += _search(sorted(actions), actions)
     return b"".join(ops)
+
+
+_LINEAR_AT_MOST = 3
+
+
+def _search(numbers: list[int], actions: dict[int, list[bytes]]) -> list[bytes]:
+    """Decide for the call number in the accumulator among ``numbers`` (sorted); anything else is allowed."""
+    if len(numbers) <= _LINEAR_AT_MOST:
+        ops: list[bytes] = []
+        for number in numbers:
+            block = actions[number]
+            ops += [_op(_JEQ, 0, len(block), number), *block]
+        return [*ops, _op(_RET, 0, 0, _RET_ALLOW)]
+    middle = len(numbers) // 2
+    below = _search(numbers[:middle], actions)
+    above = _search(numbers[middle:], actions)
+    if len(below) > 255:
+        raise ValueError("seccomp filter too large for an 8-bit jump")  # a longer list needs another layout
+    return [_op(_JGE, len(below), 0, numbers[middle]), *below, *above]
