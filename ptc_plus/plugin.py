@@ -25,6 +25,7 @@ from hookspecs import (
     ToolCall,
     ToolDefinition,
     ToolSpec,
+    TurnSummary,
     hookimpl,
 )
 from ptc_plus.session.controller import PtcController
@@ -59,6 +60,12 @@ def agent_host_session_resume(session: SessionInfo, services: HostServices) -> N
 @hookimpl
 def agent_host_agent_fork(parent: SessionInfo, child: SessionInfo, services: HostServices) -> None:
     controller(services).fork(parent, child)
+
+
+@hookimpl
+def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> None:
+    # A settled turn proves its steps' context messages were committed (catalog delivery).
+    controller(services).turn_settled(summary)
 
 
 @hookimpl

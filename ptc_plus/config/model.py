@@ -28,6 +28,17 @@ class Disclosure(enum.StrEnum):
     OFF = "off"
 
 
+class Presentation(enum.StrEnum):
+    """How PTC is presented to a session's model (SPEC §2)."""
+
+    PTC = "ptc"
+    """The model sees ``run_code`` and the discovery bootstrap; managed tools are reached through programs."""
+    BOTH = "both"
+    """Code mode, and the tools the plan marks ``full`` are also offered as direct function tools."""
+    NATIVE = "native"
+    """No PTC at all: the host's own provision, nothing injected."""
+
+
 @attrs.frozen(kw_only=True)
 class GateSection:
     """``[gate]``: the §5 settings in their *raw* environment-variable shape.
@@ -89,8 +100,14 @@ class StatisticsSection:
 
 @attrs.frozen(kw_only=True)
 class RuntimeSection:
-    """``[runtime]``: sandbox policy and limits, each within :class:`RuntimeCaps`."""
+    """``[runtime]``: presentation, sandbox policy and limits, each limit within :class:`RuntimeCaps`.
 
+    ``presentation`` is not a sandbox key: ``both`` and ``native`` confine
+    programs no less than ``ptc`` (direct calls go through the host's own
+    guards), so a workspace file may set it either way.
+    """
+
+    presentation: Presentation = Presentation.PTC
     policy: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
     network: bool = False
     timeout_s: float = 120.0

@@ -21,7 +21,7 @@ import attrs
 from cattrs import BaseValidationError, transform_error
 
 from hookspecs import SessionRecord
-from ptc_plus.config import Disclosure
+from ptc_plus.config import Disclosure, Presentation
 from ptc_plus.plan import PLAN_VERSION, CapabilityPlan, PlanEntry
 from ptc_plus.serialization import dumps, structure, unstructure
 
@@ -45,15 +45,22 @@ class GateSummary:
 class Environment:
     """The session's frozen plan plus how PTC is presented to it.
 
-    :ivar ptc: code mode is on for this session (gate passed and the runtime
-        is usable here); when false the plan is recorded but not applied.
-    :ivar native_reason: stable token saying why the session is native.
+    :ivar ptc: code mode was on when the session started (configured
+        presentation not ``native``, gate passed, runtime usable there); when
+        false the plan is recorded but not applied. A resume checks the gate
+        and the sandbox again (ADR 0053): what is in force then is the
+        session's state, not this field.
+    :ivar native_reason: stable token saying why the session started native.
+    :ivar presentation: the configured presentation (``[runtime]
+        presentation``), frozen with the plan; records from before this field
+        read as ``ptc``, the only presentation there was.
     :ivar token_unit: the unit of every token count in ``plan``.
     """
 
     version: int = VERSION
     ptc: bool
     native_reason: str = ""
+    presentation: Presentation = Presentation.PTC
     gate: GateSummary
     token_unit: str
     plan: CapabilityPlan

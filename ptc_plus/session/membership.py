@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from hookspecs import TokenCounter, ToolSpec
 from ptc_plus.capabilities.catalog import CapabilityKind, Catalog
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.config import Disclosure
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session.environment import Environment
 
@@ -36,6 +37,11 @@ def excluded_tools(environment: Environment) -> frozenset[str]:
 def excluded_skills(environment: Environment) -> frozenset[str]:
     """Skill names absent from this session's catalog."""
     return _excluded(environment, _SKILL_KINDS)
+
+
+def full_tools(environment: Environment) -> frozenset[str]:
+    """Tool names the plan marks ``full``: under presentation ``both`` the model may also call them directly."""
+    return frozenset(e.name for e in environment.with_disclosure(Disclosure.FULL) if e.kind in _TOOL_KINDS and e.name)
 
 
 def program_view(environment: Environment | None, view: Sequence[ToolSpec]) -> list[ToolSpec]:

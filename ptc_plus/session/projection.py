@@ -4,17 +4,20 @@ The bootstrap is fixed language (stable prefix: it never mentions the plan).
 The catalog message carries complete contracts of ``full`` capabilities and a
 bounded navigation of ``on-demand`` ones; explicit choices and navigation come
 before anything that varies with statistics (SPEC §4 "Where the plan goes").
+The navigation is bounded in count *and* in measured tokens (ADR 0054).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hookspecs import ContextMessage, PromptSection, ToolSpec
+import attrs
+
+from hookspecs import ContextMessage, PromptSection, TokenCounter, ToolSpec
 from hookspecs.i18n import message
 from ptc_plus.capabilities.catalog import Catalog
 from ptc_plus.capabilities.contract import delivery_text
-from ptc_plus.config import Disclosure
+from ptc_plus.config import Disclosure, Presentation
 from ptc_plus.plan import PlanEntry, Reason
 from ptc_plus.runtime.tool import TOOL_NAME
 from ptc_plus.sdk.literals import one_line
@@ -23,6 +26,10 @@ from ptc_plus.session.environment import Environment
 CATALOG_PROVENANCE = "ptc-plus:catalog"
 NAVIGATION_LIMIT = 40
 """On-demand members listed by name in the catalog message; the long tail stays searchable."""
+NAVIGATION_TOKENS = 1000
+"""The most the on-demand navigation (its header, the listed lines and the "… more" line) may cost (ADR 0054)."""
+SUMMARY_CHARS = 120
+"""A listed member's description is its first sentence, cut to this many characters (ADR 0054)."""
 _STABLE_REASONS = (Reason.EXPLICIT, Reason.MANAGEMENT_OFF)
 MODEL_LANG = "en"
 """Model-facing text is English whatever the user's locale, so the prompt prefix does not vary by user."""
@@ -32,33 +39,101 @@ def bootstrap_section() -> PromptSection:
     return PromptSection(name="ptc-plus", order=200, text=message("ptc.bootstrap", MODEL_LANG, tool=TOOL_NAME))
 
 
-def catalog_message(environment: Environment, catalog: Catalog) -> ContextMessage:
+@attrs.frozen(kw_only=True)
+class Navigation:
+    """The on-demand navigation of a catalog message and what it costs.
+
+    :ivar text: the navigation block (``""`` when nothing is on demand).
+    :ivar listed: members named in it; the other ``total - listed`` are only counted.
+    :ivar tokens: measured tokens of ``text`` (in the counter's unit), never above ``bound``.
+    """
+
+    text: str = ""
+    listed: int = 0
+    total: int = 0
+    tokens: int = 0
+    bound: int = NAVIGATION_TOKENS
+
+
+def navigation(environment: Environment, catalog: Catalog, counter: TokenCounter) -> Navigation:
+    """Name on-demand members (explicit choices first, then by identity) while the block fits.
+
+    A member is listed only if the block with its line — and with the "… and
+    N more" line the rest then needs — still costs at most
+    :data:`NAVIGATION_TOKENS`, and never more than :data:`NAVIGATION_LIMIT`
+    members; each line carries a short summary, never a whole description.
+    """
+    on_demand = sorted(
+        environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason != Reason.EXPLICIT, e.identity)
+    )
+    if not on_demand:
+        return Navigation(bound=NAVIGATION_TOKENS)
+    total = len(on_demand)
+    lines = [message("ptc.catalog.on-demand", MODEL_LANG)]
+
+    def block(listed: Sequence[str]) -> str:
+        rest = total - len(listed)
+        more = [message("ptc.catalog.more", MODEL_LANG, count=rest)] if rest else []
+        return "\n".join([*lines, *listed, *more])
+
+    listed: list[str] = []
+    text = block(listed)
+    tokens = counter.count(text)
+    for entry in on_demand[:NAVIGATION_LIMIT]:
+        cap = catalog.get(entry.identity)
+        line = f"# - {entry.name}: {summary(cap.description) if cap else ''}".rstrip()
+        candidate = block([*listed, line])
+        cost = counter.count(candidate)
+        if cost > NAVIGATION_TOKENS:
+            break
+        listed.append(line)
+        text, tokens = candidate, cost
+    return Navigation(text=text, listed=len(listed), total=total, tokens=tokens, bound=NAVIGATION_TOKENS)
+
+
+def summary(description: str, limit: int = SUMMARY_CHARS) -> str:
+    """The first sentence of ``description`` on one line, cut at a word to ``limit`` characters (``…`` marks a cut)."""
+    flat = " ".join(one_line(description).split())
+    end = flat.find(". ")
+    if 0 <= end < limit:
+        return flat[: end + 1]
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def catalog_message(
+    environment: Environment, catalog: Catalog, counter: TokenCounter, presentation: Presentation = Presentation.PTC
+) -> ContextMessage:
     """The plan's catalog: stable full contracts, bounded on-demand navigation, then full contracts that vary.
 
     "Stable" means decided by the config alone (explicit choice, management
     off); baseline and statistics members come last because statistics can
     change them between sessions. Members the host no longer offers are skipped.
+    Under ``both`` the header also says the ``full`` tools are direct function tools.
     """
     full = environment.with_disclosure(Disclosure.FULL)
     stable = [e for e in full if e.reason in _STABLE_REASONS]
     varying = [e for e in full if e.reason not in _STABLE_REASONS]
     parts = [message("ptc.catalog.header", MODEL_LANG)]
+    if presentation is Presentation.BOTH:
+        parts[0] += "\n" + message("ptc.catalog.both", MODEL_LANG)
     if text := _delivery(stable, catalog):
         parts.append(text)
-    on_demand = sorted(
-        environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason != Reason.EXPLICIT, e.identity)
-    )
-    if on_demand:
-        lines = [message("ptc.catalog.on-demand", MODEL_LANG)]
-        for entry in on_demand[:NAVIGATION_LIMIT]:
-            cap = catalog.get(entry.identity)
-            lines.append(f"# - {entry.name}: {one_line(cap.description) if cap else ''}".rstrip())
-        if len(on_demand) > NAVIGATION_LIMIT:
-            lines.append(message("ptc.catalog.more", MODEL_LANG, count=len(on_demand) - NAVIGATION_LIMIT))
-        parts.append("\n".join(lines))
+    if text := navigation(environment, catalog, counter).text:
+        parts.append(text)
     if text := _delivery(varying, catalog):
         parts.append(text)
     return ContextMessage(provenance=CATALOG_PROVENANCE, text="\n\n".join(parts) + "\n")
+
+
+def withdrawn_message() -> ContextMessage:
+    """The notice superseding a code-mode catalog once the session is presented natively."""
+    return ContextMessage(provenance=CATALOG_PROVENANCE, text=message("ptc.catalog.withdrawn", MODEL_LANG) + "\n")
 
 
 def _delivery(entries: Sequence[PlanEntry], catalog: Catalog) -> str:
@@ -66,10 +141,11 @@ def _delivery(entries: Sequence[PlanEntry], catalog: Catalog) -> str:
     return delivery_text(capabilities).rstrip() if capabilities else ""
 
 
-def native_tools(view: Sequence[ToolSpec], managed: frozenset[str]) -> list[str]:
-    """Tools offered to the model as function tools under the ``ptc`` presentation.
+def native_tools(view: Sequence[ToolSpec], managed: frozenset[str], direct: frozenset[str] = frozenset()) -> list[str]:
+    """Tools offered to the model as function tools under code mode, in host order.
 
     ``run_code`` and every unmanaged tool of the view (for example the host's
-    skill loader); managed tools are reached through programs.
+    skill loader); managed tools are reached through programs, except those
+    in ``direct`` (under ``both``: the tools the plan marks ``full``).
     """
-    return [s.name for s in view if s.name == TOOL_NAME or s.name not in managed]
+    return [s.name for s in view if s.name == TOOL_NAME or s.name not in managed or s.name in direct]

@@ -1,18 +1,26 @@
-"""The ``/capabilities`` receipt: the session's plan, reasons, overage and why it is native (users only).
+"""The ``/capabilities`` receipt: presentation and why, the plan, reasons, overage, catalog delivery (users only).
 
-Read-only: it shows what the session froze at start (or restored), never
-recomputes and never refreshes.
+Read-only: it shows what the session froze at start (or restored), what is
+in force now (the gate and the sandbox are checked again on resume, ADR
+0053), whether the catalog reached the model, and what the on-demand
+navigation costs (ADR 0054). It never recomputes the plan and never refreshes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import attrs
 
 from hookspecs import CommandReceipt, CommandSpec, ReceiptStatus
 from hookspecs.i18n import message
-from ptc_plus.config import Disclosure
+from ptc_plus.config import Disclosure, Presentation
 from ptc_plus.plan import CapabilityPlan, reason_text
+from ptc_plus.session.delivery import Delivery, Shown
 from ptc_plus.session.environment import Environment
+from ptc_plus.session.presentation import BY_CONFIG, SANDBOX_UNAVAILABLE, InForce
+from ptc_plus.session.projection import Navigation
 
 COMMAND = "capabilities"
 
@@ -21,13 +29,37 @@ def command_specs() -> list[CommandSpec]:
     return [CommandSpec(name=COMMAND, summary=message("ptc.command.capabilities"))]
 
 
-def native_reason_text(reason: str, lang: str | None = None) -> str:
-    """The stable native-reason token (``gate:<reason>``, ``sandbox-unavailable``) as text."""
+def native_reason_text(reason: str, lang: str | None = None, detail: str = "") -> str:
+    """The stable native-reason token (``presentation``, ``gate:<reason>``, ``sandbox-unavailable``) as text."""
     if reason.startswith("gate:"):
-        return message("ptc.native.gate", lang, reason=reason.removeprefix("gate:"))
-    if reason == "sandbox-unavailable":
-        return message("ptc.native.sandbox-unavailable", lang)
-    return reason
+        text = message("ptc.native.gate", lang, reason=reason.removeprefix("gate:"))
+    elif reason == SANDBOX_UNAVAILABLE:
+        text = message("ptc.native.sandbox-unavailable", lang)
+    elif reason == BY_CONFIG:
+        text = message("ptc.native.presentation", lang)
+    else:
+        text = reason
+    return message("ptc.native.detail", lang, reason=text, detail=detail) if detail else text
+
+
+@attrs.frozen(kw_only=True)
+class SessionView:
+    """What ``/capabilities`` reports besides the frozen environment: the facts of now.
+
+    :ivar presented: the presentation in force and why.
+    :ivar direct: under ``both``, the tools also offered directly (host order).
+    :ivar delivery: what the surface carries under the catalog's provenance.
+    :ivar navigation: the catalog's on-demand navigation and its cost (code mode only).
+    :ivar unit: the token unit of ``navigation``.
+    :ivar gate_warnings: the gate's warnings when it was last evaluated.
+    """
+
+    presented: InForce
+    direct: tuple[str, ...] = ()
+    delivery: Delivery = attrs.field(factory=Delivery)
+    navigation: Navigation | None = None
+    unit: str = ""
+    gate_warnings: tuple[str, ...] = ()
 
 
 def plan_lines(plan: CapabilityPlan, unit: str, lang: str | None = None) -> list[str]:
@@ -63,20 +95,86 @@ def plan_lines(plan: CapabilityPlan, unit: str, lang: str | None = None) -> list
     return lines
 
 
-def capabilities_receipt(environment: Environment | None, diagnostics: Sequence[str]) -> CommandReceipt:
+def capabilities_receipt(
+    environment: Environment | None, diagnostics: Sequence[str], view: SessionView
+) -> CommandReceipt:
     """The receipt of ``/capabilities`` for a session holding ``environment`` (``None``: host provision)."""
+    presented = view.presented
     if environment is None:
         lines = [message("ptc.report.no-environment")]
-        data: dict[str, object] = {"environment": None}
+        data: dict[str, Any] = {"environment": None}
     else:
-        head = (
-            message("ptc.report.code-on")
-            if environment.ptc
-            else message("ptc.report.native", reason=native_reason_text(environment.native_reason))
-        )
-        lines = [head, *plan_lines(environment.plan, environment.token_unit)]
-        lines += [message("ptc.report.gate-warning", warning=w) for w in environment.gate.warnings]
+        lines = [_head(view), _source(presented), *plan_lines(environment.plan, environment.token_unit)]
+        lines += [message("ptc.report.gate-warning", warning=w) for w in view.gate_warnings]
         data = {"environment": environment.payload()}
+    data["presentation"] = {
+        "in_force": presented.presentation.value,
+        "configured": presented.configured.value if presented.configured is not None else None,
+        "reason": presented.reason,
+        "detail": presented.detail,
+        "checked": presented.checked.value,
+        "direct": list(view.direct),
+    }
+    lines += _catalog_lines(view)
+    data["catalog"] = {
+        "shown": view.delivery.shown.value,
+        "next": _next(view),
+        "navigation": _navigation_data(view),
+    }
     lines.extend(diagnostics)
     data["diagnostics"] = list(diagnostics)
     return CommandReceipt(status=ReceiptStatus.SHOWN, text="\n".join(lines), data=data)
+
+
+def _navigation_data(view: SessionView) -> dict[str, Any] | None:
+    nav = view.navigation
+    if nav is None:
+        return None
+    return {"listed": nav.listed, "total": nav.total, "tokens": nav.tokens, "bound": nav.bound, "unit": view.unit}
+
+
+def _head(view: SessionView) -> str:
+    presented = view.presented
+    if presented.presentation is Presentation.PTC:
+        return message("ptc.report.code-on")
+    if presented.presentation is Presentation.BOTH:
+        names = ", ".join(view.direct) or message("ptc.report.none")
+        return message("ptc.report.code-both", names=names)
+    return message("ptc.report.native", reason=native_reason_text(presented.reason, detail=presented.detail))
+
+
+def _source(presented: InForce) -> str:
+    configured = presented.configured or Presentation.PTC
+    checked = message(f"ptc.report.checked.{presented.checked.value}")
+    return message("ptc.report.presentation", configured=configured.value, checked=checked)
+
+
+def _next(view: SessionView) -> str | None:
+    wanted = view.delivery.wanted(view.presented.code_mode)
+    return wanted.value if wanted is not None else None
+
+
+def _catalog_lines(view: SessionView) -> list[str]:
+    shown, wanted = view.delivery.shown, view.delivery.wanted(view.presented.code_mode)
+    lines: list[str] = []
+    if wanted is Shown.CATALOG:
+        lines.append(message("ptc.report.catalog.pending"))
+    elif wanted is Shown.NOTICE:
+        lines.append(message("ptc.report.catalog.withdrawing"))
+    elif shown is Shown.CATALOG:
+        lines.append(message("ptc.report.catalog.delivered"))
+    elif shown is Shown.NOTICE:
+        lines.append(message("ptc.report.catalog.withdrawn"))
+    nav = view.navigation
+    if nav is not None and nav.total:
+        lines.append(
+            message(
+                "ptc.report.navigation" if nav.listed < nav.total else "ptc.report.navigation-all",
+                listed=nav.listed,
+                total=nav.total,
+                tokens=nav.tokens,
+                bound=nav.bound,
+                unit=view.unit,
+            )
+        )
+    return lines

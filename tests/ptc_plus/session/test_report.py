@@ -23,10 +23,11 @@ async def test_capabilities_shows_plan_reasons_budget_and_statistics(open_host: 
     receipt = session.command("/capabilities")
     assert receipt.status is ReceiptStatus.SHOWN
     lines = receipt.text.splitlines()
-    assert lines[0].startswith("Code mode is on")
-    assert "management on" in lines[1] and "1 full" in lines[1] and "1 off" in lines[1]
-    assert "unavailable: no statistics store yet" in lines[1]
-    assert lines[2].startswith("Default contracts: ") and "of 5000" in lines[2]
+    assert lines[0].startswith("Code mode is on (presentation ptc)")
+    assert lines[1].startswith("Presentation: ptc configured") and "when the session started" in lines[1]
+    assert "management on" in lines[2] and "1 full" in lines[2] and "1 off" in lines[2]
+    assert "unavailable: no statistics store yet" in lines[2]
+    assert lines[3].startswith("Default contracts: ") and "of 5000" in lines[3]
     assert "  host:read_file [full]: in the manual baseline (rank 1)" in lines
     assert "  host:write_file [off]: explicit choice in the config" in lines
     assert "  host:convert_units [on-demand]: no sufficient statistics and not in the baseline" in lines
