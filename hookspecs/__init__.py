@@ -4,10 +4,14 @@ A host that wants PTC Plus (or any plugin written against this contract)
 registers :mod:`hookspecs.specs` with a pluggy ``PluginManager`` named
 :data:`PROJECT_NAME` and loads plugins from the entry-point group
 :data:`ENTRY_POINT_GROUP`. :mod:`hookspecs.reference` is a complete host.
+Host tools that touch the workspace while a program may be racing them use
+:mod:`hookspecs.workspace_files` (paths resolved beneath the workspace on
+the opened descriptors; symlinks, ``..`` and non-regular files refused).
 """
 
 from __future__ import annotations
 
+from hookspecs import workspace_files
 from hookspecs.markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl, hookspec
 from hookspecs.services import (
     HostServices,
@@ -44,6 +48,17 @@ from hookspecs.types import (
     ToolSpec,
     TurnSummary,
 )
+from hookspecs.workspace_files import (
+    DirectoryEntry,
+    EntryKind,
+    NotADirectory,
+    NotARegularFile,
+    OutsideWorkspace,
+    PathNotFound,
+    SymlinkRefused,
+    WorkspaceFile,
+    WorkspacePathError,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -55,9 +70,15 @@ __all__ = [
     "CompactionInfo",
     "Concurrency",
     "ContextMessage",
+    "DirectoryEntry",
+    "EntryKind",
     "HostServices",
     "JSONObject",
     "JSONValue",
+    "NotADirectory",
+    "NotARegularFile",
+    "OutsideWorkspace",
+    "PathNotFound",
     "PromptContext",
     "PromptSection",
     "ReceiptStatus",
@@ -69,6 +90,7 @@ __all__ = [
     "SkillSpec",
     "SpillStore",
     "StepInfo",
+    "SymlinkRefused",
     "TokenCounter",
     "ToolCall",
     "ToolContext",
@@ -79,6 +101,9 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "TurnSummary",
+    "WorkspaceFile",
+    "WorkspacePathError",
     "hookimpl",
     "hookspec",
+    "workspace_files",
 ]

@@ -118,6 +118,10 @@ class ReferenceHost:
         self._host_tools = ToolView(d for d in self._host_tools if d.spec.name != name)
         self.invalidate_views()
 
+    def host_tool_names(self) -> list[str]:
+        """Names of the host's own tools (without plugins' tools, before any agent's scope)."""
+        return self._host_tools.names()
+
     def skill_specs(self) -> list[SkillSpec]:
         return [s.spec for s in self._skills]
 

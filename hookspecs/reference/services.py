@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hookspecs.reference.demo_tools import DEMO_STATE_DIR, NOTE_TOOL_NAMES
 from hookspecs.reference.spill import FileSpillStore
 from hookspecs.reference.wire import detached
 from hookspecs.services import SpillStore, TokenCounter
@@ -37,8 +38,13 @@ class ReferenceServices:
     @property
     def protected_paths(self) -> Sequence[Path]:
         """The state directory (session logs, spill store): a program that could rewrite it
-        could forge a session's history, including a plugin's frozen records."""
-        return (self._host.state_dir,)
+        could forge a session's history, including a plugin's frozen records. When the demo
+        notes tools are host tools, also their ``<workspace>/.demo``: a program that could
+        replace it could lead the notes store's writes elsewhere (ADR 0050)."""
+        paths = [self._host.state_dir]
+        if NOTE_TOOL_NAMES & set(self._host.host_tool_names()):
+            paths.append(self._host.workspace / DEMO_STATE_DIR)
+        return tuple(paths)
 
     @property
     def token_counter(self) -> TokenCounter | None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hookspecs.reference import ReferenceHost
+from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.runtime.protected import protected_paths
 from ptc_plus.runtime.tool import run_code_definition
 
@@ -99,3 +101,136 @@ def test_protected_paths_keeps_only_paths_inside_the_workspace(workspace: Path, 
     )
     assert found == (workspace / ".ptc-plus", workspace / "a")
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+# --- ADR 0050: the repository's git state, and creating missing paths beneath the workspace ------------------
+
+GIT_ATTACKS = {
+    "plant-hook": "open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\ntouch /tmp/owned\\n')",
+    "rewrite-config": "open('.git/config', 'a').write('[core]\\n\\tfsmonitor = ./evil\\n')",
+    "hooks-path": "os.rename('.git/hooks', '.git/hooks-old')",
+    # Renaming the parent would carry any protection of .git/hooks alone away with it.
+    "replace-git-dir": (
+        "os.rename('.git', 'git-old'); os.makedirs('.git/hooks');"
+        " open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')"
+    ),
+    "delete-git-dir": "shutil.rmtree('.git')",
+}
+
+
+def _git_program() -> str:
+    lines = ["import os, shutil", "results = {}"]
+    for name, attack in GIT_ATTACKS.items():
+        lines += [
+            "try:",
+            f"    {attack}",
+            f"    results[{name!r}] = 'allowed'",
+            "except OSError:",
+            f"    results[{name!r}] = 'refused'",
+        ]
+    return "\n".join([*lines, "return results"]) + "\n"
+
+
+def _fake_repository(workspace: Path) -> None:
+    """The layout `git init` leaves (without needing git on the machine)."""
+    git = workspace / ".git"
+    for directory in ("hooks", "info", "objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (git / directory).mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+    (git / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\nexit 0\n")
+
+
+@pytest.mark.asyncio
+async def test_a_repositorys_git_state_cannot_be_changed(make_runtime: RuntimeFactory, workspace: Path) -> None:
+    _fake_repository(workspace)
+    before = _snapshot(workspace / ".git")
+    services = FakeServices(workspace)
+    definition = run_code_definition(runtime=make_runtime(policy="workspace-write"))
+    value = await definition.handler({"description": "d", "code": _git_program()}, outer_context(services))
+    assert isinstance(value, dict)
+    assert value["value"] == dict.fromkeys(GIT_ATTACKS, "refused"), value
+    assert _snapshot(workspace / ".git") == before
+    assert (workspace / ".git").is_dir() and not (workspace / "git-old").exists()
+
+
+@pytest.mark.asyncio
+async def test_a_worktree_gitfile_cannot_be_repointed(make_runtime: RuntimeFactory, workspace: Path) -> None:
+    # In a linked worktree or a submodule, .git is a file naming the real git directory.
+    (workspace / ".git").write_text("gitdir: /somewhere/else/.git/worktrees/w\n")
+    code = "open('.git', 'w').write('gitdir: planted')\n"
+    outcome = await make_runtime(policy="workspace-write").run(code, workspace=workspace)
+    assert outcome.failure is not None
+    assert (workspace / ".git").read_text() == "gitdir: /somewhere/else/.git/worktrees/w\n"
+
+
+def test_git_state_is_protected_only_where_it_exists(workspace: Path) -> None:
+    assert protected_paths(workspace) == (workspace / ".ptc-plus",)
+    assert not (workspace / ".git").exists()  # a workspace that is no repository is not made one
+    _fake_repository(workspace)
+    assert protected_paths(workspace) == (workspace / ".git", workspace / ".ptc-plus")
+
+
+def test_missing_paths_are_never_created_through_a_symlink(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "a").symlink_to(outside)
+    found = protected_paths(workspace, [workspace / "a" / "state"])
+    assert found == (workspace / ".ptc-plus",)
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("store", ("fresh", "existing"))
+async def test_the_demo_tools_state_and_git_state_stay_out_of_a_programs_reach(
+    make_runtime: RuntimeFactory, workspace: Path, tmp_path: Path, store: str
+) -> None:
+    """The attack of issue 8 item 4, end to end: make ``.demo`` a symlink out, then call ``notes_add``."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _fake_repository(workspace)
+    code = f"""
+import os
+results = {{}}
+try:
+    if os.path.lexists('.demo'):
+        os.rename('.demo', 'demo-old')
+    os.symlink({str(outside)!r}, '.demo')
+    results['swap'] = 'allowed'
+except OSError:
+    results['swap'] = 'refused'
+results['note'] = await tools.notes_add(title='t', body='b')
+for path in ('.demo/notes.sqlite', '.git/hooks/pre-commit', '.ptc-plus/config.toml', '.agent-host/x'):
+    try:
+        await tools.write_file(path=path, content='planted')
+        results[path] = 'allowed'
+    except ToolCallError as error:
+        results[path] = error.code
+return results
+"""
+    runtime = make_runtime(policy="workspace-write")
+    tools = [*demo_tool_definitions(workspace), run_code_definition(runtime=runtime)]
+    async with ReferenceHost(workspace=workspace, tools=tools, load_entry_points=False) as host:
+        session = await host.start_session(user_id="u", title="t")
+        if store == "existing":
+            assert (await session.call_tool("notes_add", {"title": "before", "body": "b"})).ok
+        result = await session.call_tool("run_code", {"description": "d", "code": code})
+    assert result.ok, result
+    assert result.value["value"] == {
+        "swap": "refused",
+        "note": {"id": 1 if store == "fresh" else 2},
+        ".demo/notes.sqlite": "protected-path",
+        ".git/hooks/pre-commit": "protected-path",
+        ".ptc-plus/config.toml": "protected-path",
+        ".agent-host/x": "protected-path",
+    }
+    assert list(outside.iterdir()) == []
+    assert (workspace / ".demo" / "notes.sqlite").is_file() and not (workspace / ".demo").is_symlink()
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_the_reference_host_protects_the_demo_store_only_with_the_demo_tools(workspace: Path) -> None:
+    with_demo = ReferenceHost(workspace=workspace, tools=demo_tool_definitions(workspace), load_entry_points=False)
+    assert list(with_demo.services.protected_paths) == [workspace / ".agent-host", workspace / ".demo"]
+    without = ReferenceHost(workspace=workspace, load_entry_points=False)
+    assert list(without.services.protected_paths) == [workspace / ".agent-host"]

@@ -1,86 +1,147 @@
-"""Workspace file tools: list, read, search (parallel) and write (exclusive), confined to the workspace."""
+"""Workspace file tools: list, read, search (parallel) and write (exclusive), confined to the workspace.
+
+A program may race these tools (swap a directory for a symlink out of the
+workspace, leave a FIFO where a file was): every access goes through
+:mod:`hookspecs.workspace_files`, which resolves paths beneath the workspace
+on the opened descriptors, never follows a symlink and refuses anything but
+regular files. The bodies do their file I/O in a worker thread
+(``asyncio.to_thread``), so no file — however slow or strange — can stall the
+host's event loop, which also runs every run's timer.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import os
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from hookspecs.services import ToolContext, ToolDefinition, ToolFailure
 from hookspecs.types import Concurrency, JSONObject, JSONValue, ToolSpec
+from hookspecs.workspace_files import (
+    WorkspacePathError,
+    read_bytes,
+    relative_parts,
+    replace_file,
+    walk_files,
+    workspace_root,
+)
 
-_SKIP_DIRS = {".git", ".agent-host", ".demo", ".ptc-plus", "__pycache__", ".venv"}
+MAX_READ_BYTES = 64 * 1024 * 1024
+"""read_file refuses a larger file rather than load it into host memory (a sparse file costs a program nothing)."""
+MAX_SEARCH_FILE_BYTES = 16 * 1024 * 1024
+"""search_files skips larger files."""
+_SKIP_DIRS = frozenset({".git", ".agent-host", ".demo", ".ptc-plus", "__pycache__", ".venv"})
+# Host and plugin state: never listed or searched, and write_file refuses to write there (a program
+# calling write_file would otherwise change, from the host, what its sandbox binds read-only). Git
+# state at any depth: hooks and config of a nested repository run on the host too (ADR 0050).
+_STATE_DIRS = frozenset({".agent-host", ".demo", ".ptc-plus"})
+_GIT = ".git"
 
 
-def _inside(root: Path, relative: str) -> Path:
-    target = (root / relative).resolve()
-    if target != root and root not in target.parents:
-        raise ToolFailure("outside-workspace", f"{relative!r} is outside the workspace")
-    return target
+def _cancelled() -> ToolFailure:
+    return ToolFailure("cancelled", "the call was cancelled")
 
 
-def _walk(root: Path, base: Path) -> list[Path]:
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            # A symlink leading out of the workspace is not listed or searched (read_file refuses it too).
-            if root in path.resolve().parents:
-                found.append(path)
-    return found
+def _protected(root: Path, parts: tuple[str, ...], protected_paths: Sequence[Path]) -> bool:
+    """Whether ``parts`` (relative to ``root``) lies in host, plugin or git state."""
+    if (parts and parts[0] in _STATE_DIRS) or _GIT in parts:
+        return True
+    for protected in protected_paths:
+        absolute = Path(os.path.normpath(root / protected))
+        if absolute == root or not absolute.is_relative_to(root):
+            continue
+        prefix = absolute.relative_to(root).parts
+        if parts[: len(prefix)] == prefix:
+            return True
+    return False
 
 
 def file_tools(root: Path) -> list[ToolDefinition]:
-    async def list_files(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        base = _inside(root, str(args.get("path", ".")))
-        if not base.is_dir():
-            raise ToolFailure("not-a-directory", f"{args.get('path', '.')!r} is not a directory")
+    def list_sync(args: JSONObject, ctx: ToolContext) -> JSONValue:
         pattern = str(args.get("pattern", "*"))
         limit = int(args.get("max_entries", 200))
-        files = [p for p in _walk(root, base) if fnmatch.fnmatch(p.name, pattern)]
-        entries = [{"path": str(p.relative_to(root)), "bytes": p.stat().st_size} for p in files[:limit]]
-        return {"entries": entries, "truncated": len(files) > limit}
+        entries: list[JSONValue] = []
+        with workspace_root(root) as root_fd:
+            try:
+                for found in walk_files(root_fd, str(args.get("path", ".")), skip_directories=_SKIP_DIRS):
+                    if ctx.cancelled.is_set():
+                        raise _cancelled()
+                    if not fnmatch.fnmatch(found.path.rpartition("/")[2], pattern):
+                        continue
+                    if len(entries) == limit:
+                        return {"entries": entries, "truncated": True}
+                    entries.append({"path": found.path, "bytes": found.size})
+            except WorkspacePathError as error:
+                raise error.tool_failure() from None
+        return {"entries": entries, "truncated": False}
 
-    async def read_file(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        target = _inside(root, str(args["path"]))
-        if not target.is_file():
-            raise ToolFailure("not-found", f"no file {args['path']!r}")
-        lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+    def read_sync(args: JSONObject, ctx: ToolContext) -> JSONValue:
+        with workspace_root(root) as root_fd:
+            try:
+                data = read_bytes(root_fd, str(args["path"]), max_bytes=MAX_READ_BYTES + 1)
+            except WorkspacePathError as error:
+                raise error.tool_failure() from None
+        if len(data) > MAX_READ_BYTES:
+            raise ToolFailure("file-too-large", f"{args['path']!r} is larger than {MAX_READ_BYTES} bytes")
+        lines = data.decode("utf-8", errors="replace").splitlines()
         offset, limit = int(args.get("offset", 0)), int(args.get("limit", 400))
         return {"path": str(args["path"]), "lines": lines[offset : offset + limit], "total_lines": len(lines)}
 
-    async def search_files(args: JSONObject, ctx: ToolContext) -> JSONValue:
+    def search_sync(args: JSONObject, ctx: ToolContext) -> JSONValue:
         query = str(args["query"])
         sensitive = bool(args.get("case_sensitive", False))
         needle = query if sensitive else query.lower()
         glob = str(args.get("glob", "*"))
         limit = int(args.get("max_results", 50))
         matches: list[JSONValue] = []
-        for path in _walk(root, root):
-            if not fnmatch.fnmatch(path.name, glob):
-                continue
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            for number, line in enumerate(text.splitlines(), start=1):
-                if needle in (line if sensitive else line.lower()):
-                    matches.append({"path": str(path.relative_to(root)), "line": number, "text": line.strip()[:200]})
-                    if len(matches) >= limit:
-                        return {"matches": matches, "truncated": True}
+        with workspace_root(root) as root_fd:
+            for found in walk_files(root_fd, ".", skip_directories=_SKIP_DIRS):
+                if ctx.cancelled.is_set():
+                    raise _cancelled()
+                if found.size > MAX_SEARCH_FILE_BYTES or not fnmatch.fnmatch(found.path.rpartition("/")[2], glob):
+                    continue
+                try:
+                    data = read_bytes(root_fd, found.path, max_bytes=MAX_SEARCH_FILE_BYTES + 1)
+                    if len(data) > MAX_SEARCH_FILE_BYTES:
+                        continue  # grew since it was listed
+                    text = data.decode("utf-8")
+                except (WorkspacePathError, UnicodeDecodeError, OSError):
+                    continue  # replaced since it was listed (a symlink, a FIFO), unreadable, or not text
+                for number, line in enumerate(text.splitlines(), start=1):
+                    if needle in (line if sensitive else line.lower()):
+                        matches.append({"path": found.path, "line": number, "text": line.strip()[:200]})
+                        if len(matches) >= limit:
+                            return {"matches": matches, "truncated": True}
         return {"matches": matches, "truncated": False}
 
-    async def write_file(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        target = _inside(root, str(args["path"]))
-        target.parent.mkdir(parents=True, exist_ok=True)
+    def write_sync(args: JSONObject, ctx: ToolContext) -> JSONValue:
+        path = str(args["path"])
         data = str(args["content"]).encode("utf-8")
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-        return {"path": str(args["path"]), "bytes": len(data)}
+        try:
+            parts = relative_parts(path)
+            if not parts:
+                raise ToolFailure("not-a-regular-file", f"{path!r} is the workspace itself")
+            if _protected(root, parts, ctx.services.protected_paths):
+                raise ToolFailure("protected-path", f"{path!r} is host or plugin state; write_file does not change it")
+            with workspace_root(root) as root_fd:
+                replace_file(root_fd, path, data, create_parents=True)
+        except WorkspacePathError as error:
+            raise error.tool_failure() from None
+        return {"path": path, "bytes": len(data)}
+
+    async def list_files(args: JSONObject, ctx: ToolContext) -> JSONValue:
+        return await asyncio.to_thread(list_sync, args, ctx)
+
+    async def read_file(args: JSONObject, ctx: ToolContext) -> JSONValue:
+        return await asyncio.to_thread(read_sync, args, ctx)
+
+    async def search_files(args: JSONObject, ctx: ToolContext) -> JSONValue:
+        return await asyncio.to_thread(search_sync, args, ctx)
+
+    async def write_file(args: JSONObject, ctx: ToolContext) -> JSONValue:
+        return await asyncio.to_thread(write_sync, args, ctx)
 
     path_prop = {"type": "string", "description": "Path relative to the workspace root."}
     return [

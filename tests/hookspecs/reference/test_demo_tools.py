@@ -50,22 +50,29 @@ async def test_paths_outside_the_workspace_are_refused(
     secret.write_text("TOP SECRET\n")
     os.symlink(secret, reference_workspace / "link.txt")
     os.symlink(tmp_path, reference_workspace / "escape-dir")
-    for tool, args in [
-        ("read_file", {"path": "../secret.txt"}),
-        ("read_file", {"path": str(secret)}),
-        ("read_file", {"path": "link.txt"}),
-        ("read_file", {"path": "escape-dir/secret.txt"}),
-        ("list_files", {"path": ".."}),
-        ("write_file", {"path": "../planted.txt", "content": "x"}),
+    (reference_workspace / "inside.txt").write_text("fine\n")
+    os.symlink("inside.txt", reference_workspace / "inner-link.txt")
+    for tool, args, code in [
+        ("read_file", {"path": "../secret.txt"}, "outside-workspace"),
+        ("read_file", {"path": str(secret)}, "outside-workspace"),
+        ("list_files", {"path": ".."}, "outside-workspace"),
+        ("write_file", {"path": "../planted.txt", "content": "x"}, "outside-workspace"),
+        # A symlink is never followed, wherever it leads: it can be repointed between two system calls.
+        ("read_file", {"path": "link.txt"}, "symlink"),
+        ("read_file", {"path": "escape-dir/secret.txt"}, "symlink"),
+        ("read_file", {"path": "inner-link.txt"}, "symlink"),
+        ("list_files", {"path": "escape-dir"}, "symlink"),
+        ("write_file", {"path": "escape-dir/planted.txt", "content": "x"}, "symlink"),
     ]:
         result = await session.call_tool(tool, args)
-        assert failed(result, "outside-workspace"), (tool, args, result)
+        assert failed(result, code), (tool, args, result)
     assert not (tmp_path / "planted.txt").exists()
+    assert (await session.call_tool("read_file", {"path": "inside.txt"})).value["lines"] == ["fine"]
     # Listing and searching do not reach through symlinks either.
     searched = await session.call_tool("search_files", {"query": "secret"})
     assert searched.value == {"matches": [], "truncated": False}
     listed = await session.call_tool("list_files", {})
-    assert listed.value == {"entries": [], "truncated": False}
+    assert listed.value == {"entries": [{"path": "inside.txt", "bytes": 5}], "truncated": False}
 
 
 @pytest.mark.asyncio
@@ -199,3 +206,23 @@ async def test_bad_arguments_are_refused_before_dispatch(
     assert failed(result, "invalid-arguments") and not result.dispatched
     assert result.error is not None and fragment in result.error.message
     assert not [e for e in session.log.of_type("tool-started")]
+
+
+@pytest.mark.asyncio
+async def test_write_file_leaves_host_plugin_and_git_state_alone(session: Session, reference_workspace: Path) -> None:
+    # A program calling write_file must not change, from the host, what its sandbox binds read-only.
+    for path in (
+        ".git/hooks/pre-commit",
+        ".git",
+        "sub/.git/config",
+        "sub/.git",
+        ".ptc-plus/config.toml",
+        ".agent-host/sessions/forged.jsonl",
+        ".demo/notes.sqlite",
+        "./.demo/x",
+    ):
+        result = await session.call_tool("write_file", {"path": path, "content": "planted"})
+        assert failed(result, "protected-path"), (path, result)
+    assert sorted(p.name for p in reference_workspace.iterdir()) == [".agent-host"]
+    assert not list((reference_workspace / ".agent-host").rglob("forged.jsonl"))
+    assert (await session.call_tool("write_file", {"path": "sub/git.txt", "content": "fine"})).ok
