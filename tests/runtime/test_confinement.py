@@ -66,12 +66,13 @@ async def test_the_program_is_not_root_on_the_host(make_runtime: RuntimeFactory,
         "status = dict(line.split(':\\t', 1) for line in lines if ':\\t' in line)\n"
         "return {'ids': [os.getuid(), os.geteuid(), os.getgid(), os.getegid()], 'groups': os.getgroups(),\n"
         "        'uid_map': open('/proc/self/uid_map').read().split(), 'cap_eff': status['CapEff'].strip(),\n"
-        "        'cap_prm': status['CapPrm'].strip(), 'no_new_privs': status['NoNewPrivs'].strip(),\n"
+        "        'cap_prm': status['CapPrm'].strip(), 'cap_inh': status['CapInh'].strip(),\n"
+        "        'cap_amb': status['CapAmb'].strip(), 'no_new_privs': status['NoNewPrivs'].strip(),\n"
         "        'seccomp': status['Seccomp'].strip()}\n"
     )
     value = await _run(make_runtime, workspace, code, policy)
     assert isinstance(value, dict)
-    assert value["cap_eff"] == value["cap_prm"] == "0000000000000000"
+    assert value["cap_eff"] == value["cap_prm"] == value["cap_inh"] == value["cap_amb"] == "0000000000000000"
     assert value["no_new_privs"] == "1" and value["seccomp"] == "2"
     if AS_ROOT:
         # The identity map of the initial user namespace: the uid the program reports is its uid on the host.

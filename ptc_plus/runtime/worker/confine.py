@@ -53,6 +53,7 @@ _MS_REC = 0x4000
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 # Kernel interfaces a program has no business writing; uid 65534 cannot write them anyway (ADR 0049).
 READ_ONLY_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
@@ -81,6 +82,7 @@ def apply(settings: dict[str, Any]) -> None:
         os.setresuid(uid, uid, uid)
         if os.geteuid() == 0 or os.getuid() == 0:
             raise ConfinementError("still root after dropping privileges")
+        _clear_capabilities()  # the uid change emptied the permitted set, but not the inheritable one
         os.chdir(workspace)  # the old cwd is the mount underneath; only the program's uid owns the new one
     _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
     _install_filter(syscalls.filter_program())
@@ -175,6 +177,13 @@ def _mapping_namespace(uid_map: str, gid_map: str) -> int:
         os.close(ready_read)
         os.close(hold_write)
         os.waitpid(pid, 0)
+
+
+def _clear_capabilities() -> None:
+    # struct __user_cap_header_struct { u32 version; int pid; } + two __user_cap_data_struct, all zero
+    header = ctypes.create_string_buffer(struct.pack("=Ii", _LINUX_CAPABILITY_VERSION_3, 0), 8)
+    data = ctypes.create_string_buffer(bytes(24), 24)
+    _check(_libc.capset(header, data), "capset(none)")
 
 
 def _bind_read_only(path: str) -> None:
