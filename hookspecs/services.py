@@ -82,7 +82,13 @@ class HostServices(Protocol):
         commit order) — never the slot the outer call itself holds, so an
         ``exclusive`` outer call cannot deadlock its own nested calls. Once
         the outer call settled, queued nested calls are abandoned (status
-        ``cancelled``, code ``abandoned``, ``dispatched`` false)."""
+        ``cancelled``, code ``abandoned``, ``dispatched`` false).
+
+        Cancelling this coroutine cancels the call: a queued call never starts
+        (it is abandoned), an admitted body is cancelled (``context.cancelled``
+        set, its task cancelled) and awaited; cancelling it again stops the
+        wait, abandoning a body that ignores its cancellation. The runtime does
+        this on a run's timeout or abort, after the termination grace."""
 
     def append_record(self, agent: AgentRef, record: SessionRecord) -> None:
         """Persist ``record`` in the agent's session log (durable on return)."""

@@ -31,6 +31,12 @@ from hookspecs.services import HostServices, ToolContext, ToolHandler
 from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolResult, ToolSpec
 
 
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Consume an abandoned body's outcome, so its eventual failure is not reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()
+
+
 class EventSink(Protocol):
     """Where dispatch events go: the caller's session, which logs and applies them."""
 
@@ -131,9 +137,12 @@ class Dispatcher:
             return self._abandon(call)
         except asyncio.CancelledError:
             # The dispatch itself was cancelled (its outer call or the host went away): a call that
-            # started still gets its settle event, out of lane order, so the log never leaves it open.
+            # started still gets its settle event, out of lane order, so the log never leaves it open;
+            # one that never started is logged as abandoned, never as executed.
             if started and not settled:
                 commit(error_result(call, "cancelled", dispatched=True))
+            elif not started and not settled:
+                self._abandon(call)
             raise
 
     async def dispatch_nested(self, call: ToolCall) -> ToolResult:
@@ -174,10 +183,13 @@ class Dispatcher:
                 result = await asyncio.shield(task)
             except asyncio.CancelledError:
                 if not task.cancelled():
-                    # The dispatcher itself was cancelled (e.g. host shutdown): stop the call, then propagate.
+                    # The dispatcher itself was cancelled (e.g. host shutdown): stop the call, wait for its
+                    # body to end, then propagate. Cancelled again meanwhile (a body that ignores it, after
+                    # the canceller's grace), stop waiting: the body is abandoned, the call settles now.
                     cancelled.set()
                     task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+                    task.add_done_callback(_retrieve)
+                    await asyncio.wait([task])
                     raise
                 result = error_result(call, "cancelled", dispatched=True)
         finally:

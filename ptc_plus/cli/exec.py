@@ -143,7 +143,9 @@ def result_shape(result: ToolResult) -> dict[str, Any]:
     data = dict(result.error.data) if result.error is not None else {}
     fallback = "abort" if result.status is ResultStatus.CANCELLED else "exception"
     kind = str(data.get("kind", fallback))
-    error: dict[str, Any] = {"kind": kind, "message": result.error.message if result.error else str(result.status)}
+    # ``data["message"]``: the outcome's own message (the error's message is the model's full report).
+    text = data.get("message", result.error.message) if result.error else str(result.status)
+    error: dict[str, Any] = {"kind": kind, "message": text}
     if data.get("tool_name") is not None:
         error["tool_name"] = data["tool_name"]
     shape = {"ok": False, "value": None, "error": error, "logs": data.get("logs", []), "calls": data.get("calls", 0)}

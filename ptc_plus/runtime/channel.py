@@ -157,8 +157,8 @@ class ControlChannel:
                 end = offset + size + length
                 if len(buffer) < end:
                     break
-                # orjson reads the slice in place; the view is released before the buffer is resized.
-                frames.append(protocol.parse(memoryview(buffer)[offset + size : end]))
+                # Read in place (no copy of the body); parse releases its views before the buffer is resized.
+                frames.append(protocol.parse(buffer, self._max, offset + size, end))
                 offset = end
         except ProtocolViolation as violation:
             self._broken = True

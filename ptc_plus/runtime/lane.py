@@ -11,14 +11,17 @@ dispatch waits for the previous one to settle. Right before its dispatch, a
 call's keywords are mapped back to the tool's real argument names, read from
 the caller's current view (:mod:`ptc_plus.runtime.arguments`).
 
-The lane does not wait for its calls when the run settles: the host
-abandons queued ones and drains admitted ones when the outer call settles.
+The lane does not wait for its calls when the run settles normally: the
+host abandons queued ones and drains admitted ones when the outer call
+settles. On timeout or abort the run calls :meth:`NestedLane.cancel`
+instead: every unsettled dispatch is cancelled (the host abandons a queued
+call and cancels an admitted one's body), and one still running after the
+termination grace is abandoned and reported, so the deadline holds (ADR 0051).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 
 from hookspecs import HostServices, JSONObject, ResultStatus, ToolCall, ToolError, ToolResult
@@ -36,6 +39,7 @@ class NestedLane:
         self._count = 0
         self._previous: asyncio.Task[None] | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._tools: dict[str, str] = {}
         self._specs = SpecLookup()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -56,6 +60,7 @@ class NestedLane:
         # Removed by the task itself when it ends, not by a done callback: a callback costs
         # every call one more event-loop turn (ADR 0019).
         self._tasks[call_id] = task
+        self._tools[call_id] = tool
         return call_id
 
     async def _dispatch(
@@ -68,8 +73,9 @@ class NestedLane:
     ) -> None:
         try:
             if after is not None:
-                with contextlib.suppress(BaseException):
-                    await asyncio.shield(after)
+                # Waits for the previous call however it ended, but not when this call is cancelled itself
+                # (a timeout): suppressing that too would send the call to the host after all.
+                await asyncio.wait([after])
             outer = self._outer
             if arguments:
                 try:
@@ -85,6 +91,7 @@ class NestedLane:
             on_settled(await self._services.dispatch(call))
         finally:
             self._tasks.pop(call_id, None)
+            self._tools.pop(call_id, None)
 
     def _real_arguments(self, tool: str, arguments: JSONObject) -> JSONObject:
         try:
@@ -92,6 +99,27 @@ class NestedLane:
         except Exception:  # no view, no mapping: the host's own dispatch will say what is wrong
             return arguments
         return arguments if spec is None else real_arguments(spec, arguments)
+
+    async def cancel(self, grace: float) -> tuple[tuple[str, str], ...]:
+        """Cancel every call not settled yet (the run timed out or was aborted); ``(call id, tool)``
+        of those that ignored it.
+
+        The cancellation reaches the host's dispatch: a call still queued there
+        never starts, an admitted one's body is cancelled. Bodies get ``grace``
+        seconds to end. A dispatch still running then is cancelled once more, so
+        a host waiting for its body gives up too, and is abandoned: not awaited,
+        returned here for the result to report.
+        """
+        live = {call_id: task for call_id, task in self._tasks.items() if not task.done()}
+        if not live:
+            return ()
+        tools = {call_id: self._tools.get(call_id, "") for call_id in live}
+        for task in live.values():
+            task.cancel()
+        _done, pending = await asyncio.wait(live.values(), timeout=grace)
+        for task in pending:
+            task.cancel()
+        return tuple((call_id, tools[call_id]) for call_id, task in live.items() if task in pending)
 
     async def drain(self) -> None:
         """Wait for every submitted call to settle (for hosts that do not drain nested calls themselves)."""

@@ -88,6 +88,19 @@ class RunLimits:
         return math.ceil(self.max_timeout_s + self.grace_s)
 
     @property
+    def max_reply_bytes(self) -> int:
+        """The largest reply frame the host sends a program (ADR 0051).
+
+        At most ``max_message_bytes``, and a quarter of ``memory_bytes``: the
+        child holds a reply's bytes and its decoded text at once (twice the
+        bytes for ASCII, up to five times with one astral character), then the
+        value. A reply that still does not fit fails in the child as
+        ``reply-undecodable``; a larger result fails on the host as
+        ``result-too-large``. Either is a ``ToolCallError`` in the program.
+        """
+        return min(self.max_message_bytes, self.memory_bytes // 4)
+
+    @property
     def tmp_bytes(self) -> int:
         """Size of a ``workspace-write`` program's private ``/tmp`` (host RAM): the memory cap."""
         return self.memory_bytes

@@ -2,7 +2,8 @@
 
 A program's failure is data, never an exception out of the runtime. Each
 kind has a stable error code (PTC-2101..PTC-2108) and a localized message
-under ``error.<code>``.
+under ``error.<code>``. :meth:`RunOutcome.report` is what the model is told
+of a failure (ADR 0052).
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ class OutcomeKind(enum.StrEnum):
     def code(self) -> str:
         return _CODES[self]
 
+
+PROGRAM_NAMES: dict[OutcomeKind, tuple[str, ...]] = {OutcomeKind.EXCEPTION: ("type",)}
+"""Params naming something the program made (short; cut to a name's length)."""
+PROGRAM_TEXTS: dict[OutcomeKind, tuple[str, ...]] = {
+    OutcomeKind.EXCEPTION: ("message",),
+    OutcomeKind.INVALID_OUTPUT: ("detail",),
+    OutcomeKind.PROTOCOL: ("detail",),
+}
+"""Params whose text the program (or its process) controls: diagnostics, charged to the output budget
+with the traceback and the tool name (ADR 0052). Other params are the host's own short text."""
 
 _CODES = {
     OutcomeKind.EXCEPTION: "PTC-2101",
@@ -90,8 +101,30 @@ class RunOutcome:
     def ok(self) -> bool:
         return self.failure is None
 
+    def report(self, lang: str | None = None) -> str:
+        """What the model is told of a failed run: the kind, its code and message, the program's
+        traceback (its own frames and line numbers only), the captured output in order, and notes.
+
+        Every part the program controls was charged to the output budget (logs as they came,
+        diagnostics by :meth:`~ptc_plus.runtime.ledger.HostLedger.fit_failure`), so the report is
+        at most the budget plus this fixed framing. For a run that succeeded it is empty.
+        """
+        if self.failure is None:
+            return ""
+        failure = self.failure
+        parts = [f"{failure.kind} ({failure.code}): {failure.message(lang)}\n"]
+        if failure.traceback:
+            parts.append(_line_ended(failure.traceback))
+        if self.logs:
+            parts.append(message("runtime.report.output", lang) + "\n")
+            for entry in self.logs:
+                parts.append(f"--- {entry.stream} ---\n")
+                parts.append(_line_ended(entry.text))
+        parts.extend(message("runtime.report.note", lang, note=note) + "\n" for note in self.notes)
+        return "".join(parts).rstrip("\n")
+
     def to_json(self, lang: str | None = None) -> dict[str, JSONValue]:
-        """The shape ``ptc-plus exec --json`` prints and the model sees."""
+        """The shape ``ptc-plus exec --json`` prints (the model sees the value shape, or :meth:`report`)."""
         error: dict[str, JSONValue] | None = None
         if self.failure is not None:
             error = {"kind": str(self.failure.kind), "code": self.failure.code, "message": self.failure.message(lang)}
@@ -107,3 +140,7 @@ class RunOutcome:
             "calls": self.calls,
             "notes": list(self.notes),
         }
+
+
+def _line_ended(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"

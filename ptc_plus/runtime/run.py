@@ -8,7 +8,19 @@ and discovery requests through a :class:`~ptc_plus.runtime.discovery.DiscoveryDe
 (calls and discovery requests share one id sequence and the pending limits),
 and turns whatever happens into a :class:`~ptc_plus.runtime.outcome.RunOutcome`.
 It settles only after the child's process group is killed, the process
-has exited and its output is drained (bounded by the grace period).
+has exited and its output is drained (bounded by the grace period). On
+timeout or abort, or when it refused one of the program's frames, it also
+cancels the nested calls still running, giving them the same grace (ADR 0051).
+
+Replies held for the program count against its pending bytes (ADR 0041,
+0051): a request's own bytes count until its reply exists, the reply's
+until its last byte is in the pipe. A reply that would make the replies
+the program has not read exceed ``max_message_bytes`` ends the run with
+outcome ``protocol`` (replies of at most 64 KiB always go: the pending
+count bounds them), so a program that stops reading holds at most that
+much host memory and its queued calls are abandoned, not executed. A
+single reply larger than ``max_reply_bytes`` becomes a ``result-too-large``
+``ToolCallError`` in the program.
 """
 
 from __future__ import annotations
@@ -36,11 +48,26 @@ from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded
 from ptc_plus.runtime.limits import ResolvedTimeout
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.process import ChildGone, WorkerProcess
-from ptc_plus.runtime.protocol import VERSION, Call, ChildFrame, Discover, Done, Log, ProtocolViolation, Ready
+from ptc_plus.runtime.protocol import (
+    VERSION,
+    Call,
+    ChildFrame,
+    Discover,
+    Done,
+    Log,
+    ProtocolViolation,
+    Ready,
+    ValueRefused,
+)
 from ptc_plus.runtime.protocol import encode as encode_frame
 from ptc_plus.runtime.worker import messages as worker_messages
 
 _CHILD_KINDS = {OutcomeKind.EXCEPTION, OutcomeKind.INVALID_OUTPUT, OutcomeKind.OUTPUT_LIMIT}
+_CANCELLING = {OutcomeKind.TIMEOUT, OutcomeKind.ABORT}
+"""Kinds on which nested calls still running are cancelled rather than drained by the host (so are they
+when the host refused one of the program's frames: it stops serving a program that broke the protocol)."""
+_SMALL_REPLY = 1 << 16
+"""Replies up to this size (one pipe buffer) never end a run as unread: the pending count bounds them."""
 
 
 @attrs.frozen(kw_only=True)
@@ -69,7 +96,13 @@ class ProgramRun:
         self._names = frozenset(request.tool_names)
         self._next_id = 1
         self._pending: dict[int, int] = {}
+        """Requests not answered yet, or whose reply is not in the pipe yet: id → request bytes (0 once answered)."""
         self._pending_bytes = 0
+        self._held = 0
+        """Bytes of replies queued for the child and not yet in the pipe."""
+        self._abandoned: tuple[tuple[str, str], ...] = ()
+        self._refused = False
+        """The run ended because the host refused a frame (``protocol``, or ``invalid-output`` over the bounds)."""
         self._settled: asyncio.Future[RunFailure | Done] = asyncio.get_running_loop().create_future()
         self._channel: ControlChannel | None = None
         self._desk = DiscoveryDesk(request.discovery, self._answer)
@@ -96,13 +129,24 @@ class ProgramRun:
                     kind=OutcomeKind.WORKER_EXIT, params={"detail": message("runtime.detail.exited_before_ready")}
                 )
             except ProtocolViolation as violation:
-                result = RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": violation.detail})
+                result = _violation_failure(violation)
         finally:
             self._settle(RunFailure(kind=OutcomeKind.ABORT))
             self._desk.close()
-            if worker is not None:
-                await self._finish(worker, result)
+            # On timeout or abort (or when this task itself is cancelled) the nested calls still running are
+            # cancelled while the process stops: both within the grace, so the run settles at its deadline.
+            # So are they when the host refused a frame: otherwise the host would go on admitting the calls
+            # a flooding program queued while the process is being stopped.
+            stopping = [self._finish(worker, result)] if worker is not None else []
+            cancels = self._refused or result is None or (isinstance(result, RunFailure) and result.kind in _CANCELLING)
+            if cancels and self._lane is not None:
+                stopping.append(self._cancel_nested(self._lane))
+            if stopping:
+                await asyncio.gather(*stopping)
         return self._outcome(result)
+
+    async def _cancel_nested(self, lane: NestedLane) -> None:
+        self._abandoned = await lane.cancel(self._limits.grace_s)
 
     # -- conversation ---------------------------------------------------------
 
@@ -159,7 +203,9 @@ class ProgramRun:
         self._on_violation(ProtocolViolation(reason, **params))
 
     def _on_violation(self, violation: ProtocolViolation) -> None:
-        self._settle(RunFailure(kind=OutcomeKind.PROTOCOL, params={"detail": violation.detail}))
+        if not self._settled.done():
+            self._refused = True
+            self._settle(_violation_failure(violation))
 
     def _raw_output(self, stream: str, data: bytes) -> None:
         try:
@@ -215,19 +261,40 @@ class ProgramRun:
     # -- replies ----------------------------------------------------------------
 
     # A request stays pending until its reply has entered the pipe, not merely been queued:
-    # a child that never reads cannot make the host buffer more than max_pending_calls replies.
+    # a child that never reads cannot make the host buffer more than max_pending_calls replies,
+    # nor replies of more than max_message_bytes in all (ADR 0041, 0051).
 
     def _reply(self, child_id: int, result: ToolResult) -> None:
         if self._settled.done() or self._channel is None:
             self._release(child_id)
             return
-        self._channel.send_bytes(self._reply_frame(child_id, result), functools.partial(self._release, child_id))
+        self._queue(child_id, self._reply_frame(child_id, result))
 
     def _answer(self, child_id: int, answer: Answer) -> None:
         if self._settled.done() or self._channel is None:
             self._release(child_id)
             return
-        self._channel.send_bytes(self._answer_frame(child_id, answer), functools.partial(self._release, child_id))
+        self._queue(child_id, self._answer_frame(child_id, answer))
+
+    def _queue(self, child_id: int, frame: bytes) -> None:
+        """Hold ``frame`` for the child until it is in the pipe, or end the run if the program does not read."""
+        assert self._channel is not None
+        # The reply takes the place of its request in the pending bytes.
+        self._pending_bytes -= self._pending.get(child_id, 0)
+        self._pending[child_id] = 0
+        size, limit = len(frame), self._limits.max_message_bytes
+        # A small reply always goes (max_pending_calls bounds how many): an answer to a cheap call
+        # does not end the run because a large one before it is still being read.
+        if size > _SMALL_REPLY and self._held + size > limit:
+            self._release(child_id)
+            self._violation("unread_replies", size=size, held=self._held, limit=limit)
+            return
+        self._held += size
+        self._channel.send_bytes(frame, functools.partial(self._flushed, child_id, size))
+
+    def _flushed(self, child_id: int, size: int) -> None:
+        self._held -= size
+        self._release(child_id)
 
     def _release(self, child_id: int) -> None:
         self._pending_bytes -= self._pending.pop(child_id, 0)
@@ -241,9 +308,11 @@ class ProgramRun:
                 body = {"code": "invalid-result", "message": str(refused)}
             else:
                 frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": body})
-                if len(frame) <= self._limits.max_message_bytes:
+                limit = self._limits.max_reply_bytes
+                if len(frame) <= limit:
                     return frame
-                body = {"code": "result-too-large", "message": message("runtime.detail.discovery_result_too_large")}
+                text = message("runtime.detail.discovery_result_too_large", size=len(frame), limit=limit)
+                body = {"code": "result-too-large", "message": text}
         return encode_frame({"type": "reply", "id": child_id, "ok": False, "error": body})
 
     def _reply_frame(self, child_id: int, result: ToolResult) -> bytes:
@@ -253,10 +322,15 @@ class ProgramRun:
             except values.NotLossless as refused:
                 code, text = "invalid-result", message("runtime.detail.invalid_result", detail=str(refused))
             else:
+                # Type and id first: a child that cannot decode the rest still knows which request failed.
                 frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": result.value})
-                if len(frame) <= self._limits.max_message_bytes:
+                limit = self._limits.max_reply_bytes
+                if len(frame) <= limit:
                     return frame
-                code, text = "result-too-large", message("runtime.detail.result_too_large")
+                code, text = (
+                    "result-too-large",
+                    message("runtime.detail.result_too_large", size=len(frame), limit=limit),
+                )
         elif result.error is not None:
             code, text = result.error.code, result.error.message
         else:
@@ -292,19 +366,25 @@ class ProgramRun:
                     "runtime.note.timeout_clamped", requested=f"{clamped:g}", cap=f"{self._request.timeout.seconds:g}"
                 ),
             )
+        grace = f"{self._limits.grace_s:g}"
+        for call_id, tool in self._abandoned:
+            notes += (message("runtime.note.nested_abandoned", call_id=call_id, tool=tool, grace=grace),)
         failure = self._failure(result)
         value = None
         if failure is None and isinstance(result, Done):
+            # The value was decoded by orjson and depth-checked when its frame was parsed (ADR 0051):
+            # it is lossless, and walking it again here would cost the host time and memory unbounded.
             try:
-                values.check(result.value)
                 self._ledger.charge(len(orjson.dumps(result.value)))
                 value = result.value
-            except values.NotLossless as error:
+            except orjson.JSONEncodeError as error:
                 failure = RunFailure(kind=OutcomeKind.INVALID_OUTPUT, params={"detail": str(error)})
             except OutputBudgetExceeded:
                 failure = RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
         if failure is None and self._ledger.over:
             failure = RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
+        if failure is not None:
+            failure = self._ledger.fit_failure(failure)  # diagnostics share the output budget (ADR 0052)
         return RunOutcome(value=value, failure=failure, logs=self._ledger.entries(), calls=calls, notes=notes)
 
     def _failure(self, result: RunFailure | Done | None) -> RunFailure | None:
@@ -334,3 +414,9 @@ class ProgramRun:
         if kind is OutcomeKind.OUTPUT_LIMIT:
             return RunFailure(kind=kind, params={"limit": self._limits.max_output_bytes})
         return RunFailure(kind=kind, params={"detail": text})
+
+
+def _violation_failure(violation: ProtocolViolation) -> RunFailure:
+    """A frame over the value bounds is ``invalid-output`` (ADR 0051); any other breach is ``protocol``."""
+    kind = OutcomeKind.INVALID_OUTPUT if isinstance(violation, ValueRefused) else OutcomeKind.PROTOCOL
+    return RunFailure(kind=kind, params={"detail": violation.detail})

@@ -4,8 +4,10 @@
 program's namespace from the caller's *current* tool view (minus
 ``run_code``), runs the program, and returns ``{"value", "logs", "calls",
 "notes"}``; a failed run raises :class:`~hookspecs.ToolFailure` with the
-outcome kind's code (PTC-2101..2108) and ``data`` holding ``kind``,
-``logs``, ``calls`` and, when present, ``traceback`` and ``tool_name``.
+outcome kind's code (PTC-2101..2108), the outcome's report as its message
+(kind, message, the program's traceback and captured output: what the model
+sees, ADR 0052) and ``data`` holding ``kind``, ``message``, ``logs``,
+``calls`` and, when present, ``traceback`` and ``tool_name``.
 With ``discovery=`` the program's ``capabilities.*`` answer from the
 snapshot the provider returns for the caller, asked once per run as it
 starts, together with the namespace (ADR 0017).
@@ -119,8 +121,9 @@ def run_code_definition(
         if outcome.failure is None:
             return {"value": shape["value"], "logs": shape["logs"], "calls": shape["calls"], "notes": shape["notes"]}
         failure = shape["error"]
-        data = {key: failure[key] for key in ("kind", "traceback", "tool_name") if key in failure}
+        data = {key: failure[key] for key in ("kind", "message", "traceback", "tool_name") if key in failure}
         data.update(logs=shape["logs"], calls=shape["calls"], notes=shape["notes"])
-        raise ToolFailure(outcome.failure.code, outcome.failure.message(), data)
+        # Hosts show a failed tool's message to the model: the report is what it needs to go on.
+        raise ToolFailure(outcome.failure.code, outcome.report(), data)
 
     return ToolDefinition(spec=spec, handler=handler)

@@ -92,6 +92,18 @@ def main():
     elif scenario == "pending-bytes":
         call(fd_out, 1, args={"blob": "x" * 600})
         call(fd_out, 2, args={"blob": "x" * 600})
+    elif scenario.startswith("never-read:"):
+        # N calls, replies never read (the pending count alone does not stop them).
+        for call_id in range(1, int(scenario.split(":")[1]) + 1):
+            call(fd_out, call_id, tool="big")
+    elif scenario.startswith("done-raw:"):
+        # A done frame whose value is the raw JSON in the named file (e.g. millions of empty lists).
+        with open(scenario[len("done-raw:") :], "rb") as handle:
+            send_raw(fd_out, b'{"type":"done","ok":true,"value":' + handle.read() + b"}")
+    elif scenario.startswith("call-raw:"):
+        # A call frame whose args are the raw JSON in the named file.
+        with open(scenario[len("call-raw:") :], "rb") as handle:
+            send_raw(fd_out, b'{"type":"call","id":1,"tool":"slow","args":' + handle.read() + b"}")
     time.sleep(3600)
 
 

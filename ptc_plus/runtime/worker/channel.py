@@ -6,6 +6,8 @@ settle them. At most ``max_pending`` requests are outstanding:
 further calls wait for a reply here, so a well-behaved program never trips
 the host's pending-call check. A slot is released when the *reply* arrives,
 not when the awaiting task gives up, because the host counts the same way.
+A reply the child cannot hold or decode (its memory cap) fails that one
+request with code ``reply-undecodable`` (ADR 0051).
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class ChildChannel:
         if not chunk:
             # The host is gone: nobody can receive a result any more.
             os._exit(70)
-        for frame in self._buffer.feed(chunk):
+        for item in self._buffer.feed(chunk):
+            frame = item if type(item) is dict else _undecodable(item)
             future = self._pending.pop(frame["id"], None)
             self._slots.release()
             if future is not None and not future.done():
@@ -111,3 +114,14 @@ class ChildChannel:
             failure.get("call_id", ""),
             failure.get("data"),
         )
+
+
+def _undecodable(item: wire.Unreadable | dict[str, Any]) -> dict[str, Any]:
+    """The reply a request gets when its real one could not be decoded."""
+    assert isinstance(item, wire.Unreadable)
+    if item.id is None:
+        # Not a reply the host would send: nothing can be matched to it any more.
+        os.write(2, b"ptc-plus: an unreadable frame from the host\n")
+        os._exit(70)
+    text = messages.text("runtime.worker.reply_undecodable", size=item.size)
+    return {"id": item.id, "ok": False, "error": {"code": "reply-undecodable", "message": text}}

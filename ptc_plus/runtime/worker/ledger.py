@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import foreign
+
 FLUSH_CHARS = 1 << 16
 FLUSH_INTERVAL_S = 0.02
 """Waiting text is shipped at least this often, so a program killed mid-loop still shows its output."""
@@ -38,9 +40,11 @@ class OutputLedger:
         self._lock = threading.RLock()
 
     def write(self, stream: str, text: str) -> None:
-        if not text:
+        # A str subclass could answer += or isascii() with anything: keep only its characters.
+        plain = foreign.plain(text)
+        if not plain:
             return
-        text = _clean(text)
+        text = _clean(plain)
         with self._lock:
             self._append(stream, text)
 
@@ -96,10 +100,11 @@ class CaptureText(io.TextIOBase):
         return self._fd
 
     def write(self, text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        self._ledger.write(self._stream, text)
-        return len(text)
+        plain = foreign.plain(text)
+        if plain is None:
+            raise TypeError(f"write() argument must be str, not {foreign.type_name(type(text))}")
+        self._ledger.write(self._stream, plain)
+        return len(plain)
 
 
 class _CaptureBytes(io.RawIOBase):
@@ -114,8 +119,9 @@ class _CaptureBytes(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         chunk = bytes(data)
-        self._text.write(chunk.decode("utf-8", "replace"))
-        return len(chunk)
+        # The methods of bytes itself: a subclass's decode() or __len__ could return anything.
+        self._text.write(bytes.decode(chunk, "utf-8", "replace"))
+        return bytes.__len__(chunk)
 
 
 class LedgerHandler(logging.Handler):

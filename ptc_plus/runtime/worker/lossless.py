@@ -16,12 +16,18 @@ import json
 import math
 from typing import Any
 
+from . import foreign
+
 INT_MIN = -(2**63)
 INT_MAX = 2**64 - 1
 MAX_DEPTH = 128
 """Containers nested deeper than this are refused (orjson stops at 254 and frames add two levels)."""
 
-_SCALARS = (str, int, float, bool, type(None))
+_NONE = type(None)
+
+Link = tuple[Any, ...]
+"""Where a value sits: ``(parent link, key or index)``, or ``(path,)`` at the root; a path string is built
+only for the error, so checking a large value allocates one small tuple per element, not one path each."""
 
 
 class NotLossless(TypeError):
@@ -57,62 +63,85 @@ def _scalar_problem(value: Any) -> str | None:
     return None
 
 
+def _is_scalar(kind: type) -> bool:
+    # Identity, never ``kind in _SCALARS``: that would call a hostile metaclass's ``__eq__``.
+    return kind is str or kind is int or kind is float or kind is bool or kind is _NONE
+
+
 def _describe(value: Any) -> str:
+    # Only the real type and its MRO are consulted: ``isinstance`` would read a program-defined ``__class__``.
     kind = type(value)
     if kind is tuple:
         return "tuple is not JSON (use a list)"
-    if isinstance(value, bytes | bytearray | memoryview):
+    if issubclass(kind, bytes | bytearray | memoryview):
         return "bytes are not JSON (decode them to str first)"
-    if isinstance(value, dict):
-        return f"{kind.__name__} (a dict subclass) is not plain JSON"
-    return f"{kind.__module__}.{kind.__qualname__} is not JSON"
+    if issubclass(kind, dict):
+        return f"{foreign.type_name(kind)} (a dict subclass) is not plain JSON"
+    return f"{foreign.full_type_name(kind)} is not JSON"
+
+
+def _path(link: Link) -> str:
+    steps: list[Any] = []
+    while len(link) == 2:
+        link, step = link
+        steps.append(step)
+    parts = [str(link[0])]
+    for step in reversed(steps):
+        parts.append(f"[{step}]" if type(step) is int else f"[{foreign.clip(step, 60)!r}]")
+    return "".join(parts)
 
 
 def check(value: Any, path: str = "value") -> None:
     """Raise :class:`NotLossless` at the first part of ``value`` that is not lossless JSON.
 
-    Iterative, so deep values cannot exhaust the interpreter stack.
+    Iterative, so deep values cannot exhaust the interpreter stack. Runs no
+    code of the value's own: only exact types are accepted and dict entries
+    are read as pairs (a lookup would call a colliding key's ``__eq__``), so a
+    hostile object is refused, never asked anything.
     """
-    if type(value) in _SCALARS:
+    if _is_scalar(type(value)):
         problem = _scalar_problem(value)
         if problem is not None:
             raise NotLossless(path, problem)
         return
     if type(value) is dict and not value:
         return
-    # Stack items: (value, path, depth); an "exit" marker ends a container's active span.
+    # Stack items: (value, link, depth, leaving); a "leaving" item ends a container's active span.
     active: set[int] = set()
-    stack: list[tuple[Any, str, int, bool]] = [(value, path, 0, False)]
+    stack: list[tuple[Any, Link, int, bool]] = [(value, (path,), 0, False)]
     while stack:
-        item, where, depth, leaving = stack.pop()
+        item, link, depth, leaving = stack.pop()
         if leaving:
             active.discard(id(item))
             continue
         kind = type(item)
-        if kind in _SCALARS:
+        if _is_scalar(kind):
             problem = _scalar_problem(item)
             if problem is not None:
-                raise NotLossless(where, problem)
+                raise NotLossless(_path(link), problem)
             continue
         if kind is not dict and kind is not list:
-            raise NotLossless(where, _describe(item))
+            raise NotLossless(_path(link), _describe(item))
         if depth >= MAX_DEPTH:
-            raise NotLossless(where, f"nested deeper than {MAX_DEPTH} levels")
+            raise NotLossless(_path(link), f"nested deeper than {MAX_DEPTH} levels")
         if id(item) in active:
-            raise NotLossless(where, "cycle: the value contains itself")
+            raise NotLossless(_path(link), "cycle: the value contains itself")
         active.add(id(item))
-        stack.append((item, where, depth, True))
+        stack.append((item, link, depth, True))
         if kind is dict:
-            for key in reversed(list(item)):
+            # A snapshot of the pairs: no key is hashed or compared, and a program thread
+            # changing the dict meanwhile cannot make the walk fail halfway.
+            for key, entry in reversed(list(item.items())):
                 if type(key) is not str:
-                    raise NotLossless(where, f"key {key!r} is not a string")
+                    raise NotLossless(_path(link), f"key {foreign.describe_key(key)} is not a string")
                 problem = _scalar_problem(key)
                 if problem is not None:
-                    raise NotLossless(where, f"key: {problem}")
-                stack.append((item[key], f"{where}[{key!r}]", depth + 1, False))
+                    raise NotLossless(_path(link), f"key: {problem}")
+                stack.append((entry, (link, key), depth + 1, False))
         else:
-            for index in range(len(item) - 1, -1, -1):
-                stack.append((item[index], f"{where}[{index}]", depth + 1, False))
+            entries = list(item)
+            for index in range(len(entries) - 1, -1, -1):
+                stack.append((entries[index], (link, index), depth + 1, False))
 
 
 def dumps(value: Any, path: str = "value") -> bytes:

@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from . import limits, lossless, messages, program, reaper, wire
+from . import foreign, limits, lossless, messages, program, reaper, wire
 from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
@@ -45,7 +45,7 @@ def main(argv: list[str]) -> None:
         os._exit(0)
     limits.apply(boot.get("limits", {}))
     messages.install(boot.get("messages", {}))
-    asyncio.run(_run(boot, fd_in, fd_out))
+    _serve(boot, fd_in, fd_out)
     os._exit(0)
 
 
@@ -59,7 +59,29 @@ def _confine(settings: str) -> None:
         os._exit(CONFINEMENT_FAILED_EXIT)
 
 
-async def _run(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
+def _serve(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
+    """Run :func:`_run` on a fresh event loop until it ends the process.
+
+    A program task or callback that raises ``SystemExit`` or ``KeyboardInterrupt``
+    makes asyncio re-raise it out of the loop (``asyncio.run`` would end the
+    worker, and the run would be misreported as ``worker-exit``). Here it is
+    handed to :func:`_execute` as the program's failure and the loop goes on.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    escaped: asyncio.Future[BaseException] = loop.create_future()
+    task = loop.create_task(_run(boot, fd_in, fd_out, escaped))
+    while not task.done():
+        try:
+            loop.run_until_complete(task)
+        except BaseException as error:  # let out of the loop by program code; see the docstring
+            if task.done():
+                raise  # the worker's own failure: the host reports the exit
+            if not escaped.done():
+                escaped.set_result(error)
+
+
+async def _run(boot: dict[str, Any], fd_in: int, fd_out: int, escaped: asyncio.Future[BaseException]) -> None:
     ledger_holder: list[OutputLedger] = []
     channel = ChildChannel(fd_in, fd_out, int(boot["limits"]["max_pending_calls"]), lambda: ledger_holder[0].flush())
     ledger = OutputLedger(channel.send)
@@ -69,7 +91,7 @@ async def _run(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
     sys.stdout = CaptureText(ledger, "stdout", 1)
     sys.stderr = CaptureText(ledger, "stderr", 2)
     logging.basicConfig(level=logging.INFO, handlers=[LedgerHandler(ledger)], force=True)
-    frame = await _execute(boot, channel)
+    frame = await _execute(boot, channel, escaped)
     ledger.flush()
     channel.send_bytes(frame)
     if not reaper.children() and reaper.threads() <= own_threads:
@@ -87,7 +109,9 @@ async def _run(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
     os._exit(0)
 
 
-async def _execute(boot: dict[str, Any], channel: ChildChannel) -> bytes:
+async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio.Future[BaseException]) -> bytes:
+    """The program's ``done`` frame. Nothing the program made is trusted here: its value is checked
+    without running its code and its exception is read through :mod:`.foreign` (ADR 0052)."""
     names = [str(name) for name in boot["tools"]]
     namespace: dict[str, Any] = {
         "__name__": "__ptc__",
@@ -98,26 +122,49 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel) -> bytes:
         "ToolArgumentError": ToolArgumentError,
         "DiscoveryError": DiscoveryError,
     }
+    max_output = int(boot["limits"]["max_output_bytes"])
+    max_message = int(boot["limits"]["max_message_bytes"])
     try:
         exec(program.compile_program(str(boot["code"])), namespace)
         coroutine = namespace[program.ENTRY]()
         if not inspect.iscoroutine(coroutine):
             raise SyntaxError(messages.text("runtime.worker.yield"))
-        value = await coroutine
+        task = asyncio.get_running_loop().create_task(coroutine, name="program")
+        await asyncio.wait((task, escaped), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            raise escaped.result()  # SystemExit/KeyboardInterrupt from another task of the program
+        value = task.result()
     except BaseException as error:  # the program's failure, whatever it is, is its outcome
-        summary: dict[str, Any] = {"kind": "exception", **program.error_summary(error)}
-        if isinstance(error, ToolCallError):
-            summary["tool_name"] = error.tool_name
-        return wire.encode({"type": "done", "ok": False, "error": summary})
+        # Each text is bounded so the frame stays far below max_message_bytes even at 6 bytes a
+        # character; the host fits it to what is left of the output budget (ADR 0052).
+        return _exception_frame(error, max(0, min(max_output, max_message // 16)))
     try:
         lossless.check(value)
+        frame = wire.encode({"type": "done", "ok": True, "value": value})
     except lossless.NotLossless as error:
-        return wire.encode({"type": "done", "ok": False, "error": {"kind": "invalid-output", "message": str(error)}})
-    frame = wire.encode({"type": "done", "ok": True, "value": value})
-    budget = min(int(boot["limits"]["max_output_bytes"]), int(boot["limits"]["max_message_bytes"]))
+        return _error_frame("invalid-output", f"{error.path}: {error.reason}")
+    except BaseException:  # a program thread changed the value between the check and the encoding
+        return _error_frame("invalid-output", messages.text("runtime.worker.value_changed"))
+    budget = min(max_output, max_message)
     if len(frame) > budget:
-        return wire.encode({"type": "done", "ok": False, "error": {"kind": "output-limit", "message": str(budget)}})
+        return _error_frame("output-limit", str(budget))
     return frame
+
+
+def _error_frame(kind: str, message: str) -> bytes:
+    return wire.encode({"type": "done", "ok": False, "error": {"kind": kind, "message": message}})
+
+
+def _exception_frame(error: BaseException, limit: int) -> bytes:
+    summary: dict[str, Any] = {"kind": "exception", **program.error_summary(error, limit)}
+    if type(error) is ToolCallError:  # exactly ours: a subclass could compute tool_name
+        try:
+            tool_name = foreign.plain(error.tool_name)
+        except BaseException:  # the program replaced the attribute with something hostile
+            tool_name = None
+        if tool_name is not None:
+            summary["tool_name"] = foreign.clip(tool_name)
+    return wire.encode({"type": "done", "ok": False, "error": summary})
 
 
 if __name__ == "__main__":  # pragma: no cover - the host uses the starter in process.py

@@ -20,6 +20,11 @@ _FALLBACK = {
     "runtime.worker.discovery_failed": "capabilities.{name}() failed ({code}): {message}",
     "runtime.worker.unknown_method": "capabilities has no {name!r}; its methods are: {methods}",
     "runtime.worker.capabilities_read_only": "The capabilities object is read-only",
+    "runtime.worker.reply_undecodable": (
+        "The reply ({size} bytes) could not be decoded within the program's memory limit; ask for less at a time"
+    ),
+    "runtime.worker.omitted": "[… {count} characters omitted …]",
+    "runtime.worker.value_changed": "the value changed while it was being sent (a thread of the program modified it)",
 }
 
 _templates: dict[str, str] = dict(_FALLBACK)

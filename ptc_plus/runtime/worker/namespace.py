@@ -14,7 +14,7 @@ import keyword
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from . import messages
+from . import foreign, messages
 
 Invoke = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -64,21 +64,26 @@ def build_tools(names: list[str], invoke: Invoke) -> Any:
         return call
 
     def missing(name: str) -> str:
+        name = foreign.clip(name)  # the message repeats the name: a huge one would make it huge
         matches = difflib.get_close_matches(name, ordered, n=5, cutoff=0.5)
         return messages.text("runtime.worker.unknown_tool", name=name, matches=", ".join(matches) or "-")
 
     class Tools:
         __slots__ = ()
 
+        # Names are looked up as exact str copies: a str subclass's __hash__/__eq__ never runs here.
+
         def __getattr__(self, name: str) -> Any:
-            if name in known and not _is_dunder(name):
-                return bound.get(name) or bind(name)
-            raise AttributeError(missing(name))
+            plain = foreign.plain(name) or ""
+            if plain in known and not _is_dunder(plain):
+                return bound.get(plain) or bind(plain)
+            raise AttributeError(missing(plain))
 
         def __getitem__(self, name: object) -> Any:
-            if isinstance(name, str) and name in known:
-                return bound.get(name) or bind(name)
-            raise KeyError(missing(str(name)))
+            plain = foreign.plain(name)
+            if plain is not None and plain in known:
+                return bound.get(plain) or bind(plain)
+            raise KeyError(missing(plain if plain is not None else f"<{foreign.type_name(type(name))} object>"))
 
         def __setattr__(self, name: str, value: object) -> None:
             raise AttributeError(messages.text("runtime.worker.read_only"))
@@ -87,7 +92,8 @@ def build_tools(names: list[str], invoke: Invoke) -> Any:
             raise AttributeError(messages.text("runtime.worker.read_only"))
 
         def __contains__(self, name: object) -> bool:
-            return name in known
+            plain = foreign.plain(name)
+            return plain is not None and plain in known
 
         def __iter__(self) -> Iterator[str]:
             return iter(ordered)
