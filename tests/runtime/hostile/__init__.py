@@ -1,0 +1,1 @@
+"""The hostile-program suite (issue 8): adversarial programs through the real runtime, checked for escapes."""
