@@ -8,15 +8,10 @@ bait file outside keeps its content and a directory outside stays empty.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
-import random
 import stat
-import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,44 +37,11 @@ from hookspecs.workspace_files import (
     walk_files,
     workspace_root,
 )
+from tests.racing import exchange, swapping
 
 BAIT = b"BAIT-OUTSIDE-THE-ROOT\n"
 ROUNDS = 400
 HANG_GUARD_S = 30.0  # only keeps a regression from hanging the suite; never a performance bound
-
-_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-
-
-def exchange(first: Path, second: Path) -> None:
-    if _libc.renameat2(-100, os.fsencode(first), -100, os.fsencode(second), 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
-        error = ctypes.get_errno()
-        raise OSError(error, os.strerror(error), str(first))
-
-
-@contextmanager
-def swapping(first: Path, second: Path) -> Iterator[list[int]]:
-    """A thread swapping two entries until the block ends (GIL handed over often); yields [swaps]."""
-    stop = threading.Event()
-    count = [0]
-
-    def run() -> None:
-        while not stop.is_set():
-            # One or two swaps per turn, at random: a fixed rhythm can lock into step with the tool's
-            # own system calls and always show it the same side.
-            for _ in range(random.randint(1, 2)):
-                exchange(first, second)
-                count[0] += 1
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield count
-    finally:
-        stop.set()
-        thread.join()
-        sys.setswitchinterval(interval)
 
 
 def in_thread_with_guard(function: object) -> object:

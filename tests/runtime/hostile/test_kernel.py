@@ -62,13 +62,9 @@ async def test_sysrq_trigger_is_refused(hostile: Hostile) -> None:
     assert (await hostile.run(code)).ok() in BLOCKED_PATH
 
 
-@pytest.mark.asyncio
-async def test_proc_sys_cannot_be_reached_through_another_proc(hostile: Hostile) -> None:
-    code = """
-paths = ['/proc/self/root/proc/sys/kernel/core_pattern', '/proc/1/root/proc/sys/kernel/core_pattern',
-         '/proc/self/task/' + str(os.getpid()) + '/root/proc/sys/vm/swappiness']
-results = {}
-for path in paths:
+WRITE_BACK = """
+results = {{}}
+for path in {paths}:
     def write_back():
         value = open(path).read()
         with open(path, 'w') as handle:
@@ -76,24 +72,23 @@ for path in paths:
     results[path] = attempt(write_back)
 return results
 """
+"""Program: write each path's own value back to it (harmless if it were allowed); errno name or 'allowed'."""
+
+
+@pytest.mark.asyncio
+async def test_proc_sys_cannot_be_reached_through_another_proc(hostile: Hostile) -> None:
+    paths = """['/proc/self/root/proc/sys/kernel/core_pattern', '/proc/1/root/proc/sys/kernel/core_pattern',
+         '/proc/self/task/' + str(os.getpid()) + '/root/proc/sys/vm/swappiness']"""
+    code = WRITE_BACK.format(paths=paths)
     results = (await hostile.run(code)).ok()
     assert set(results.values()) <= BLOCKED_PATH, results
 
 
 @pytest.mark.asyncio
 async def test_sys_is_not_writable(hostile: Hostile) -> None:
-    code = """
-paths = ['/sys/kernel/mm/transparent_hugepage/enabled', '/sys/fs/cgroup/pids/cgroup.procs',
-         '/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/kernel/uevent_helper', '/sys/power/state']
-results = {}
-for path in paths:
-    def write_back():
-        value = open(path).read()
-        with open(path, 'w') as handle:
-            handle.write(value)
-    results[path] = attempt(write_back)
-return results
-"""
+    paths = """['/sys/kernel/mm/transparent_hugepage/enabled', '/sys/fs/cgroup/pids/cgroup.procs',
+         '/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/kernel/uevent_helper', '/sys/power/state']"""
+    code = WRITE_BACK.format(paths=paths)
     results = (await hostile.run(code)).ok()
     assert set(results.values()) <= BLOCKED_PATH, results
 
