@@ -238,6 +238,18 @@ async def test_private_tmp_is_writable_and_dev_shm_is_not(make_runtime: RuntimeF
 
 
 @pytest.mark.asyncio
+async def test_nothing_is_writable_under_read_only(make_runtime: RuntimeFactory, workspace: Path) -> None:
+    code = (
+        "return sorted({attempt(lambda: open(path, 'w').write('x'))\n"
+        "               for path in ('/tmp/scratch', '/dev/shm/planted', 'in-workspace', '/planted')})\n"
+    )
+    value = await _run(make_runtime, workspace, code, policy="read-only")
+    assert isinstance(value, list) and value and "allowed" not in value, value
+    assert set(value) <= {"EROFS", "EACCES", "ENOENT"}, value
+    assert list(workspace.iterdir()) == []
+
+
+@pytest.mark.asyncio
 @needs_root
 async def test_a_workspace_that_cannot_be_confined_is_sandbox_unavailable(
     make_runtime: RuntimeFactory, tmp_path: Path
