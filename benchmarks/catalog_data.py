@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hookspecs.types import SkillSpec, ToolSpec  # noqa: E402
-from ptc_plus.capabilities.catalog import ResourceEntry, ResourceSource  # noqa: E402
+from ptc_plus.capabilities import ResourceEntry, ResourceSource  # noqa: E402
 from ptc_plus.sdk.tools_file import load_tool_specs  # noqa: E402
 
 DATA = ROOT / "tests" / "data"

@@ -39,11 +39,12 @@ import attrs
 import orjson
 
 from hookspecs import ResultStatus, ToolCall, ToolContext, ToolDefinition, ToolResult, ToolSpec
+from ptc_plus.config import WORKSPACE_DIR
 from ptc_plus.runtime import sandbox
+from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.lane import NestedLane
-from ptc_plus.runtime.limits import RunLimits
 from ptc_plus.runtime.process import SpawnSpec
-from ptc_plus.runtime.runtime import CodeRuntime
+from ptc_plus.runtime.run_limits import RunLimits
 from ptc_plus.runtime.tool import run_code_definition
 
 RESULTS = Path(__file__).resolve().parent / "results" / "runtime.json"
@@ -271,7 +272,7 @@ def _without_hardening(runtime: CodeRuntime) -> CodeRuntime:
 
 async def _trivial_runs(workspace: Path, policy: str, runs: int, hardened: bool = True) -> dict[str, float]:
     def runtime(warm_spare: bool) -> CodeRuntime:
-        made = CodeRuntime(RunLimits(policy=policy, warm_spare=warm_spare))
+        made = CodeRuntime(RunLimits(policy=policy, warm_spare=warm_spare), owner_paths=(WORKSPACE_DIR,))
         return made if hardened else _without_hardening(made)
 
     cold_runtime = runtime(warm_spare=False)

@@ -21,8 +21,11 @@ from hookspecs.services import (
     ToolDefinition,
     ToolFailure,
     ToolHandler,
+    tool,
 )
+from hookspecs.specs import CONTRACT_VERSION
 from hookspecs.types import (
+    DEFAULT_SKILL_LOADER,
     AgentRef,
     CommandReceipt,
     CommandRequest,
@@ -61,6 +64,8 @@ from hookspecs.workspace_files import (
 )
 
 __all__ = [
+    "CONTRACT_VERSION",
+    "DEFAULT_SKILL_LOADER",
     "ENTRY_POINT_GROUP",
     "PROJECT_NAME",
     "AgentRef",
@@ -105,5 +110,6 @@ __all__ = [
     "WorkspacePathError",
     "hookimpl",
     "hookspec",
+    "tool",
     "workspace_files",
 ]

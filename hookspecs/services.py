@@ -14,7 +14,17 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from hookspecs.types import AgentRef, JSONObject, JSONValue, SessionRecord, SkillSpec, ToolCall, ToolResult, ToolSpec
+from hookspecs.types import (
+    AgentRef,
+    Concurrency,
+    JSONObject,
+    JSONValue,
+    SessionRecord,
+    SkillSpec,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 
 
 @runtime_checkable
@@ -106,6 +116,9 @@ class ToolContext:
     services: HostServices
     cancelled: asyncio.Event
     """Set when the call is cancelled; long bodies should watch it."""
+    body: ToolHandler | None = attrs.field(default=None, eq=False)
+    """The body of the called tool (contract 1.1): the host's innermost ``tool-execute`` step awaits
+    it from here, so it never looks the body up elsewhere. ``None`` when the host runs bodies itself."""
 
 
 ToolHandler = Callable[[JSONObject, ToolContext], Awaitable[JSONValue]]
@@ -118,6 +131,46 @@ class ToolDefinition:
 
     spec: ToolSpec
     handler: ToolHandler = attrs.field(eq=False)
+
+
+def tool(
+    name: str,
+    *,
+    description: str,
+    input_schema: JSONObject | None = None,
+    output_schema: JSONObject | None = None,
+    concurrency: Concurrency = Concurrency.PARALLEL,
+    source: str = "host",
+) -> Callable[[ToolHandler], ToolDefinition]:
+    """Declare a tool in a few lines (contract 1.1): decorate its body, get its :class:`ToolDefinition`.
+
+    ::
+
+        @tool("echo", description="Echo the text back.", input_schema={"type": "object", ...})
+        async def echo(arguments: JSONObject, context: ToolContext) -> JSONValue:
+            return {"echo": arguments["text"]}
+
+    :param name: The tool's name in the agent's view.
+    :param description: What the model reads about it.
+    :param input_schema: JSON Schema of the arguments (default: any object); the host validates it.
+    :param output_schema: JSON Schema of the value, if the tool declares one.
+    :param concurrency: ``parallel`` (default) or ``exclusive``.
+    :param source: Where the tool comes from (``host``, ``plugin:<name>``, ...).
+    :returns: A decorator turning the body into the tool's definition.
+    """
+    spec = ToolSpec(
+        name=name,
+        description=description,
+        input_schema=input_schema if input_schema is not None else {"type": "object"},
+        output_schema=output_schema,
+        concurrency=concurrency,
+        source=source,
+    )
+
+    def declare(handler: ToolHandler) -> ToolDefinition:
+        return ToolDefinition(spec=spec, handler=handler)
+
+    return declare
 
 
 class ToolFailure(Exception):

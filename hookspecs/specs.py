@@ -5,6 +5,11 @@ argument; ``:returns:``; **Result** (how results combine: all results, or
 first non-``None``); **Called** (when, and in what order relative to other
 seams); **Raises** (what an implementation may raise and what the host does
 with it). Hosts call these only through a typed façade.
+
+Contract 1.1 (ADR 0055) adds, compatibly with 1.0 plugins (pluggy passes an
+implementation only the arguments it names): ``services`` for the prompt-side
+hooks, :attr:`~hookspecs.types.SkillSpec.loader`, :attr:`~hookspecs.services.ToolContext.body`
+and the :func:`~hookspecs.services.tool` helper.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from hookspecs.types import (
     ToolSpec,
     TurnSummary,
 )
+
+CONTRACT_VERSION = "1.1"
+"""The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore."""
 
 # --- Registration -----------------------------------------------------------
 
@@ -157,23 +165,25 @@ def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
 
 
 @hookspec
-def agent_host_prompt_sections(context: PromptContext) -> Sequence[PromptSection]:
+def agent_host_prompt_sections(context: PromptContext, services: HostServices) -> Sequence[PromptSection]:
     """Contribute named sections to the system prompt.
 
     The text must obey the stable-prefix rule: identical configuration,
     model route and host tool view give byte-identical sections.
 
     :param context: The agent, model route, tool view and workspace.
-    :returns: Sections; the host sorts all sections by ``(order, name)``.
+    :param services: The host services (since 1.1), so per-session state is found through them.
+    :returns: Sections; the host sorts all sections, its own included, by ``(order, name)``.
     **Result**: all results, concatenated, then sorted.
-    **Called**: before every model request.
+    **Called**: before every model request, after ``agent_host_skill_catalog``; the host
+        builds its own sections outside this hook, so no implementation calls another hook.
     **Raises**: an exception aborts the step.
     """
     raise NotImplementedError
 
 
 @hookspec(firstresult=True)
-def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
+def agent_host_model_tools(context: PromptContext, services: HostServices) -> Sequence[str] | None:
     """Choose which tools of the view are offered natively to the model, in order.
 
     Tools left out stay in the agent's view: callable through nested
@@ -182,6 +192,7 @@ def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
     sections, the choice must obey the stable-prefix rule.
 
     :param context: The agent, model route, tool view and workspace.
+    :param services: The host services (since 1.1).
     :returns: Ordered tool names (unknown names are ignored), or ``None``
         to offer the whole view in host order.
     **Result**: stops at the first non-``None`` result.
@@ -191,20 +202,22 @@ def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
 
 
 @hookspec(firstresult=True)
-def agent_host_skill_catalog(context: PromptContext) -> Sequence[str] | None:
+def agent_host_skill_catalog(context: PromptContext, services: HostServices) -> Sequence[str] | None:
     """Choose which skills the host lists in its own skill catalog prompt section.
 
     A plugin that delivers skill catalog lines itself (for example through a
     context message governed by a capability plan) returns the names the host
     should still list — usually none. Like prompt sections, the choice must
     obey the stable-prefix rule. Skills left out stay loadable unless a guard
-    refuses them.
+    refuses a call of their :attr:`~hookspecs.types.SkillSpec.loader`.
 
     :param context: The agent, model route, tool view and workspace.
+    :param services: The host services (since 1.1).
     :returns: Skill names to list (unknown names are ignored), or ``None``
         to list every skill the host offers the agent.
     **Result**: stops at the first non-``None`` result.
-    **Called**: while the host builds its prompt sections, before every model request.
+    **Called**: before every model request, before ``agent_host_prompt_sections``
+        (the host builds its skill section from the answer, outside any hook).
     **Raises**: an exception aborts the step.
     """
 
@@ -251,7 +264,8 @@ def agent_host_tool_execute(call: ToolCall, spec: ToolSpec, context: ToolContext
     """Run a tool call; wrap it to observe or change pre/post-execute behaviour.
 
     The host's own implementation (registered last, ``trylast``) runs the
-    tool body. Plugins use ``wrapper=True`` implementations: code before
+    tool body, which it finds on ``context.body`` (since 1.1). Plugins use
+    ``wrapper=True`` implementations: code before
     ``yield`` is pre-execute, the ``yield`` returns the body's
     :class:`ToolResult` (or raises), code after it is post-execute.
 

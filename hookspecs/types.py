@@ -271,13 +271,24 @@ class Refusal:
     reason: str
 
 
+DEFAULT_SKILL_LOADER = "load_skill"
+"""The loader tool a 1.0 host implied for every skill (contract 1.1 names it on :class:`SkillSpec`)."""
+
+
 @attrs.frozen(kw_only=True)
 class SkillSpec:
-    """A skill the host offers: its catalog line; the body loads only when used."""
+    """A skill the host offers: its catalog line; the body loads only when used.
+
+    ``loader`` is the host's tool whose call loads the body, with the skill's
+    name in the argument ``loader_argument`` (contract 1.1: a host fact, so a
+    plugin that governs skills can refuse a load without guessing the tool).
+    """
 
     name: str
     description: str
     source: str = "skill"
+    loader: str = DEFAULT_SKILL_LOADER
+    loader_argument: str = "name"
 
     @property
     def identity(self) -> str:

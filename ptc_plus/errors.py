@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
 
 
 class PtcError(Exception):

@@ -2,7 +2,8 @@
 
 This module only routes hooks to the :class:`~ptc_plus.session.controller.PtcController`
 of the calling host (one per host services object, so several hosts in one
-process never share state).
+process never share state). Every hook receives the host's services (contract
+1.1), so the controller is always found through them, never by session id.
 """
 
 from __future__ import annotations
@@ -28,12 +29,10 @@ from hookspecs import (
     TurnSummary,
     hookimpl,
 )
-from ptc_plus.session.controller import PtcController
-from ptc_plus.session.report import command_specs
+from ptc_plus.session import PtcController, command_specs
 
+# Keyed by the host (its services object), never by session: a pluggy module has no other per-host slot.
 _controllers: weakref.WeakKeyDictionary[HostServices, PtcController] = weakref.WeakKeyDictionary()
-# Prompt hooks receive no services: they find the controller through the session id.
-_by_session: weakref.WeakValueDictionary[str, PtcController] = weakref.WeakValueDictionary()
 
 
 def controller(services: HostServices) -> PtcController:
@@ -45,21 +44,12 @@ def controller(services: HostServices) -> PtcController:
 
 @hookimpl
 def agent_host_session_start(session: SessionInfo, services: HostServices) -> None:
-    ctl = controller(services)
-    ctl.start(session)
-    _by_session[session.agent.session_id] = ctl
+    controller(services).start(session)
 
 
 @hookimpl
 def agent_host_session_resume(session: SessionInfo, services: HostServices) -> None:
-    ctl = controller(services)
-    ctl.resume(session)
-    _by_session[session.agent.session_id] = ctl
-
-
-@hookimpl
-def agent_host_agent_fork(parent: SessionInfo, child: SessionInfo, services: HostServices) -> None:
-    controller(services).fork(parent, child)
+    controller(services).resume(session)
 
 
 @hookimpl
@@ -74,21 +64,18 @@ def agent_host_tools(agent: AgentRef, services: HostServices) -> Sequence[ToolDe
 
 
 @hookimpl
-def agent_host_prompt_sections(context: PromptContext) -> Sequence[PromptSection]:
-    ctl = _by_session.get(context.agent.session_id)
-    return ctl.prompt_sections(context) if ctl is not None else []
+def agent_host_prompt_sections(context: PromptContext, services: HostServices) -> Sequence[PromptSection]:
+    return controller(services).prompt_sections(context)
 
 
 @hookimpl
-def agent_host_model_tools(context: PromptContext) -> Sequence[str] | None:
-    ctl = _by_session.get(context.agent.session_id)
-    return ctl.model_tools(context) if ctl is not None else None
+def agent_host_model_tools(context: PromptContext, services: HostServices) -> Sequence[str] | None:
+    return controller(services).model_tools(context)
 
 
 @hookimpl
-def agent_host_skill_catalog(context: PromptContext) -> Sequence[str] | None:
-    ctl = _by_session.get(context.agent.session_id)
-    return ctl.skill_catalog(context) if ctl is not None else None
+def agent_host_skill_catalog(context: PromptContext, services: HostServices) -> Sequence[str] | None:
+    return controller(services).skill_catalog(context)
 
 
 @hookimpl

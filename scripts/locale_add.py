@@ -1,6 +1,10 @@
-"""Add or update one message in both locale catalogs, safely under concurrent edits.
+"""Add or update one message in both locales of its owner's catalog, safely under concurrent edits.
 
 Usage: python scripts/locale_add.py KEY "English text" "中文文本"
+
+The key names its owner: ``host.*``, ``tool-error.*``, ``workspace-path.*`` and
+``error.HOST-xxxx`` belong to the host contract (``locale/hookspecs/``), every
+other key to the plugin (``locale/ptc_plus/``).
 """
 
 from __future__ import annotations
@@ -13,11 +17,19 @@ from pathlib import Path
 import orjson
 from filelock import FileLock
 
+from hookspecs.serialization import canonical_bytes
+
 ROOT = Path(__file__).resolve().parent.parent / "locale"
+HOST_KEYS = ("host.", "tool-error.", "workspace-path.", "error.HOST-")
+
+
+def owner(key: str) -> str:
+    """The catalog directory under ``locale/`` that holds ``key``."""
+    return "hookspecs" if key.startswith(HOST_KEYS) else "ptc_plus"
 
 
 def _write(path: Path, data: dict[str, str]) -> None:
-    blob = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    blob = canonical_bytes(data, indent=True) + b"\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(fd, "wb") as fh:
         fh.write(blob)
@@ -31,7 +43,7 @@ def main(argv: list[str]) -> int:
     key, en, zh = argv
     with FileLock(str(ROOT / ".lock")):
         for lang, text in (("en", en), ("zh", zh)):
-            path = ROOT / f"{lang}.json"
+            path = ROOT / owner(key) / f"{lang}.json"
             data = orjson.loads(path.read_bytes()) if path.exists() else {}
             data[key] = text
             _write(path, data)

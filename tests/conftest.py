@@ -1,19 +1,61 @@
-"""Suite-wide checks.
+"""Suite-wide checks, markers and fixtures.
 
-The sandbox tests skip where bubblewrap is absent (a developer laptop without
-it). ``scripts/test`` installs bubblewrap when it can and then sets
+Tests that need bubblewrap carry ``@pytest.mark.needs_bwrap`` (the one marker
+for it). They skip where bubblewrap is absent (a developer laptop without it).
+``scripts/test`` installs bubblewrap when it can and then sets
 ``TESTS_REQUIRE_BWRAP=1``, so on CI a missing bubblewrap fails the run instead
 of quietly skipping every confinement and escape test.
+
+``run_cli`` runs ``ptc-plus`` in this process and captures what it printed.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 
 import pytest
 
+from tests.cli_runner import CliRun, CliRunner
+
+# The reference host's fixtures are opt-in (as tox's are): installing ptc-plus loads nothing into
+# other projects' pytest runs; a project that wants them names the plugin, as we do here.
+pytest_plugins = ["hookspecs.reference.pytest_plugin"]
+
+
+BWRAP_REQUIRED = "TESTS_REQUIRE_BWRAP"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"needs_bwrap: needs bubblewrap; skipped without it, a failure when {BWRAP_REQUIRED}=1"
+    )
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if os.environ.get("TESTS_REQUIRE_BWRAP") == "1" and shutil.which("bwrap") is None:
-        raise pytest.UsageError("TESTS_REQUIRE_BWRAP=1 but bwrap is not on PATH: the sandbox tests would all skip")
+    if os.environ.get(BWRAP_REQUIRED) == "1" and shutil.which("bwrap") is None:
+        raise pytest.UsageError(f"{BWRAP_REQUIRED}=1 but bwrap is not on PATH: the sandbox tests would all skip")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_bwrap") is None or shutil.which("bwrap") is not None:
+        return
+    if os.environ.get(BWRAP_REQUIRED) == "1":  # PATH changed under the run: still a failure, never a skip
+        pytest.fail(f"{BWRAP_REQUIRED}=1 but bwrap is not on PATH", pytrace=False)
+    pytest.skip("bubblewrap is not installed (scripts/test installs it)")
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """Run ``ptc-plus`` in this process (``ptc_plus.cli.main``) with ``stdin`` as its standard input."""
+    from ptc_plus.cli import main  # imported when used: hookspecs-only runs need not load the plugin
+
+    def run(*argv: str, stdin: str = "") -> CliRun:
+        capsys.readouterr()  # only this invocation's output
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        return CliRun(code=code, out=captured.out, err=captured.err)
+
+    return run

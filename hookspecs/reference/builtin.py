@@ -1,8 +1,10 @@
-"""The reference host's own plugin: the innermost tool body, its guard, prompt sections and commands.
+"""The reference host's own plugin: the innermost tool body, its guard and commands; its own prompt sections.
 
 Registered first, so plugins loaded later wrap or pre-empt it. Its
 ``agent_host_tool_execute`` is ``trylast``: it is the body every wrapper
-surrounds.
+surrounds. The host's prompt sections are not a hook implementation: they
+need the ``skill_catalog`` answer, and no implementation calls another hook
+while pluggy runs it (ADR 0055).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from hookspecs.types import (
     ReceiptStatus,
     Refusal,
     ResultStatus,
+    SkillSpec,
     ToolCall,
     ToolError,
     ToolResult,
@@ -37,6 +40,15 @@ Approver = Callable[[ToolCall, ToolSpec], Refusal | None]
 """The host's approval step: ``None`` approves, a :class:`Refusal` refuses."""
 
 
+def host_sections(context: PromptContext, listed: Sequence[SkillSpec]) -> list[PromptSection]:
+    """The host's own system-prompt sections: its preamble and, if any skill is ``listed``, the skill catalog."""
+    sections = [PromptSection(name="host", order=0, text=message("host.prompt", workspace=str(context.workspace)))]
+    if listed:
+        text = message("host.skills-prompt") + "\n" + catalog_text(listed)
+        sections.append(PromptSection(name="host-skills", order=100, text=text))
+    return sections
+
+
 class HostBuiltins:
     """Hook implementations of the host itself."""
 
@@ -46,9 +58,10 @@ class HostBuiltins:
 
     @hookimpl(trylast=True)
     async def agent_host_tool_execute(self, call: ToolCall, spec: ToolSpec, context: ToolContext) -> ToolResult:
-        handler = self._host.dispatcher.handlers[call.call_id]
+        if context.body is None:
+            raise TypeError(f"no body for {call.tool!r}: the host dispatches every call with its body")
         try:
-            value = await handler(call.arguments, context)
+            value = await context.body(call.arguments, context)
         except ToolFailure as failure:
             return ToolResult(
                 call_id=call.call_id,
@@ -63,15 +76,6 @@ class HostBuiltins:
     @hookimpl(trylast=True)
     def agent_host_guard(self, call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
         return self._approver(call, spec) if self._approver is not None else None
-
-    @hookimpl
-    def agent_host_prompt_sections(self, context: PromptContext) -> Sequence[PromptSection]:
-        sections = [PromptSection(name="host", order=0, text=message("host.prompt", workspace=str(context.workspace)))]
-        skills = self._host.facade.skill_catalog(context, self._host.services.skills(context.agent))
-        if skills:
-            text = message("host.skills-prompt") + "\n" + catalog_text(skills)
-            sections.append(PromptSection(name="host-skills", order=100, text=text))
-        return sections
 
     @hookimpl
     def agent_host_commands(self) -> Sequence[CommandSpec]:

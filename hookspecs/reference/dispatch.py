@@ -26,7 +26,7 @@ from hookspecs.reference.facade import HookFacade, error_result
 from hookspecs.reference.registry import ToolView, validation_errors
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session_log import Event
-from hookspecs.reference.wire import detached, unstructure
+from hookspecs.serialization import detached, unstructure
 from hookspecs.services import HostServices, ToolContext, ToolHandler
 from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolResult, ToolSpec
 
@@ -70,8 +70,6 @@ class Dispatcher:
         self.max_parallel = max_parallel
         self._nested_lanes: dict[str, OrderedLane] = {}
         self._live: dict[str, tuple[asyncio.Event, asyncio.Task[ToolResult]]] = {}
-        self.handlers: dict[str, ToolHandler] = {}
-        """Bodies of admitted calls by call id, read by the host's innermost ``tool-execute``."""
 
     def new_lane(self) -> OrderedLane:
         return OrderedLane(self.max_parallel)
@@ -174,8 +172,8 @@ class Dispatcher:
 
     async def _execute(self, call: ToolCall, spec: ToolSpec, handler: ToolHandler) -> ToolResult:
         cancelled = asyncio.Event()
-        context = ToolContext(call=call, services=self._services, cancelled=cancelled)
-        self.handlers[call.call_id] = handler
+        # The body travels with the call's own context to the innermost ``tool-execute`` step.
+        context = ToolContext(call=call, services=self._services, cancelled=cancelled, body=handler)
         task = asyncio.ensure_future(self._facade.tool_execute(call, spec, context))
         self._live[call.call_id] = (cancelled, task)
         try:
@@ -194,7 +192,6 @@ class Dispatcher:
                 result = error_result(call, "cancelled", dispatched=True)
         finally:
             self._live.pop(call.call_id, None)
-            self.handlers.pop(call.call_id, None)
             lane = self._nested_lanes.pop(call.call_id, None)
             if lane is not None:
                 await lane.close()

@@ -11,6 +11,7 @@ innermost call may be awaited (ADR 0002).
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Generator, Sequence
 from typing import Any, cast
 
@@ -40,6 +41,8 @@ from hookspecs.types import (
     ToolSpec,
     TurnSummary,
 )
+
+_log = logging.getLogger(__name__)
 
 
 def error_result(call: ToolCall, code: str, *, dispatched: bool, detail: str = "") -> ToolResult:
@@ -94,6 +97,7 @@ class HookFacade:
             try:
                 await awaitable
             except Exception as exc:
+                _log.warning("agent_host_shutdown failed", exc_info=exc)
                 self.reports.append(f"agent_host_shutdown: {type(exc).__name__}: {exc}")
 
     def _each(self, hook: str, **kwargs: Any) -> list[Any]:
@@ -110,6 +114,7 @@ class HookFacade:
             try:
                 result = impl.function(**{name: kwargs[name] for name in impl.argnames})
             except Exception as exc:
+                _log.warning("%s failed in %s", hook, impl.plugin_name, exc_info=exc)
                 self.reports.append(f"{hook}: {type(exc).__name__}: {exc}")
                 continue
             if result is not None:
@@ -117,21 +122,27 @@ class HookFacade:
         return results
 
     # -- model step -------------------------------------------------------------
-    def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
-        sections = [s for batch in self.pm.hook.agent_host_prompt_sections(context=context) for s in batch]
+    def prompt_sections(
+        self, context: PromptContext, services: HostServices, own: Sequence[PromptSection] = ()
+    ) -> list[PromptSection]:
+        """Plugins' sections and the host's ``own``, sorted by ``(order, name)``."""
+        batches = self.pm.hook.agent_host_prompt_sections(context=context, services=services)
+        sections = [*own, *(s for batch in batches for s in batch)]
         return sorted(sections, key=lambda s: (s.order, s.name))
 
-    def model_tools(self, context: PromptContext) -> list[ToolSpec]:
+    def model_tools(self, context: PromptContext, services: HostServices) -> list[ToolSpec]:
         """The view's tools offered natively to the model, in the chosen order."""
-        chosen = self.pm.hook.agent_host_model_tools(context=context)
+        chosen = self.pm.hook.agent_host_model_tools(context=context, services=services)
         if chosen is None:
             return list(context.tools)
         by_name = {spec.name: spec for spec in context.tools}
         return [by_name[name] for name in dict.fromkeys(chosen) if name in by_name]
 
-    def skill_catalog(self, context: PromptContext, skills: Sequence[SkillSpec]) -> list[SkillSpec]:
+    def skill_catalog(
+        self, context: PromptContext, services: HostServices, skills: Sequence[SkillSpec]
+    ) -> list[SkillSpec]:
         """The skills the host lists in its prompt section, as chosen by plugins."""
-        chosen = self.pm.hook.agent_host_skill_catalog(context=context)
+        chosen = self.pm.hook.agent_host_skill_catalog(context=context, services=services)
         if chosen is None:
             return list(skills)
         names = set(chosen)
@@ -145,6 +156,7 @@ class HookFacade:
         try:
             return cast(Refusal | None, self.pm.hook.agent_host_guard(call=call, spec=spec, services=services))
         except Exception as exc:
+            _log.warning("agent_host_guard failed; the call is refused", exc_info=exc)
             return Refusal(code="guard-error", reason=f"{type(exc).__name__}: {exc}")
 
     async def tool_execute(self, call: ToolCall, spec: ToolSpec, context: ToolContext) -> ToolResult:
@@ -158,6 +170,7 @@ class HookFacade:
         try:
             return await _drive(self.pm.hook.agent_host_tool_execute.get_hookimpls(), kwargs)
         except Exception as exc:
+            _log.warning("agent_host_tool_execute failed for %s", call.tool, exc_info=exc)
             return error_result(call, "tool-exception", dispatched=True, detail=f"{type(exc).__name__}: {exc}")
 
     def tool_result(self, call: ToolCall, result: ToolResult, services: HostServices) -> ToolResult:
@@ -165,6 +178,7 @@ class HookFacade:
         try:
             annotations = self.pm.hook.agent_host_tool_result(call=call, result=result, services=services)
         except Exception as exc:
+            _log.warning("agent_host_tool_result failed", exc_info=exc)
             self.reports.append(f"agent_host_tool_result: {type(exc).__name__}: {exc}")
             return result
         metadata = dict(result.metadata)
@@ -180,6 +194,7 @@ class HookFacade:
         try:
             return cast(CommandReceipt | None, self.pm.hook.agent_host_command(request=request, services=services))
         except Exception as exc:
+            _log.warning("agent_host_command failed for /%s", request.name, exc_info=exc)
             text = message("host.command-failed", name=request.name, detail=f"{type(exc).__name__}: {exc}")
             return CommandReceipt(status=ReceiptStatus.FAILED, text=text)
 

@@ -18,9 +18,9 @@ from hookspecs.reference.registry import ToolView
 from hookspecs.reference.services import ReferenceServices
 from hookspecs.reference.session import Session
 from hookspecs.reference.session_log import SessionLog
-from hookspecs.reference.skills import Skill, load_skill_tool, load_skills
+from hookspecs.reference.skills import LOAD_SKILL, Skill, load_skill_tool, load_skills
 from hookspecs.reference.spill import FileSpillStore
-from hookspecs.reference.wire import structure, unstructure
+from hookspecs.serialization import structure, unstructure
 from hookspecs.services import TokenCounter, ToolDefinition
 from hookspecs.types import AgentRef, CommandSpec, SessionInfo, SkillSpec
 
@@ -46,12 +46,13 @@ class ReferenceHost:
         approver: Approver | None = None,
         token_counter: TokenCounter | None = None,
         user_id: str = "",
+        skill_loader: str = LOAD_SKILL,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.state_dir = Path(state_dir).resolve() if state_dir else self.workspace / ".agent-host"
         self.max_steps = max_steps
-        self._skills: list[Skill] = load_skills(skills_dirs)
-        host_tools = list(tools) + ([load_skill_tool(self._skills)] if self._skills else [])
+        self._skills: list[Skill] = load_skills(skills_dirs, loader=skill_loader)
+        host_tools = list(tools) + ([load_skill_tool(self._skills, skill_loader)] if self._skills else [])
         self._host_tools = ToolView(host_tools)
         self.services = ReferenceServices(
             self, user_id=user_id, token_counter=token_counter, spill_store=FileSpillStore(self.state_dir / "spill")

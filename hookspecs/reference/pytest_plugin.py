@@ -1,11 +1,16 @@
 """pytest fixtures for plugin authors: a reference host in a temporary workspace.
 
-Installed as a ``pytest11`` entry point, so any project with ``ptc-plus``
-installed can use them::
+Opt-in, as tox's fixtures are: installing ``ptc-plus`` loads nothing into a
+project's pytest run. A test suite that wants the fixtures names this module
+in its top-level ``conftest.py``::
+
+    pytest_plugins = ["hookspecs.reference.pytest_plugin"]
 
     async def test_my_plugin(make_reference_host):
         async with make_reference_host(plugins=[my_plugin]) as host:
             session = await host.start_session(model=ScriptedModel([...]))
+
+The worked example is in :mod:`hookspecs.reference`.
 """
 
 from __future__ import annotations

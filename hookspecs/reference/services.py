@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hookspecs.reference.demo_tools import DEMO_STATE_DIR, NOTE_TOOL_NAMES
 from hookspecs.reference.spill import FileSpillStore
-from hookspecs.reference.wire import detached
+from hookspecs.serialization import detached
 from hookspecs.services import SpillStore, TokenCounter
 from hookspecs.types import AgentRef, SessionRecord, SkillSpec, ToolCall, ToolResult, ToolSpec
 

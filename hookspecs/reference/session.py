@@ -7,11 +7,12 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from hookspecs.i18n import message
+from hookspecs.reference.builtin import host_sections
 from hookspecs.reference.errors import HostError
 from hookspecs.reference.model import Model, ModelRequest
 from hookspecs.reference.session_log import Event, SessionLog
 from hookspecs.reference.surface import Surface
-from hookspecs.reference.wire import detached, unstructure
+from hookspecs.serialization import detached, unstructure
 from hookspecs.types import (
     AgentRef,
     CommandReceipt,
@@ -81,11 +82,15 @@ class Session:
         )
 
     def prompt_sections(self) -> list[PromptSection]:
-        return self.host.facade.prompt_sections(self.prompt_context())
+        """The skill catalog is chosen first, so the host's own sections never run a hook inside a hook."""
+        context = self.prompt_context()
+        facade, services = self.host.facade, self.host.services
+        listed = facade.skill_catalog(context, services, services.skills(self.agent))
+        return facade.prompt_sections(context, services, own=host_sections(context, listed))
 
     def model_tools(self) -> list[ToolSpec]:
         """The tools offered natively to the model for the next request."""
-        return self.host.facade.model_tools(self.prompt_context())
+        return self.host.facade.model_tools(self.prompt_context(), self.host.services)
 
     def system_prompt(self) -> str:
         return "\n\n".join(s.text for s in self.prompt_sections())

@@ -22,6 +22,7 @@ from filelock import FileLock, Timeout
 
 from hookspecs.i18n import message
 from hookspecs.reference.errors import HostError
+from hookspecs.serialization import canonical_bytes
 
 LOG_VERSION = 1
 
@@ -85,7 +86,7 @@ class SessionLog:
     def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
         event = Event(seq=len(self.events), type=type_, data=data)
         raw = {"data": data, "seq": event.seq, "type": type_, "v": event.v}
-        line = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS) + b"\n"
+        line = canonical_bytes(raw) + b"\n"
         if self._broken is not None:
             raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
         start = os.lseek(self._fd, 0, os.SEEK_END)

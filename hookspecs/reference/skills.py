@@ -27,8 +27,11 @@ class Skill:
         return _split_front_matter(self.path.read_text(encoding="utf-8"), self.path)[1].strip()
 
 
-def load_skills(roots: Iterable[Path]) -> list[Skill]:
-    """Every ``SKILL.md`` under the roots, sorted by name. Bad front matter raises ``HOST-0401``."""
+def load_skills(roots: Iterable[Path], loader: str = LOAD_SKILL) -> list[Skill]:
+    """Every ``SKILL.md`` under the roots, sorted by name, loaded by the tool ``loader``.
+
+    Bad front matter raises ``HOST-0401``.
+    """
     skills: dict[str, Skill] = {}
     for root in roots:
         for path in sorted(Path(root).glob("*/SKILL.md")):
@@ -36,7 +39,7 @@ def load_skills(roots: Iterable[Path]) -> list[Skill]:
             name, description = meta.get("name", ""), meta.get("description", "")
             if not name or not description:
                 raise HostError("HOST-0401", path=str(path), reason="name and description are required")
-            skills.setdefault(name, Skill(spec=SkillSpec(name=name, description=description), path=path))
+            skills.setdefault(name, Skill(spec=SkillSpec(name=name, description=description, loader=loader), path=path))
     return [skills[name] for name in sorted(skills)]
 
 
@@ -60,8 +63,8 @@ def catalog_text(skills: Sequence[SkillSpec]) -> str:
     return "\n".join(f"- {s.name}: {s.description}" for s in skills)
 
 
-def load_skill_tool(skills: Sequence[Skill]) -> ToolDefinition:
-    """The tool that loads a skill's body into context (a skill counts as used only then)."""
+def load_skill_tool(skills: Sequence[Skill], name: str = LOAD_SKILL) -> ToolDefinition:
+    """The tool ``name`` that loads a skill's body into context (a skill counts as used only then)."""
     by_name = {s.spec.name: s for s in skills}
 
     async def handler(arguments: JSONObject, context: ToolContext) -> JSONValue:
@@ -72,7 +75,7 @@ def load_skill_tool(skills: Sequence[Skill]) -> ToolDefinition:
         return {"name": skill.spec.name, "body": skill.body()}
 
     spec = ToolSpec(
-        name=LOAD_SKILL,
+        name=name,
         description="Load the full instructions of a skill listed in the skill catalog.",
         input_schema={
             "type": "object",

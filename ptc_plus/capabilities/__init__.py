@@ -1,6 +1,7 @@
 """Capabilities: the catalog, contract cost, search and the discovery API (SPEC §4).
 
-- :mod:`.catalog` — identities, kinds, revisions, unmanaged marking;
+- :mod:`.capability` — the value types: identities, kinds, revisions, unmanaged marking;
+- :mod:`.catalog` — everything offered, sorted and checked unique;
 - :mod:`.contract` — delivered contract text (shared types once);
 - :mod:`.cost` — tokens of delivered text, unit named;
 - :mod:`.terms`, :mod:`.keywords`, :mod:`.index`, :mod:`.search` — lexical ranking;
@@ -9,18 +10,19 @@
 
 from __future__ import annotations
 
-from ptc_plus.capabilities.catalog import (
+from ptc_plus.capabilities import discovery
+from ptc_plus.capabilities.capability import (
     Capability,
     CapabilityKind,
-    Catalog,
     ResourceEntry,
     ResourceSource,
     UnmanagedKind,
-    build_catalog,
     tool_identity,
 )
+from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.contract import delivery_text
 from ptc_plus.capabilities.cost import Cost, choose_counter, measure, offline_counter
+from ptc_plus.capabilities.errors import CatalogUnavailable, InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.capabilities.snapshot import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
 
 __all__ = [
@@ -29,7 +31,10 @@ __all__ = [
     "CapabilityKind",
     "Catalog",
     "CatalogSnapshot",
+    "CatalogUnavailable",
     "Cost",
+    "InvalidBudget",
+    "InvalidDiscoveryArgument",
     "ResourceEntry",
     "ResourceSource",
     "UnmanagedKind",
@@ -37,6 +42,7 @@ __all__ = [
     "build_snapshot",
     "choose_counter",
     "delivery_text",
+    "discovery",
     "measure",
     "offline_counter",
     "tool_identity",

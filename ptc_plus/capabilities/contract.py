@@ -9,15 +9,10 @@ contract is simply the delivery of that capability alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from hookspecs.types import SkillSpec, ToolSpec
-from ptc_plus.sdk import RenderedTool, assemble, render_tool, settle
-from ptc_plus.sdk.literals import one_line
-from ptc_plus.sdk.module import qualifier
-
-if TYPE_CHECKING:
-    from ptc_plus.capabilities.catalog import Capability, ResourceSource
+from ptc_plus.capabilities.capability import Capability, ResourceSource
+from ptc_plus.sdk import RenderedTool, assemble, one_line, qualifier, render_tool, settle
 
 _SEPARATOR = "\n\n\n"
 

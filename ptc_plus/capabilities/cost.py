@@ -8,6 +8,7 @@ run time); else an estimate whose unit says ``estimated``.
 from __future__ import annotations
 
 import functools
+import logging
 import warnings
 from typing import Any
 
@@ -68,6 +69,9 @@ def offline_counter() -> TokenCounter:
 
             return BpeTokenCounter(bpe_openai.get_encoding("o200k_base"))
     except Exception:  # missing package or broken data: degrade to the labelled estimate
+        logging.getLogger(__name__).warning(
+            "the o200k_base tokenizer is unavailable; contract costs are estimated", exc_info=True
+        )
         return EstimatedTokenCounter()
 
 

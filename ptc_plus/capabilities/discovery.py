@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ptc_plus.capabilities.catalog import Capability
+from ptc_plus.capabilities.capability import Capability
 from ptc_plus.capabilities.contract import delivery_text
 from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.capabilities.search import rank
 from ptc_plus.capabilities.snapshot import CatalogSnapshot
-from ptc_plus.sdk.naming import to_identifier
+from ptc_plus.sdk import to_identifier
 
 RESPONSE_VERSION = 1
 DEFAULT_SEARCH_LIMIT = 10

@@ -20,10 +20,10 @@ from itertools import pairwise
 
 import attrs
 
-from ptc_plus.capabilities.catalog import Capability
+from ptc_plus.capabilities.capability import Capability
 from ptc_plus.capabilities.keywords import CompiledKeywords
 from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, terms
-from ptc_plus.sdk.naming import words
+from ptc_plus.sdk import words
 
 FIELD_WEIGHTS: Mapping[str, float] = {
     "name": 3.0,

@@ -22,14 +22,13 @@ from pathlib import Path
 import attrs
 import cattrs
 import orjson
-from cattrs.preconf.orjson import make_converter
 
+from hookspecs.serialization import canonical_bytes, structure
 from ptc_plus.capabilities.errors import InvalidKeywordIndex
 from ptc_plus.capabilities.terms import cjk_runs, is_cjk, latin_words, terms
 
 FORMAT_VERSION = 1
 DEFAULT_PATH = Path(__file__).with_name("keywords.json")
-_converter = make_converter(forbid_extra_keys=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -85,7 +84,7 @@ def load_keyword_index(path: Path) -> KeywordIndex:
         if not isinstance(raw, dict) or raw.get("version") != FORMAT_VERSION:
             raise ValueError(f"expected an object with version {FORMAT_VERSION}")
         _check_shape(raw)
-        return _converter.structure(raw, KeywordIndex)
+        return structure(raw, KeywordIndex)
     except (OSError, ValueError, cattrs.BaseValidationError) as exc:
         detail = "; ".join(cattrs.transform_error(exc)) if isinstance(exc, cattrs.BaseValidationError) else str(exc)
         raise InvalidKeywordIndex(path=str(path), detail=detail) from exc
@@ -108,7 +107,7 @@ def _check_shape(raw: dict[str, object]) -> None:
 
 def save_keyword_index(index: KeywordIndex, path: Path) -> None:
     """Write ``index`` atomically (sorted keys, so edits diff cleanly)."""
-    blob = orjson.dumps(_converter.unstructure(index), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    blob = canonical_bytes(index, indent=True) + b"\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(fd, "wb") as fh:
         fh.write(blob)

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from hookspecs.services import TokenCounter
-from ptc_plus.capabilities.catalog import Capability, Catalog
+from ptc_plus.capabilities.capability import Capability
+from ptc_plus.capabilities.catalog import Catalog
 from ptc_plus.capabilities.cost import choose_counter
 from ptc_plus.capabilities.index import SearchIndex, build_index
 from ptc_plus.capabilities.keywords import CompiledKeywords, KeywordIndex, compile_keywords, default_keyword_index
@@ -48,8 +49,13 @@ def build_snapshot(
     counter: TokenCounter | None = None,
     keywords: KeywordIndex | CompiledKeywords | None = None,
     default_budget: int = DEFAULT_DISCOVERY_BUDGET,
+    measured: Mapping[str, int] | None = None,
 ) -> CatalogSnapshot:
-    """Snapshot the managed part of ``catalog``; ``counter`` defaults to the offline tokenizer."""
+    """Snapshot the managed part of ``catalog``; ``counter`` defaults to the offline tokenizer.
+
+    ``measured``: contract costs already measured in ``counter``'s unit, by identity (for
+    example a plan's entries); only the others are counted here.
+    """
     managed = Catalog(capabilities=catalog.managed())
     chosen = choose_counter(counter)
     if keywords is None:
@@ -57,7 +63,10 @@ def build_snapshot(
     compiled = keywords if isinstance(keywords, CompiledKeywords) else compile_keywords(keywords)
     return CatalogSnapshot(
         catalog=managed,
-        costs={c.identity: chosen.count(c.contract) for c in managed.capabilities},
+        costs={
+            c.identity: known if (known := (measured or {}).get(c.identity)) is not None else chosen.count(c.contract)
+            for c in managed.capabilities
+        },
         index=build_index(managed.capabilities, compiled),
         counter=chosen,
         default_budget=default_budget,

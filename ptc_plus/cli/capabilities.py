@@ -19,15 +19,12 @@ from typing import Any
 
 import orjson
 
-from hookspecs.i18n import message
-from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.discovery import search
-from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, build_catalog, discovery
 from ptc_plus.cli import usage_errors
 from ptc_plus.cli.capabilities_plan import add_plan_parser, add_set_parser
 from ptc_plus.cli.workspace_plan import new_session_plan
-from ptc_plus.sdk.errors import InvalidToolsFile
-from ptc_plus.sdk.tools_file import load_tool_specs
+from ptc_plus.i18n import message
+from ptc_plus.sdk import InvalidToolsFile, load_tool_specs
 
 
 def _add_search(subparsers: Any) -> None:
@@ -49,7 +46,7 @@ def _run_search(args: argparse.Namespace) -> int:
             catalog = build_catalog(tools=load_tool_specs(args.tools))
     snapshot = new_session_plan(workspace, catalog).snapshot()
     with usage_errors(InvalidDiscoveryArgument, InvalidBudget):
-        result = search(snapshot, args.query, budget=args.budget, limit=args.limit)
+        result = discovery.search(snapshot, args.query, budget=args.budget, limit=args.limit)
     if args.json:
         sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0

@@ -19,14 +19,13 @@ from typing import Any
 
 import orjson
 
-from hookspecs.i18n import message
-from ptc_plus.capabilities.errors import CatalogUnavailable
+from ptc_plus.capabilities import CatalogUnavailable
 from ptc_plus.cli import usage_errors
 from ptc_plus.cli.workspace_plan import new_session_plan, workspace_catalog
-from ptc_plus.config import INHERIT, set_capability
-from ptc_plus.config.errors import CapabilityIdentityInvalid, DisclosureValueInvalid
+from ptc_plus.config import INHERIT, CapabilityIdentityInvalid, DisclosureValueInvalid, set_capability
+from ptc_plus.i18n import message
 from ptc_plus.plan import plan_to_json, reason_text
-from ptc_plus.session.report import plan_lines
+from ptc_plus.session import plan_lines
 
 JSON_VERSION = 1
 

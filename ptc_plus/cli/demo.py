@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hookspecs.i18n import message
-from ptc_plus.demo.run import run_demo
+from ptc_plus.demo import run_demo
+from ptc_plus.i18n import message
 
 
 def add_parser(subparsers: Any) -> None:

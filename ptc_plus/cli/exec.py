@@ -25,14 +25,19 @@ from typing import Any
 import orjson
 
 from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
-from hookspecs.i18n import message
 from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
+from ptc_plus.config import WORKSPACE_DIR
 from ptc_plus.errors import UsageError
-from ptc_plus.runtime.discovery import DiscoveryProvider
-from ptc_plus.runtime.errors import UnknownToolSet
-from ptc_plus.runtime.limits import RunLimits, SandboxPolicy, limits_from_environment
-from ptc_plus.runtime.runtime import CodeRuntime
-from ptc_plus.runtime.tool import run_code_definition
+from ptc_plus.i18n import message
+from ptc_plus.runtime import (
+    CodeRuntime,
+    DiscoveryProvider,
+    RunLimits,
+    SandboxPolicy,
+    UnknownToolSet,
+    limits_from_environment,
+    run_code_definition,
+)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -105,7 +110,7 @@ async def _execute(
 ) -> ToolResult:
     from hookspecs.reference import ReferenceHost
 
-    runtime = CodeRuntime(limits)
+    runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,))
     definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
     with tempfile.TemporaryDirectory(prefix="ptc-exec-") as state:
         host = ReferenceHost(

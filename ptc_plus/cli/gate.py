@@ -8,10 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hookspecs.i18n import message
 from ptc_plus.config import load_config
-from ptc_plus.gate import evaluate_gate, resolve_gate_settings
-from ptc_plus.gate.parse import parse_list
+from ptc_plus.gate import evaluate_gate, parse_list, resolve_gate_settings
+from ptc_plus.i18n import message
 
 
 def add_parser(subparsers: Any) -> None:

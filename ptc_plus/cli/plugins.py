@@ -9,9 +9,8 @@ from typing import Any
 
 import orjson
 
-from hookspecs.i18n import message
-from hookspecs.reference.builtin import HostBuiltins
-from hookspecs.reference.host import ReferenceHost
+from hookspecs.reference import HostBuiltins, ReferenceHost
+from ptc_plus.i18n import message
 
 
 def add_parser(subparsers: Any) -> None:

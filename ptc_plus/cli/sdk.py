@@ -11,15 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hookspecs.i18n import message
-from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.discovery import inspect
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.capabilities import build_catalog, build_snapshot, discovery
 from ptc_plus.cli import usage_errors
 from ptc_plus.errors import UsageError
-from ptc_plus.sdk import module_text, render_sdk
-from ptc_plus.sdk.errors import InvalidToolsFile
-from ptc_plus.sdk.tools_file import load_tool_specs
+from ptc_plus.i18n import message
+from ptc_plus.sdk import InvalidToolsFile, load_tool_specs, module_text, render_sdk
 
 
 def add_parser(subparsers: Any) -> None:
@@ -40,7 +36,7 @@ def _run(args: argparse.Namespace) -> int:
         text, tools, types = sdk.text, len(sdk.tools), len(sdk.types)
     else:
         # The budget bounds the delivered contracts; the module header comes on top.
-        delivered = inspect(snapshot, [c.identity for c in snapshot.catalog.capabilities], budget=args.budget)
+        delivered = discovery.inspect(snapshot, [c.identity for c in snapshot.catalog.capabilities], budget=args.budget)
         text = module_text(delivered["text"])
         tools = len(delivered["expanded"])
         types = text.count("(TypedDict)") + text.count("= TypedDict(")

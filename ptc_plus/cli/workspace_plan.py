@@ -15,14 +15,10 @@ from pathlib import Path
 import attrs
 
 from hookspecs import TokenCounter, ToolSpec
-from ptc_plus.capabilities.catalog import Catalog, build_catalog
-from ptc_plus.capabilities.cost import offline_counter
-from ptc_plus.capabilities.errors import CatalogUnavailable
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, build_catalog, offline_counter
 from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.plan import CapabilityPlan
-from ptc_plus.session.membership import effective_snapshot
-from ptc_plus.session.provision import session_plan
+from ptc_plus.session import effective_snapshot, session_plan
 
 
 def workspace_tool_specs(workspace: Path) -> list[ToolSpec]:

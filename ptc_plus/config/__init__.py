@@ -8,6 +8,7 @@ config revision. :func:`set_capability` edits the workspace file in place.
 from __future__ import annotations
 
 from ptc_plus.config.editor import INHERIT, set_capability
+from ptc_plus.config.errors import CapabilityIdentityInvalid, DisclosureValueInvalid
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.loader import LoadedConfig, combine, load_config, read_layer
 from ptc_plus.config.model import (
@@ -23,18 +24,22 @@ from ptc_plus.config.model import (
     RuntimeSection,
     StatisticsSection,
 )
-from ptc_plus.config.paths import user_config_file, workspace_config_file
-from ptc_plus.config.revision import canonical_bytes, config_revision
-from ptc_plus.config.validate import GateBlocker
-from ptc_plus.runtime.limits import SandboxPolicy
+from ptc_plus.config.paths import WORKSPACE_DIR, user_config_file, workspace_config_file
+from ptc_plus.config.revision import config_revision
+from ptc_plus.config.validate import WHOLE_FILE, GateBlocker
+from ptc_plus.sandbox_policy import SandboxPolicy
 
 __all__ = [
     "CONFIG_VERSION",
     "DEFAULT_CAPS",
     "INHERIT",
+    "WHOLE_FILE",
+    "WORKSPACE_DIR",
     "CapabilityChoice",
+    "CapabilityIdentityInvalid",
     "ConfigIssue",
     "Disclosure",
+    "DisclosureValueInvalid",
     "GateBlocker",
     "GateSection",
     "LoadedConfig",
@@ -45,7 +50,6 @@ __all__ = [
     "RuntimeSection",
     "SandboxPolicy",
     "StatisticsSection",
-    "canonical_bytes",
     "combine",
     "config_revision",
     "load_config",

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 
 import attrs
 
-from hookspecs.i18n import message
 from ptc_plus.config.errors import (
     ConfigError,
     ConfigSyntaxError,
@@ -18,6 +17,7 @@ from ptc_plus.config.errors import (
     ConfigValueInvalid,
     ConfigVersionUnsupported,
 )
+from ptc_plus.i18n import message
 
 VALUE_INVALID = ConfigValueInvalid.code
 _FILE_ERRORS: dict[str, type[ConfigError]] = {

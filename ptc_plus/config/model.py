@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ptc_plus.runtime.limits import SandboxPolicy
+from ptc_plus.sandbox_policy import SandboxPolicy
 
 CONFIG_VERSION = 1
 """The config format this plugin reads and writes (the top-level ``version`` key)."""

@@ -18,7 +18,7 @@ import attrs
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.model import RuntimeSection
 from ptc_plus.config.validate import CleanLayer
-from ptc_plus.runtime.limits import SandboxPolicy
+from ptc_plus.sandbox_policy import SandboxPolicy
 
 _POLICY_ORDER = (SandboxPolicy.READ_ONLY, SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.DANGER_FULL_ACCESS)
 

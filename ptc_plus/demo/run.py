@@ -13,11 +13,11 @@ from pathlib import Path
 
 import orjson
 
-from hookspecs.i18n import message
 from hookspecs.reference import ReferenceHost, ScriptedModel, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
 from ptc_plus.demo.workspace import seed_workspace
+from ptc_plus.i18n import message
 from ptc_plus.plugin import controller
 
 Printer = Callable[[str], None]

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ptc_plus.config.loader import LoadedConfig
-from ptc_plus.config.validate import WHOLE_FILE
+from ptc_plus.config import WHOLE_FILE, LoadedConfig
 from ptc_plus.gate import parse
 from ptc_plus.gate.parse import DebugMode, GateMode
 from ptc_plus.gate.rollout import DEFAULT_SALT

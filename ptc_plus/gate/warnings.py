@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
 
 INVALID_MODE = "PTC-4101"
 INVALID_ROLLOUT_PERCENT = "PTC-4102"

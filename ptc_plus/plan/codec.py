@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookspecs.serialization import canonical_bytes, structure, unstructure
 from ptc_plus.plan.model import CapabilityPlan
-from ptc_plus.serialization import dumps, structure, unstructure
 
 
 def plan_to_json(plan: CapabilityPlan) -> dict[str, Any]:
@@ -21,4 +21,4 @@ def plan_from_json(data: dict[str, Any]) -> CapabilityPlan:
 
 def plan_bytes(plan: CapabilityPlan) -> bytes:
     """Sorted-key JSON: identical plans give identical bytes."""
-    return dumps(plan)
+    return canonical_bytes(plan)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ptc_plus.config.model import Disclosure
+from ptc_plus.config import Disclosure
 from ptc_plus.plan.errors import PlanInputInvalid
 from ptc_plus.plan.evidence import Evidence, evidence_for
 from ptc_plus.plan.inputs import PlanCandidate, PlanInput, StatisticsVote

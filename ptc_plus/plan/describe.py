@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
 from ptc_plus.plan.model import PlanEntry, Reason
 
 

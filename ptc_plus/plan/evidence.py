@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from ptc_plus.config.model import StatisticsSection
+from ptc_plus.config import StatisticsSection
 from ptc_plus.plan.inputs import PlanCandidate, ScopeStats
 from ptc_plus.plan.model import Reason, Scope
 

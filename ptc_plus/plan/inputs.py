@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ptc_plus.config.model import PtcConfig
+from ptc_plus.config import PtcConfig
 
 
 @attrs.frozen(kw_only=True)

@@ -6,7 +6,7 @@ import enum
 
 import attrs
 
-from ptc_plus.config.model import Disclosure
+from ptc_plus.config import Disclosure
 
 PLAN_VERSION = 1
 

@@ -4,29 +4,37 @@ Public surface: :func:`run_code_definition` (the tool a host registers),
 :class:`CodeRuntime` (runs programs; close it on unload), :class:`RunLimits`
 and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 :class:`OutcomeKind` (what a run settles to), :data:`DiscoveryProvider`
-(what ``run_code_definition(discovery=...)`` takes). Everything else is private to
-the subpackage; ``worker/`` is the code that runs inside the child process.
+(what ``run_code_definition(discovery=...)`` takes), and what the session needs
+besides: the errors it reports and the sandbox probe. Other packages import these
+names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the
+code that runs inside the child process and imports the standard library only.
 """
 
 from __future__ import annotations
 
+from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider
-from ptc_plus.runtime.limits import RunLimits, SandboxPolicy, limits_from_environment, resolve_timeout
+from ptc_plus.runtime.errors import InvalidLimits, UnknownToolSet
 from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
-from ptc_plus.runtime.runtime import CodeRuntime
+from ptc_plus.runtime.run_limits import RunLimits, limits_from_environment, resolve_timeout
+from ptc_plus.runtime.sandbox import probe as probe_sandbox
 from ptc_plus.runtime.tool import TOOL_NAME, run_code_definition
+from ptc_plus.sandbox_policy import SandboxPolicy
 
 __all__ = [
     "TOOL_NAME",
     "CodeRuntime",
     "DiscoveryProvider",
+    "InvalidLimits",
     "LogEntry",
     "OutcomeKind",
     "RunFailure",
     "RunLimits",
     "RunOutcome",
     "SandboxPolicy",
+    "UnknownToolSet",
     "limits_from_environment",
+    "probe_sandbox",
     "resolve_timeout",
     "run_code_definition",
 ]

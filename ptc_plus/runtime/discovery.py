@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from hookspecs import AgentRef, JSONValue
-from ptc_plus.capabilities import discovery
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.capabilities import CatalogSnapshot, discovery
 from ptc_plus.errors import PtcError
 from ptc_plus.runtime.errors import DiscoveryFailed, DiscoveryRequestTooLarge, DiscoveryUnavailable
+
+_log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 1000
 """Longest ``query`` of ``search``/``find`` (characters)."""
@@ -64,6 +66,7 @@ def source_for(provider: DiscoveryProvider | None, agent: AgentRef) -> Discovery
     except PtcError as error:
         return error
     except Exception as error:  # the provider's bug must not take run_code down with it
+        _log.exception("discovery provider failed for agent %s; its programs get discovery-failed", agent.agent_id)
         return DiscoveryFailed(detail=f"{type(error).__name__}: {error}")
     return DiscoveryUnavailable() if snapshot is None else snapshot
 
@@ -78,6 +81,7 @@ def answer(source: DiscoverySource, method: str, args: dict[str, JSONValue]) -> 
     except PtcError as error:
         return False, _refusal(error)
     except Exception as error:  # a discovery bug reaches the program as an error, not a host crash
+        _log.exception("discovery request %r failed", method)
         return False, _refusal(DiscoveryFailed(detail=f"{type(error).__name__}: {error}"))
 
 

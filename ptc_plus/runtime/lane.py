@@ -22,6 +22,7 @@ termination grace is abandoned and reported, so the deadline holds (ADR 0051).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 
 from hookspecs import HostServices, JSONObject, ResultStatus, ToolCall, ToolError, ToolResult
@@ -97,6 +98,7 @@ class NestedLane:
         try:
             spec = self._specs.get(self._services.tool_view(self._outer.caller), tool)
         except Exception:  # no view, no mapping: the host's own dispatch will say what is wrong
+            logging.getLogger(__name__).debug("no tool view for %s; arguments passed as given", tool, exc_info=True)
             return arguments
         return arguments if spec is None else real_arguments(spec, arguments)
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ptc_plus.runtime import sandbox
-from ptc_plus.runtime.limits import RunLimits
 from ptc_plus.runtime.process import (
     RUNTIME_DIR,
     ConfinementFailed,
@@ -23,6 +22,7 @@ from ptc_plus.runtime.process import (
     spawn,
     worker_command,
 )
+from ptc_plus.runtime.run_limits import RunLimits
 from ptc_plus.runtime.spare import SparePool
 
 

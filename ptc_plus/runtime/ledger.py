@@ -27,7 +27,7 @@ from collections.abc import Callable
 import attrs
 import orjson
 
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
 from ptc_plus.runtime.outcome import PROGRAM_NAMES, PROGRAM_TEXTS, LogEntry, RunFailure
 from ptc_plus.runtime.worker.foreign import NAME_CHARS
 

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from hookspecs import JSONValue
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
 
 
 class OutcomeKind(enum.StrEnum):

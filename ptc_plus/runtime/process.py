@@ -5,7 +5,7 @@ Each run gets a fresh ``python -I -S -X utf8`` process in its own session
 purpose), with a scrubbed environment, an explicit absolute cwd, stdin
 closed, stdout/stderr piped to the host ledger and a private control pipe
 pair. The child lowers its own resource limits after ``boot`` (see
-``worker/limits.py``). :class:`SparePool` keeps one started, ``ready`` child
+``worker/rlimits.py``). :class:`SparePool` keeps one started, ``ready`` child
 per spawn specification so the next run skips interpreter start-up.
 """
 

@@ -3,11 +3,12 @@
 A ``workspace-write`` program may write its workspace, but not the state the
 host and the plugin keep there: the plugin's own configuration
 (``<workspace>/.ptc-plus``, which could otherwise switch the policy to
-``danger-full-access`` for the next run), whatever the host lists in
-:attr:`~hookspecs.HostServices.protected_paths` (its session logs, spill
-files, its tools' stores), and the repository's git state
-(``<workspace>/.git``: hooks and configuration that git runs on the host the
-next time someone uses it). :func:`protected_paths` picks those that lie
+``danger-full-access`` for the next run; the session hands its name to
+:class:`~ptc_plus.runtime.CodeRuntime`, the runtime does not read config),
+whatever the host lists in :attr:`~hookspecs.HostServices.protected_paths`
+(its session logs, spill files, its tools' stores), and the repository's git
+state (``<workspace>/.git``: hooks and configuration that git runs on the host
+the next time someone uses it). :func:`protected_paths` picks those that lie
 inside the workspace and creates missing ones — except ``.git`` — as empty
 directories, so that the sandbox can bind each read-only over the writable
 workspace (a missing path could otherwise be created by the program, e.g.
@@ -21,18 +22,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hookspecs.workspace_files import WorkspacePathError, open_directory, workspace_root
-from ptc_plus.config.paths import WORKSPACE_DIR
 
 GIT_DIR = ".git"
 """Protected whole, and only when present (a directory, or a worktree's or submodule's ``gitdir:`` file)."""
 
 
-def protected_paths(workspace: Path, host_paths: Iterable[Path] = (), *, create: bool = True) -> tuple[Path, ...]:
+def protected_paths(workspace: Path, host_paths: Iterable[Path | str] = (), *, create: bool = True) -> tuple[Path, ...]:
     """The resolved, existing paths to bind read-only for runs in ``workspace`` (absolute, resolved).
 
-    Always ``<workspace>/.ptc-plus``; ``<workspace>/.git`` when it exists
-    (never created: a workspace that is no repository is not made one);
-    plus each of ``host_paths`` that lies inside the workspace (others are
+    ``<workspace>/.git`` when it exists (never created: a workspace that is
+    no repository is not made one); plus each of ``host_paths`` (relative
+    ones are taken inside the workspace, e.g. the plugin's ``.ptc-plus``)
+    that lies inside the workspace (others are
     not visible to a confined program at all). Missing ones other than
     ``.git`` are created as empty directories here, on the host side, when
     ``create`` (a ``read-only`` program cannot create them: they are left
@@ -43,7 +44,7 @@ def protected_paths(workspace: Path, host_paths: Iterable[Path] = (), *, create:
     duplicates or paths nested in another listed path.
     """
     found: set[Path] = set()
-    candidates = [(workspace / WORKSPACE_DIR, True), (workspace / GIT_DIR, False)]
+    candidates = [(workspace / GIT_DIR, False)]
     candidates += [(Path(path), True) for path in host_paths]
     for path, creatable in candidates:
         candidate = Path(os.path.normpath(workspace / path))  # an absolute path replaces workspace

@@ -26,7 +26,7 @@ import attrs
 import orjson
 
 from hookspecs import JSONValue
-from hookspecs.i18n import message as localized
+from ptc_plus.i18n import message as localized
 from ptc_plus.runtime import values
 
 HEADER = struct.Struct(">I")
@@ -144,6 +144,11 @@ def parse(data: bytes | bytearray, max_message_bytes: int, start: int = 0, end: 
     kind = message.get("type")
     weight = max(size, nodes * values.NODE_BYTES)
     if kind == "ready":
+        # The child runs its own copy of worker/ (a spare started before an upgrade, another install's
+        # interpreter): one speaking another version is refused before boot, not misread (ADR 0057).
+        version = _int(message, "version")
+        if version != VERSION:
+            raise ProtocolViolation("version_mismatch", version=version, expected=VERSION)
         return Ready(pid=_int(message, "pid"))
     # Fewer containers than the depth limit cannot nest deeper than it: most frames skip the walk.
     shallow = (

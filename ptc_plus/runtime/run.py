@@ -35,7 +35,7 @@ import attrs
 import orjson
 
 from hookspecs import ToolResult
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
 from ptc_plus.runtime import values
 from ptc_plus.runtime.cgroup import RunCgroup
 from ptc_plus.runtime.channel import ControlChannel
@@ -45,7 +45,6 @@ from ptc_plus.runtime.errors import DiscoveryUnavailable
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded
-from ptc_plus.runtime.limits import ResolvedTimeout
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.process import ChildGone, WorkerProcess
 from ptc_plus.runtime.protocol import (
@@ -60,6 +59,7 @@ from ptc_plus.runtime.protocol import (
     ValueRefused,
 )
 from ptc_plus.runtime.protocol import encode as encode_frame
+from ptc_plus.runtime.run_limits import ResolvedTimeout
 from ptc_plus.runtime.worker import messages as worker_messages
 
 _CHILD_KINDS = {OutcomeKind.EXCEPTION, OutcomeKind.INVALID_OUTPUT, OutcomeKind.OUTPUT_LIMIT}

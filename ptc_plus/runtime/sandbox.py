@@ -32,7 +32,8 @@ from pathlib import Path
 import attrs
 import orjson
 
-from ptc_plus.runtime.limits import RunLimits, SandboxPolicy
+from ptc_plus.runtime.run_limits import RunLimits
+from ptc_plus.sandbox_policy import SandboxPolicy
 
 SANDBOX_RUNTIME_DIR = "/ptc-runtime"
 """Where the ``worker`` package appears inside the sandbox."""

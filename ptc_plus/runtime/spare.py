@@ -8,6 +8,7 @@ has finished starting (``retire``), so nothing is left half set up.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from ptc_plus.runtime.process import Enclosure, SpawnSpec, WorkerProcess, spawn
 
@@ -65,7 +66,8 @@ class SparePool:
         except asyncio.CancelledError:
             retire(task)
             raise
-        except Exception:
+        except Exception:  # the run starts its own child, and reports what goes wrong with it
+            logging.getLogger(__name__).debug("the warm spare failed to start", exc_info=True)
             return None
         if not worker.alive:
             await worker.stop(SPARE_STOP_GRACE_S)
@@ -100,7 +102,8 @@ class SparePool:
         except asyncio.CancelledError:
             retire(task)
             raise
-        except Exception:
+        except Exception:  # nothing to stop
+            logging.getLogger(__name__).debug("a retired spare had failed to start", exc_info=True)
             return
         await worker.stop(SPARE_STOP_GRACE_S)
 

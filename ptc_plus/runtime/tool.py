@@ -27,12 +27,13 @@ from hookspecs import (
     ToolFailure,
     ToolSpec,
 )
-from hookspecs.i18n import message
+from ptc_plus.i18n import message
+from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider, source_for
 from ptc_plus.runtime.errors import InvalidTimeout, RuntimeClosed
 from ptc_plus.runtime.lane import NestedLane
-from ptc_plus.runtime.limits import RunLimits, SandboxPolicy, resolve_timeout
-from ptc_plus.runtime.runtime import CodeRuntime
+from ptc_plus.runtime.run_limits import RunLimits, resolve_timeout
+from ptc_plus.sandbox_policy import SandboxPolicy
 
 TOOL_NAME = "run_code"
 SOURCE = "plugin:ptc_plus"

@@ -2,4 +2,14 @@
 
 :class:`~ptc_plus.session.controller.PtcController` (one per host) answers the
 plugin's hooks from these pieces; :mod:`ptc_plus.plugin` only routes hooks to it.
+The names below are the package's face (ADR 0057); its modules are internal.
 """
+
+from __future__ import annotations
+
+from ptc_plus.session.controller import PtcController
+from ptc_plus.session.membership import effective_snapshot
+from ptc_plus.session.provision import session_plan
+from ptc_plus.session.report import command_specs, plan_lines
+
+__all__ = ["PtcController", "command_specs", "effective_snapshot", "plan_lines", "session_plan"]

@@ -5,8 +5,10 @@ catalog, the capability plan) and persists it; resume restores it from the
 record and never recomputes the plan. The gate and the sandbox, though, are
 facts of today: resume checks both again, and a session whose gate is now
 closed or whose sandbox is now missing is presented natively, saying why
-(ADR 0053). A child agent's plan is computed in its own scope, bounded by
-its parent's plan (recorded at fork). The catalog counts as delivered only
+(ADR 0053). Both build the session's one :class:`~.membership.Membership`
+on one path (:meth:`PtcController._hold`); every projection reads it. A
+child agent's plan is computed in its own scope, bounded by its parent's
+plan (found through ``AgentRef.parent_session_id``). The catalog counts as delivered only
 once the host is proven to have committed it (:mod:`.delivery`); a session
 that went native gets a notice superseding the catalog it saw. The
 controller owns the host's code runtime, so shutdown aborts and awaits live
@@ -30,47 +32,35 @@ from hookspecs import (
     PromptSection,
     Refusal,
     SessionInfo,
+    SkillSpec,
     StepInfo,
     ToolCall,
     ToolDefinition,
     ToolSpec,
     TurnSummary,
 )
-from hookspecs.i18n import message
-from ptc_plus.capabilities.catalog import Catalog, build_catalog
-from ptc_plus.capabilities.cost import choose_counter
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
-from ptc_plus.config import LoadedConfig, Presentation, load_config
+from ptc_plus.capabilities import Catalog, CatalogSnapshot, build_catalog, choose_counter
+from ptc_plus.config import WORKSPACE_DIR, LoadedConfig, Presentation, load_config
 from ptc_plus.gate import GateDecision, evaluate_gate, resolve_gate_settings
-from ptc_plus.runtime.limits import RunLimits
-from ptc_plus.runtime.runtime import CodeRuntime
-from ptc_plus.runtime.tool import TOOL_NAME, run_code_definition
+from ptc_plus.i18n import message
+from ptc_plus.runtime import TOOL_NAME, CodeRuntime, RunLimits, run_code_definition
 from ptc_plus.session.delivery import DELIVERED_KIND, Delivery, Offer, Shown, proof_record, shown_from
 from ptc_plus.session.environment import Environment, GateSummary, RestoreStatus, restore
-from ptc_plus.session.limits import SessionLimits, session_limits
-from ptc_plus.session.membership import (
-    discovery_snapshot,
-    excluded_skills,
-    excluded_tools,
-    full_tools,
-    program_view,
-)
+from ptc_plus.session.membership import Membership, freeze_membership
 from ptc_plus.session.presentation import Checked, InForce, decide, unproven
 from ptc_plus.session.projection import (
     MODEL_LANG,
     bootstrap_section,
     catalog_message,
-    native_tools,
     navigation,
     withdrawn_message,
 )
 from ptc_plus.session.provision import session_plan
 from ptc_plus.session.readiness import sandbox_readiness
 from ptc_plus.session.report import COMMAND, SessionView, capabilities_receipt
+from ptc_plus.session.session_limits import SessionLimits, session_limits
 
 __all__ = ["DELIVERED_KIND", "PtcController", "SessionState"]
-SKILL_LOADER = "load_skill"
-"""The reference host's skill loader: a guard keeps it from loading skills the plan left out."""
 
 
 @attrs.frozen(kw_only=True)
@@ -84,6 +74,8 @@ class SessionState:
     catalog: Catalog
     presented: InForce
     """The presentation in force now and why (checked at start, and again at resume)."""
+    membership: Membership | None = None
+    """Who belongs under code mode, frozen with the environment (``None``: no environment)."""
     delivery: Delivery = attrs.field(factory=Delivery)
     gate_warnings: tuple[str, ...] = ()
     diagnostics: tuple[str, ...] = ()
@@ -102,9 +94,6 @@ class PtcController:
     def __init__(self, services: HostServices) -> None:
         self.services = services
         self._sessions: dict[str, SessionState] = {}
-        self._parents: dict[str, frozenset[str] | None] = {}
-        """Child session id -> its parent's effective identities, set at fork, used at the child's start."""
-        self._snapshots: dict[str, CatalogSnapshot] = {}
         self._runtimes: dict[RunLimits, tuple[CodeRuntime, ToolDefinition]] = {}
         self._closed = False
 
@@ -114,7 +103,8 @@ class PtcController:
         loaded = load_config(info.workspace)
         settings = resolve_gate_settings(os.environ, loaded)
         view = self._host_view(info.agent)
-        catalog = build_catalog(tools=view, skills=self.services.skills(info.agent))
+        skills = self.services.skills(info.agent)
+        catalog = build_catalog(tools=view, skills=skills)
         decision = evaluate_gate(
             settings, user_id=info.user_id, toolsets=sorted({s.source for s in view}), title=info.title
         )
@@ -124,7 +114,7 @@ class PtcController:
         presented = decide(presentation, decision, lambda: sandbox_readiness(limits))
         gate = _gate_summary(decision)
         counter = choose_counter(self.services.token_counter)
-        parent_members = self._parents.pop(info.agent.session_id, None)
+        parent_members = self._parent_members(info.agent)
         environment = Environment(
             ptc=presented.code_mode,
             native_reason=presented.reason,
@@ -134,7 +124,6 @@ class PtcController:
             plan=session_plan(catalog, loaded, counter, parent_members=parent_members),
         )
         self.services.append_record(info.agent, environment.to_record())
-        diagnostics = _config_diagnostics(loaded, configured)
         state = SessionState(
             info=info,
             environment=environment,
@@ -142,18 +131,20 @@ class PtcController:
             catalog=catalog,
             presented=presented,
             gate_warnings=gate.warnings,
-            diagnostics=diagnostics,
+            diagnostics=_config_diagnostics(loaded, configured),
         )
-        self._sessions[info.agent.session_id] = state
-        return state
+        return self._hold(state, skills)
 
-    def fork(self, parent: SessionInfo, child: SessionInfo) -> None:
-        """Remember the parent's scope: the child's plan never gains what the parent's plan lacks."""
-        state = self.session(parent.agent)
-        members = None
-        if state is not None and state.ptc and state.environment is not None:
-            members = frozenset(e.identity for e in state.environment.plan.effective())
-        self._parents[child.agent.session_id] = members
+    def _parent_members(self, agent: AgentRef) -> frozenset[str] | None:
+        """The parent's effective identities (``None``: no parent, or one without code mode).
+
+        Read from this controller's own state through ``agent.parent_session_id``: the
+        child's plan never gains what the parent's plan lacks.
+        """
+        parent = self._sessions.get(agent.parent_session_id) if agent.parent_session_id else None
+        if parent is None or not parent.ptc or parent.environment is None:
+            return None
+        return frozenset(e.identity for e in parent.environment.plan.effective())
 
     def resume(self, info: SessionInfo) -> SessionState:
         """Restore the environment from the session's record; never recompute the plan.
@@ -169,7 +160,8 @@ class PtcController:
         configured = session_limits(loaded.config.runtime, settings)
         limits = configured.limits
         view = self._host_view(info.agent)
-        catalog = build_catalog(tools=view, skills=self.services.skills(info.agent))
+        skills = self.services.skills(info.agent)
+        catalog = build_catalog(tools=view, skills=skills)
         diagnostics = list(_config_diagnostics(loaded, configured))
         if restored.status is not RestoreStatus.RESTORED:
             diagnostics.append(message(f"ptc.restore.{restored.status.value}", detail=restored.detail))
@@ -196,9 +188,23 @@ class PtcController:
             gate_warnings=gate_warnings,
             diagnostics=tuple(diagnostics),
         )
-        self._sessions[info.agent.session_id] = state
-        self._snapshots.pop(info.agent.session_id, None)
-        return state
+        return self._hold(state, skills)
+
+    def _hold(self, state: SessionState, skills: Sequence[SkillSpec]) -> SessionState:
+        """Freeze the session's membership (start and resume alike) and hold the state."""
+        membership = None
+        if state.environment is not None:
+            membership = freeze_membership(
+                state.environment,
+                state.catalog,
+                skills,
+                choose_counter(self.services.token_counter),
+                direct=state.presentation is Presentation.BOTH,
+                code_mode=state.ptc,
+            )
+        held = attrs.evolve(state, membership=membership)
+        self._sessions[state.info.agent.session_id] = held
+        return held
 
     def turn_settled(self, summary: TurnSummary) -> None:
         """A settled turn proves every one of its steps was accepted: an offer made in it was committed."""
@@ -235,10 +241,9 @@ class PtcController:
         host's view, and statistics would move it only once they vote (ADR 0037).
         """
         state = self.session(context.agent)
-        if state is None or not state.ptc or state.environment is None:
+        if state is None or not state.ptc or state.membership is None:
             return None
-        direct = full_tools(state.environment) if state.presentation is Presentation.BOTH else frozenset()
-        return native_tools(context.tools, state.environment.managed_names(), direct)
+        return state.membership.native_tools(context.tools)
 
     def skill_catalog(self, context: PromptContext) -> list[str] | None:
         """Under code mode the plan's catalog message carries skill lines, so the host lists none
@@ -276,24 +281,24 @@ class PtcController:
     def discovery(self, agent: AgentRef) -> CatalogSnapshot | None:
         """What discovery answers from for ``agent``: the plan's effective set (``None``: no code mode)."""
         state = self.session(agent)
-        if state is None or not state.ptc or state.environment is None:
+        if state is None or not state.ptc or state.membership is None:
             return None
-        snapshot = self._snapshots.get(agent.session_id)
-        if snapshot is None:
-            counter = choose_counter(self.services.token_counter)
-            snapshot = self._snapshots[agent.session_id] = discovery_snapshot(state.environment, state.catalog, counter)
-        return snapshot
+        return state.membership.snapshot
 
     def guard(self, call: ToolCall, spec: ToolSpec) -> Refusal | None:
         """Under code mode nobody reaches excluded members, at any depth: not a program crafting a
-        name, not a model (or a crafted call) naming one at the top level (defence in depth)."""
+        name, not a model (or a crafted call) naming one at the top level (defence in depth).
+        A skill the plan leaves out does not load through its host's loader, whatever its name."""
         state = self.session(call.caller)
-        if state is None or not state.ptc or state.environment is None:
+        if state is None or not state.ptc or state.membership is None:
             return None
-        if spec.name in excluded_tools(state.environment):
+        membership = state.membership
+        if not membership.reaches(spec.name):
             return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=spec.name))
-        if spec.name == SKILL_LOADER and str(call.arguments.get("name")) in excluded_skills(state.environment):
-            skill = str(call.arguments.get("name"))
+        skill = membership.skills.refuses(
+            call, self.services.skills(call.caller) if call.tool in membership.skills.arguments else ()
+        )
+        if skill is not None:
             return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=skill))
         return None
 
@@ -309,12 +314,15 @@ class PtcController:
         counter = choose_counter(self.services.token_counter)
         environment = state.environment
         direct: tuple[str, ...] = ()
-        if environment is not None and state.presentation is Presentation.BOTH:
-            full = full_tools(environment)
-            direct = tuple(s.name for s in self._host_view(request.agent) if s.name in full)
+        late: tuple[str, ...] = ()
+        if state.membership is not None:
+            host_view = self._host_view(request.agent)
+            direct = tuple(s.name for s in host_view if s.name in state.membership.direct)
+            late = tuple(state.membership.late(host_view))
         view = SessionView(
             presented=state.presented,
             direct=direct,
+            late=late,
             delivery=state.delivery,
             navigation=navigation(environment, state.catalog, counter) if state.ptc and environment else None,
             unit=counter.unit,
@@ -329,7 +337,7 @@ class PtcController:
     def _definition(self, limits: RunLimits) -> ToolDefinition:
         entry = self._runtimes.get(limits)
         if entry is None:
-            runtime = CodeRuntime(limits)
+            runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,))
             entry = (
                 runtime,
                 run_code_definition(runtime=runtime, namespace_filter=self._namespace, discovery=self.discovery),
@@ -350,7 +358,9 @@ class PtcController:
 
     def _namespace(self, agent: AgentRef, view: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
         state = self.session(agent)
-        return program_view(state.environment if state is not None else None, view)
+        if state is None or state.membership is None:
+            return list(view)
+        return state.membership.program_view(view)
 
 
 def _gate_summary(decision: GateDecision) -> GateSummary:

@@ -21,9 +21,9 @@ import attrs
 from cattrs import BaseValidationError, transform_error
 
 from hookspecs import SessionRecord
+from hookspecs.serialization import canonical_bytes, structure, unstructure
 from ptc_plus.config import Disclosure, Presentation
 from ptc_plus.plan import PLAN_VERSION, CapabilityPlan, PlanEntry
-from ptc_plus.serialization import dumps, structure, unstructure
 
 KIND_PREFIX = "ptc-capability-environment/"
 KIND = KIND_PREFIX + "v1"
@@ -90,7 +90,7 @@ class Environment:
 
     def to_bytes(self) -> bytes:
         """Canonical bytes: equal environments give identical bytes."""
-        return dumps(self)
+        return canonical_bytes(self)
 
     def to_record(self) -> SessionRecord:
         return SessionRecord(kind=KIND, version=VERSION, payload=self.payload())

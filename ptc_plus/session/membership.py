@@ -5,38 +5,30 @@ agent's scope), are absent — from the program's ``tools`` namespace, from
 discovery and from the catalog message — never callable placeholders that
 refuse. ``on-demand`` members stay in both. A session without an
 environment keeps the host's own view untouched.
+
+:class:`Membership` is that decision as one value, frozen when the
+environment is created or restored and held in the session state: the
+guard, the natively offered tools, the program's ``tools`` namespace,
+discovery and ``/capabilities`` read it and never re-derive it. A managed
+tool the host adds after it froze is outside the plan, and so absent from
+every projection until a refresh (ADR 0056).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from hookspecs import TokenCounter, ToolSpec
-from ptc_plus.capabilities.catalog import CapabilityKind, Catalog
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+import attrs
+
+from hookspecs import SkillSpec, TokenCounter, ToolCall, ToolSpec
+from ptc_plus.capabilities import CapabilityKind, Catalog, CatalogSnapshot, build_snapshot
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import CapabilityPlan
+from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment
 
 _TOOL_KINDS = frozenset({CapabilityKind.TOOL.value, CapabilityKind.MCP_TOOL.value})
 _SKILL_KINDS = frozenset({CapabilityKind.SKILL.value})
-
-
-def _excluded(environment: Environment, kinds: frozenset[str]) -> frozenset[str]:
-    effective = {e.identity for e in environment.plan.effective()}
-    return frozenset(
-        e.name for e in environment.plan.entries if e.kind in kinds and e.name and e.identity not in effective
-    )
-
-
-def excluded_tools(environment: Environment) -> frozenset[str]:
-    """Tool names programs must not reach: ``off`` and not in the plan."""
-    return _excluded(environment, _TOOL_KINDS)
-
-
-def excluded_skills(environment: Environment) -> frozenset[str]:
-    """Skill names absent from this session's catalog."""
-    return _excluded(environment, _SKILL_KINDS)
 
 
 def full_tools(environment: Environment) -> frozenset[str]:
@@ -44,19 +36,115 @@ def full_tools(environment: Environment) -> frozenset[str]:
     return frozenset(e.name for e in environment.with_disclosure(Disclosure.FULL) if e.kind in _TOOL_KINDS and e.name)
 
 
-def program_view(environment: Environment | None, view: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """The program's ``tools`` namespace: the caller's view minus excluded tools."""
-    if environment is None:
-        return list(view)
-    excluded = excluded_tools(environment)
-    return [spec for spec in view if spec.name not in excluded]
-
-
 def effective_snapshot(plan: CapabilityPlan, catalog: Catalog, counter: TokenCounter) -> CatalogSnapshot:
     """``catalog`` restricted to ``plan``'s effective set: ``off`` and not-in-plan members are absent."""
     return build_snapshot(catalog, counter=counter).restrict(e.identity for e in plan.effective())
 
 
-def discovery_snapshot(environment: Environment, catalog: Catalog, counter: TokenCounter) -> CatalogSnapshot:
-    """What ``capabilities.search``/``find``/``inspect``/``tree`` answer from: the plan's effective set."""
-    return effective_snapshot(environment.plan, catalog, counter)
+@attrs.frozen(kw_only=True)
+class SkillLoads:
+    """Which skill bodies may load: by loader tool (a host fact, :attr:`SkillSpec.loader`)."""
+
+    arguments: Mapping[str, str] = attrs.field(factory=dict)
+    """Loader tool name -> the argument carrying the skill's name."""
+    known: frozenset[tuple[str, str]] = frozenset()
+    """``(loader, skill)`` pairs the plan saw."""
+    allowed: frozenset[tuple[str, str]] = frozenset()
+    """``(loader, skill)`` pairs in the plan's effective set."""
+
+    def refuses(self, call: ToolCall, current: Sequence[SkillSpec]) -> str | None:
+        """The skill ``call`` would load if the plan keeps it out (``off``, not in plan, or added later)."""
+        argument = self.arguments.get(call.tool)
+        if argument is None:
+            return None
+        skill = str(call.arguments.get(argument))
+        pair = (call.tool, skill)
+        if pair in self.allowed:
+            return None
+        if pair in self.known or any(s.name == skill and s.loader == call.tool for s in current):
+            return skill
+        return None  # not a skill at all: the host answers ``unknown-skill`` itself
+
+
+@attrs.frozen(kw_only=True)
+class Membership:
+    """Who belongs to a session under code mode, frozen once (environment created or restored).
+
+    :ivar known: every tool name the value decided on: the plan's managed tools, the
+        unmanaged tools of the view it froze over, and ``run_code``.
+    :ivar reachable: tool names a program or the model may reach (the guard's one lookup).
+    :ivar native: tool names offered to the model as its own function tools.
+    :ivar direct: under ``both``, the plan's ``full`` tools (also in ``native``).
+    :ivar skills: which skill bodies may load.
+    :ivar snapshot: what discovery answers from: the plan's effective set, its contract costs
+        taken from the plan entries, its index built once (``None`` when code mode is not in force).
+    """
+
+    known: frozenset[str]
+    reachable: frozenset[str]
+    native: frozenset[str]
+    direct: frozenset[str] = frozenset()
+    skills: SkillLoads = attrs.field(factory=SkillLoads)
+    snapshot: CatalogSnapshot | None = attrs.field(default=None, eq=False)
+
+    def reaches(self, name: str) -> bool:
+        return name in self.reachable
+
+    def late(self, view: Sequence[ToolSpec]) -> list[str]:
+        """Tools of ``view`` the host added after the value froze, in host order (ADR 0056)."""
+        return [s.name for s in view if s.name not in self.known]
+
+    def program_view(self, view: Sequence[ToolSpec]) -> list[ToolSpec]:
+        """The program's ``tools`` namespace: the caller's view, reachable members only."""
+        return [s for s in view if s.name in self.reachable]
+
+    def native_tools(self, view: Sequence[ToolSpec]) -> list[str]:
+        """Tools offered natively, in host order: ``run_code``, unmanaged tools and ``direct`` ones."""
+        return [s.name for s in view if s.name in self.native]
+
+
+def freeze_membership(
+    environment: Environment,
+    catalog: Catalog,
+    skills: Sequence[SkillSpec],
+    counter: TokenCounter,
+    *,
+    direct: bool,
+    code_mode: bool,
+) -> Membership:
+    """The one membership value of a session; ``start`` and ``resume`` both build it here.
+
+    :param catalog: the host's catalog now (at start: what the plan was computed over).
+    :param skills: the host's skills now, for their loaders.
+    :param direct: presentation ``both``: the plan's ``full`` tools are also offered natively.
+    :param code_mode: code mode is in force; only then is the discovery index built.
+    """
+    plan = environment.plan
+    effective = frozenset(e.identity for e in plan.effective())
+    managed = frozenset(e.name for e in plan.entries if e.kind in _TOOL_KINDS and e.name)
+    allowed = frozenset(e.name for e in plan.effective() if e.kind in _TOOL_KINDS and e.name)
+    unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind.value in _TOOL_KINDS) | {TOOL_NAME}
+    full = full_tools(environment) if direct else frozenset()
+    plan_skills = {e.name: e.identity in effective for e in plan.entries if e.kind in _SKILL_KINDS and e.name}
+    loads = SkillLoads(
+        arguments={s.loader: s.loader_argument for s in skills},
+        known=frozenset((s.loader, s.name) for s in skills if s.name in plan_skills),
+        allowed=frozenset((s.loader, s.name) for s in skills if plan_skills.get(s.name)),
+    )
+    snapshot = None
+    if code_mode:
+        same_unit = counter.unit == environment.token_unit
+        measured = {
+            e.identity: e.cost_tokens
+            for e in plan.effective()
+            if same_unit and (c := catalog.get(e.identity)) is not None and c.revision == e.revision
+        }
+        snapshot = build_snapshot(catalog.restrict(effective), counter=counter, measured=measured)
+    return Membership(
+        known=managed | unmanaged,
+        reachable=allowed | unmanaged,
+        native=(unmanaged - managed) | {TOOL_NAME} | full,
+        direct=full,
+        skills=loads,
+        snapshot=snapshot,
+    )

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 
 import attrs
 
-from hookspecs import ContextMessage, PromptSection, TokenCounter, ToolSpec
-from hookspecs.i18n import message
-from ptc_plus.capabilities.catalog import Catalog
-from ptc_plus.capabilities.contract import delivery_text
+from hookspecs import ContextMessage, PromptSection, TokenCounter
+from ptc_plus.capabilities import Catalog, delivery_text
 from ptc_plus.config import Disclosure, Presentation
+from ptc_plus.i18n import message
 from ptc_plus.plan import PlanEntry, Reason
-from ptc_plus.runtime.tool import TOOL_NAME
-from ptc_plus.sdk.literals import one_line
+from ptc_plus.runtime import TOOL_NAME
+from ptc_plus.sdk import one_line
 from ptc_plus.session.environment import Environment
 
 CATALOG_PROVENANCE = "ptc-plus:catalog"
@@ -139,13 +138,3 @@ def withdrawn_message() -> ContextMessage:
 def _delivery(entries: Sequence[PlanEntry], catalog: Catalog) -> str:
     capabilities = [cap for e in entries if (cap := catalog.get(e.identity)) is not None]
     return delivery_text(capabilities).rstrip() if capabilities else ""
-
-
-def native_tools(view: Sequence[ToolSpec], managed: frozenset[str], direct: frozenset[str] = frozenset()) -> list[str]:
-    """Tools offered to the model as function tools under code mode, in host order.
-
-    ``run_code`` and every unmanaged tool of the view (for example the host's
-    skill loader); managed tools are reached through programs, except those
-    in ``direct`` (under ``both``: the tools the plan marks ``full``).
-    """
-    return [s.name for s in view if s.name == TOOL_NAME or s.name not in managed or s.name in direct]

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hookspecs import TokenCounter
-from ptc_plus.capabilities.catalog import Catalog
-from ptc_plus.capabilities.contract import delivery_text
+from ptc_plus.capabilities import Catalog, delivery_text
 from ptc_plus.config import LoadedConfig
 from ptc_plus.plan import CapabilityPlan, DeliveryCost, PlanCandidate, PlanInput, StatisticsVote, compute_plan
 

@@ -12,8 +12,7 @@ import concurrent.futures
 
 import attrs
 
-from ptc_plus.runtime.limits import RunLimits
-from ptc_plus.runtime.sandbox import probe
+from ptc_plus.runtime import RunLimits, probe_sandbox
 
 
 @attrs.frozen(kw_only=True)
@@ -33,7 +32,7 @@ def sandbox_readiness(limits: RunLimits) -> Readiness:
     if not limits.policy.confined:
         return Readiness(usable=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        availability = pool.submit(asyncio.run, probe(limits.bwrap_path, limits.python)).result()
+        availability = pool.submit(asyncio.run, probe_sandbox(limits.bwrap_path, limits.python)).result()
     if availability.available:
         return Readiness(usable=True)
     return Readiness(usable=False, reason="sandbox-unavailable", detail=availability.detail)

@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 
 from hookspecs import CommandReceipt, CommandSpec, ReceiptStatus
-from hookspecs.i18n import message
 from ptc_plus.config import Disclosure, Presentation
+from ptc_plus.i18n import message
 from ptc_plus.plan import CapabilityPlan, reason_text
 from ptc_plus.session.delivery import Delivery, Shown
 from ptc_plus.session.environment import Environment
@@ -52,10 +52,12 @@ class SessionView:
     :ivar navigation: the catalog's on-demand navigation and its cost (code mode only).
     :ivar unit: the token unit of ``navigation``.
     :ivar gate_warnings: the gate's warnings when it was last evaluated.
+    :ivar late: tools the host added after the membership froze: not offered until refresh (ADR 0056).
     """
 
     presented: InForce
     direct: tuple[str, ...] = ()
+    late: tuple[str, ...] = ()
     delivery: Delivery = attrs.field(factory=Delivery)
     navigation: Navigation | None = None
     unit: str = ""
@@ -106,6 +108,8 @@ def capabilities_receipt(
     else:
         lines = [_head(view), _source(presented), *plan_lines(environment.plan, environment.token_unit)]
         lines += [message("ptc.report.gate-warning", warning=w) for w in view.gate_warnings]
+        if view.late:
+            lines.append(message("ptc.report.late", names=", ".join(view.late)))
         data = {"environment": environment.payload()}
     data["presentation"] = {
         "in_force": presented.presentation.value,
@@ -114,6 +118,7 @@ def capabilities_receipt(
         "detail": presented.detail,
         "checked": presented.checked.value,
         "direct": list(view.direct),
+        "late": list(view.late),
     }
     lines += _catalog_lines(view)
     data["catalog"] = {

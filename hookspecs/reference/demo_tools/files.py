@@ -17,8 +17,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from hookspecs.services import ToolContext, ToolDefinition, ToolFailure
-from hookspecs.types import Concurrency, JSONObject, JSONValue, ToolSpec
+from hookspecs.services import ToolContext, ToolDefinition, ToolFailure, tool
+from hookspecs.types import Concurrency, JSONObject, JSONValue
 from hookspecs.workspace_files import (
     WorkspacePathError,
     read_bytes,
@@ -145,92 +145,80 @@ def file_tools(root: Path) -> list[ToolDefinition]:
 
     path_prop = {"type": "string", "description": "Path relative to the workspace root."}
     return [
-        ToolDefinition(
-            spec=ToolSpec(
-                name="list_files",
-                description="List files under a workspace directory, recursively, with their sizes.",
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        "path": {**path_prop, "default": "."},
-                        "pattern": {"type": "string", "description": "fnmatch pattern on file names.", "default": "*"},
-                        "max_entries": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
-                    },
-                    "additionalProperties": False,
+        tool(
+            name="list_files",
+            description="List files under a workspace directory, recursively, with their sizes.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "path": {**path_prop, "default": "."},
+                    "pattern": {"type": "string", "description": "fnmatch pattern on file names.", "default": "*"},
+                    "max_entries": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
                 },
-                output_schema={
-                    "type": "object",
-                    "properties": {
-                        "entries": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "properties": {"path": {"type": "string"}, "bytes": {"type": "integer"}},
-                                "required": ["path", "bytes"],
-                            },
+                "additionalProperties": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {
+                    "entries": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}, "bytes": {"type": "integer"}},
+                            "required": ["path", "bytes"],
                         },
-                        "truncated": {"type": "boolean"},
                     },
-                    "required": ["entries", "truncated"],
+                    "truncated": {"type": "boolean"},
                 },
-                concurrency=Concurrency.PARALLEL,
-            ),
-            handler=list_files,
-        ),
-        ToolDefinition(
-            spec=ToolSpec(
-                name="read_file",
-                description="Read a UTF-8 text file from the workspace, as lines.",
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        "path": path_prop,
-                        "offset": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "default": 0,
-                            "description": "First line (0-based).",
-                        },
-                        "limit": {"type": "integer", "minimum": 1, "default": 400, "description": "Max lines."},
+                "required": ["entries", "truncated"],
+            },
+            concurrency=Concurrency.PARALLEL,
+        )(list_files),
+        tool(
+            name="read_file",
+            description="Read a UTF-8 text file from the workspace, as lines.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "path": path_prop,
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "default": 0,
+                        "description": "First line (0-based).",
                     },
-                    "required": ["path"],
-                    "additionalProperties": False,
+                    "limit": {"type": "integer", "minimum": 1, "default": 400, "description": "Max lines."},
                 },
-                concurrency=Concurrency.PARALLEL,
-            ),
-            handler=read_file,
-        ),
-        ToolDefinition(
-            spec=ToolSpec(
-                name="search_files",
-                description="Search workspace text files for a substring; returns matching lines.",
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "minLength": 1},
-                        "glob": {"type": "string", "default": "*", "description": "fnmatch pattern on file names."},
-                        "case_sensitive": {"type": "boolean", "default": False},
-                        "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50},
-                    },
-                    "required": ["query"],
-                    "additionalProperties": False,
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            concurrency=Concurrency.PARALLEL,
+        )(read_file),
+        tool(
+            name="search_files",
+            description="Search workspace text files for a substring; returns matching lines.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1},
+                    "glob": {"type": "string", "default": "*", "description": "fnmatch pattern on file names."},
+                    "case_sensitive": {"type": "boolean", "default": False},
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50},
                 },
-                concurrency=Concurrency.PARALLEL,
-            ),
-            handler=search_files,
-        ),
-        ToolDefinition(
-            spec=ToolSpec(
-                name="write_file",
-                description="Create or replace a text file in the workspace (atomic replace).",
-                input_schema={
-                    "type": "object",
-                    "properties": {"path": path_prop, "content": {"type": "string"}},
-                    "required": ["path", "content"],
-                    "additionalProperties": False,
-                },
-                concurrency=Concurrency.EXCLUSIVE,
-            ),
-            handler=write_file,
-        ),
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            concurrency=Concurrency.PARALLEL,
+        )(search_files),
+        tool(
+            name="write_file",
+            description="Create or replace a text file in the workspace (atomic replace).",
+            input_schema={
+                "type": "object",
+                "properties": {"path": path_prop, "content": {"type": "string"}},
+                "required": ["path", "content"],
+                "additionalProperties": False,
+            },
+            concurrency=Concurrency.EXCLUSIVE,
+        )(write_file),
     ]

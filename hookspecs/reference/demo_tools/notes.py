@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from hookspecs.services import ToolContext, ToolDefinition, ToolFailure
-from hookspecs.types import Concurrency, JSONObject, JSONValue, ToolSpec
+from hookspecs.services import ToolContext, ToolDefinition, ToolFailure, tool
+from hookspecs.types import Concurrency, JSONObject, JSONValue
 from hookspecs.workspace_files import (
     PathNotFound,
     WorkspacePathError,
@@ -163,54 +163,45 @@ def note_tools(root: Path, directory: str = ".demo", filename: str = "notes.sqli
         return await asyncio.to_thread(delete_sync, args, ctx)
 
     return [
-        ToolDefinition(
-            spec=ToolSpec(
-                name="notes_add",
-                description="Add a note (title, body, optional tags) to the notes store; returns its id.",
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        "title": {"type": "string", "minLength": 1, "maxLength": 200},
-                        "body": {"type": "string"},
-                        "tags": {"type": "array", "items": {"type": "string"}, "default": []},
-                    },
-                    "required": ["title", "body"],
-                    "additionalProperties": False,
+        tool(
+            name="notes_add",
+            description="Add a note (title, body, optional tags) to the notes store; returns its id.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "body": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}, "default": []},
                 },
-                output_schema={"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
-                concurrency=Concurrency.EXCLUSIVE,
-            ),
-            handler=notes_add,
-        ),
-        ToolDefinition(
-            spec=ToolSpec(
-                name="notes_search",
-                description="Find notes whose title or body contains a text, optionally with a tag.",
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        "query": {"type": "string", "default": ""},
-                        "tag": {"type": "string"},
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20},
-                    },
-                    "additionalProperties": False,
+                "required": ["title", "body"],
+                "additionalProperties": False,
+            },
+            output_schema={"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+            concurrency=Concurrency.EXCLUSIVE,
+        )(notes_add),
+        tool(
+            name="notes_search",
+            description="Find notes whose title or body contains a text, optionally with a tag.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "default": ""},
+                    "tag": {"type": "string"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 20},
                 },
-                concurrency=Concurrency.PARALLEL,
-            ),
-            handler=notes_search,
-        ),
-        ToolDefinition(
-            spec=ToolSpec(
-                name="notes_delete",
-                description="Delete a note by id.",
-                input_schema={
-                    "type": "object",
-                    "properties": {"id": {"type": "integer", "minimum": 1}},
-                    "required": ["id"],
-                    "additionalProperties": False,
-                },
-                concurrency=Concurrency.EXCLUSIVE,
-            ),
-            handler=notes_delete,
-        ),
+                "additionalProperties": False,
+            },
+            concurrency=Concurrency.PARALLEL,
+        )(notes_search),
+        tool(
+            name="notes_delete",
+            description="Delete a note by id.",
+            input_schema={
+                "type": "object",
+                "properties": {"id": {"type": "integer", "minimum": 1}},
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+            concurrency=Concurrency.EXCLUSIVE,
+        )(notes_delete),
     ]

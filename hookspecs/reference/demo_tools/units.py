@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hookspecs.services import ToolContext, ToolDefinition, ToolFailure
-from hookspecs.types import Concurrency, JSONObject, JSONValue, ToolSpec
+from hookspecs.services import ToolContext, ToolDefinition, ToolFailure, tool
+from hookspecs.types import Concurrency, JSONObject, JSONValue
 
 # Factors to the base unit of each dimension (metre, kilogram, second).
 _FACTORS: dict[str, dict[str, float]] = {
@@ -39,27 +39,24 @@ def unit_tools() -> list[ToolDefinition]:
         return {"value": round(result, 10), "unit": args["to_unit"]}
 
     return [
-        ToolDefinition(
-            spec=ToolSpec(
-                name="convert_units",
-                description="Convert a value between units of length, mass, time or temperature.",
-                input_schema={
-                    "type": "object",
-                    "properties": {
-                        "value": {"type": "number"},
-                        "from_unit": {"type": "string", "enum": units},
-                        "to_unit": {"type": "string", "enum": units},
-                    },
-                    "required": ["value", "from_unit", "to_unit"],
-                    "additionalProperties": False,
+        tool(
+            name="convert_units",
+            description="Convert a value between units of length, mass, time or temperature.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "value": {"type": "number"},
+                    "from_unit": {"type": "string", "enum": units},
+                    "to_unit": {"type": "string", "enum": units},
                 },
-                output_schema={
-                    "type": "object",
-                    "properties": {"value": {"type": "number"}, "unit": {"type": "string"}},
-                    "required": ["value", "unit"],
-                },
-                concurrency=Concurrency.PARALLEL,
-            ),
-            handler=convert_units,
-        )
+                "required": ["value", "from_unit", "to_unit"],
+                "additionalProperties": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"value": {"type": "number"}, "unit": {"type": "string"}},
+                "required": ["value", "unit"],
+            },
+            concurrency=Concurrency.PARALLEL,
+        )(convert_units)
     ]

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import lossless, messages, wire
+from . import frames, lossless, messages
 from .capabilities import DiscoveryError
 from .namespace import ToolCallError
 
@@ -38,18 +38,18 @@ class ChildChannel:
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next_id = 0
         self._slots = asyncio.Semaphore(max_pending)
-        self._buffer = wire.FrameBuffer()
+        self._buffer = frames.FrameBuffer()
         self._write_lock = threading.Lock()
         self._loop = asyncio.get_running_loop()
         os.set_blocking(fd_in, False)
         self._loop.add_reader(fd_in, self._readable)
 
     def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(wire.encode(message))
+        self.send_bytes(frames.encode(message))
 
     def send_bytes(self, frame: bytes) -> None:
         with self._write_lock:
-            wire.write_all(self._fd_out, frame)
+            frames.write_all(self._fd_out, frame)
 
     def _readable(self) -> None:
         try:
@@ -102,7 +102,7 @@ class ChildChannel:
         future: asyncio.Future[dict[str, Any]] = self._loop.create_future()
         self._pending[call_id] = future
         self._before_call()
-        self.send_bytes(wire.encode({"type": "call", "id": call_id, "tool": name, "args": args}))
+        self.send_bytes(frames.encode({"type": "call", "id": call_id, "tool": name, "args": args}))
         reply = await future
         if reply["ok"]:
             return reply["value"]
@@ -116,9 +116,9 @@ class ChildChannel:
         )
 
 
-def _undecodable(item: wire.Unreadable | dict[str, Any]) -> dict[str, Any]:
+def _undecodable(item: frames.Unreadable | dict[str, Any]) -> dict[str, Any]:
     """The reply a request gets when its real one could not be decoded."""
-    assert isinstance(item, wire.Unreadable)
+    assert isinstance(item, frames.Unreadable)
     if item.id is None:
         # Not a reply the host would send: nothing can be matched to it any more.
         os.write(2, b"ptc-plus: an unreadable frame from the host\n")

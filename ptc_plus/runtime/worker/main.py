@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-from . import foreign, limits, lossless, messages, program, reaper, wire
+from . import foreign, frames, lossless, messages, program, reaper, rlimits
 from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
@@ -39,11 +39,11 @@ def main(argv: list[str]) -> None:
         if arg.startswith(CONFINE_FLAG):
             _confine(arg[len(CONFINE_FLAG) :])
     reaper.become_subreaper()
-    wire.write_all(fd_out, wire.encode({"type": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()}))
-    boot = wire.read_frame(fd_in)
+    frames.write_all(fd_out, frames.encode({"type": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()}))
+    boot = frames.read_frame(fd_in)
     if boot is None or boot.get("type") != "boot":
         os._exit(0)
-    limits.apply(boot.get("limits", {}))
+    rlimits.apply(boot.get("limits", {}))
     messages.install(boot.get("messages", {}))
     _serve(boot, fd_in, fd_out)
     os._exit(0)
@@ -140,7 +140,7 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
         return _exception_frame(error, max(0, min(max_output, max_message // 16)))
     try:
         lossless.check(value)
-        frame = wire.encode({"type": "done", "ok": True, "value": value})
+        frame = frames.encode({"type": "done", "ok": True, "value": value})
     except lossless.NotLossless as error:
         return _error_frame("invalid-output", f"{error.path}: {error.reason}")
     except BaseException:  # a program thread changed the value between the check and the encoding
@@ -152,7 +152,7 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
 
 
 def _error_frame(kind: str, message: str) -> bytes:
-    return wire.encode({"type": "done", "ok": False, "error": {"kind": kind, "message": message}})
+    return frames.encode({"type": "done", "ok": False, "error": {"kind": kind, "message": message}})
 
 
 def _exception_frame(error: BaseException, limit: int) -> bytes:
@@ -164,7 +164,7 @@ def _exception_frame(error: BaseException, limit: int) -> bytes:
             tool_name = None
         if tool_name is not None:
             summary["tool_name"] = foreign.clip(tool_name)
-    return wire.encode({"type": "done", "ok": False, "error": summary})
+    return frames.encode({"type": "done", "ok": False, "error": summary})
 
 
 if __name__ == "__main__":  # pragma: no cover - the host uses the starter in process.py

@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import orjson
 import pytest
 
-from ptc_plus.cli import main
+from tests.cli_runner import CliRunner
 
 MANAGED = 'version = 1\n\n[management]\nenabled = true\n\n[capabilities."host:convert_units"]\ndisclosure = "off"\n'
 
@@ -30,29 +29,33 @@ def workspace_with(tmp_path: Path, text: str) -> Path:
     return root
 
 
-def found(workspace: Path, query: str, capsys: pytest.CaptureFixture[str], *extra: str) -> set[str]:
-    assert main(["capabilities", "search", query, "--workspace", str(workspace), "--json", *extra]) == 0
-    result = orjson.loads(capsys.readouterr().out)
+def found(workspace: Path, query: str, run_cli: CliRunner, *extra: str) -> set[str]:
+    done = run_cli("capabilities", "search", query, "--workspace", str(workspace), "--json", *extra)
+    assert done.code == 0
+    result = done.json()
     return {m["identity"] for m in [*result["expanded"], *result["not_expanded"]]}
 
 
-def test_search_never_finds_an_off_capability(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "host:convert_units" in found(tmp_path, "convert units", capsys)  # no config: the host's provision
+def test_search_never_finds_an_off_capability(tmp_path: Path, run_cli: CliRunner) -> None:
+    assert "host:convert_units" in found(tmp_path, "convert units", run_cli)  # no config: the host's provision
     workspace = workspace_with(tmp_path, MANAGED)
-    assert "host:convert_units" not in found(workspace, "convert units", capsys)
-    assert main(["capabilities", "search", "convert units", "--workspace", str(workspace)]) == 0
-    assert "host:convert_units" not in capsys.readouterr().out
+    assert "host:convert_units" not in found(workspace, "convert units", run_cli)
+    done = run_cli("capabilities", "search", "convert units", "--workspace", str(workspace))
+    assert done.code == 0
+    assert "host:convert_units" not in done.out
     # On-demand members stay findable.
-    assert "host:read_file" in found(workspace, "read a file", capsys)
+    assert "host:read_file" in found(workspace, "read a file", run_cli)
 
 
-def test_plan_shows_a_loosening_the_workspace_may_not_make(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_shows_a_loosening_the_workspace_may_not_make(tmp_path: Path, run_cli: CliRunner) -> None:
     workspace = workspace_with(tmp_path, 'version = 1\n[runtime]\npolicy = "danger-full-access"\n')
-    assert main(["capabilities", "plan", "--workspace", str(workspace), "--json"]) == 0
-    (issue,) = orjson.loads(capsys.readouterr().out)["issues"]
+    done = run_cli("capabilities", "plan", "--workspace", str(workspace), "--json")
+    assert done.code == 0
+    (issue,) = done.json()["issues"]
     assert "runtime.policy" in issue and "may only tighten" in issue
-    assert main(["capabilities", "plan", "--workspace", str(workspace)]) == 0
-    assert "may only tighten" in capsys.readouterr().err
+    done = run_cli("capabilities", "plan", "--workspace", str(workspace))
+    assert done.code == 0
+    assert "may only tighten" in done.err
 
 
 @pytest.mark.parametrize(
@@ -69,29 +72,30 @@ def test_plan_shows_a_loosening_the_workspace_may_not_make(tmp_path: Path, capsy
     ],
 )
 def test_usage_errors_exit_2_with_their_own_code(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], code: str
+    tmp_path: Path, run_cli: CliRunner, args: list[str], code: str
 ) -> None:
-    assert main([*args, "--workspace", str(tmp_path)] if args[0] == "capabilities" else args) == 2
-    err = capsys.readouterr().err
+    done = run_cli(*([*args, "--workspace", str(tmp_path)] if args[0] == "capabilities" else args))
+    assert done.code == 2
+    err = done.err
     assert err.startswith("ptc-plus: " + code) and "Traceback" not in err
     assert not (tmp_path / ".ptc-plus").exists()  # nothing was written
 
 
-def test_an_uneditable_config_is_a_failure_not_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_uneditable_config_is_a_failure_not_a_usage_error(tmp_path: Path, run_cli: CliRunner) -> None:
     workspace = workspace_with(tmp_path, "[management\n")
-    assert main(["capabilities", "set", "host:read_file", "off", "--workspace", str(workspace)]) == 1
-    assert "PTC-4020" in capsys.readouterr().err
+    done = run_cli("capabilities", "set", "host:read_file", "off", "--workspace", str(workspace))
+    assert done.code == 1
+    assert "PTC-4020" in done.err
 
 
-def test_set_warns_about_an_identity_the_catalog_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["capabilities", "set", "mcp:github/create_issue", "off", "--workspace", str(tmp_path)]) == 0
-    out, err = capsys.readouterr()
-    assert "now off" in out and "not in this workspace's current catalog" in err
+def test_set_warns_about_an_identity_the_catalog_lacks(tmp_path: Path, run_cli: CliRunner) -> None:
+    done = run_cli("capabilities", "set", "mcp:github/create_issue", "off", "--workspace", str(tmp_path))
+    assert done.code == 0
+    assert "now off" in done.out and "not in this workspace's current catalog" in done.err
     assert 'disclosure = "off"' in (tmp_path / ".ptc-plus" / "config.toml").read_text("utf-8")
-    assert main(["capabilities", "set", "host:read_file", "off", "--workspace", str(tmp_path)]) == 0
-    assert capsys.readouterr().err == ""
+    done = run_cli("capabilities", "set", "host:read_file", "off", "--workspace", str(tmp_path))
+    assert done.code == 0
+    assert done.err == ""
 
 
 COMMENTED = """\
@@ -110,15 +114,13 @@ disclosure = "full"
 """
 
 
-def test_inherit_takes_the_tables_own_comment_and_keeps_the_next_ones(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_inherit_takes_the_tables_own_comment_and_keeps_the_next_ones(tmp_path: Path, run_cli: CliRunner) -> None:
     workspace = workspace_with(tmp_path, COMMENTED)
-    assert main(["capabilities", "set", "host:notes_delete", "inherit", "--workspace", str(workspace)]) == 0
+    assert run_cli("capabilities", "set", "host:notes_delete", "inherit", "--workspace", str(workspace)).code == 0
     text = (workspace / ".ptc-plus" / "config.toml").read_text("utf-8")
     assert text == COMMENTED.replace(
         '# Never delete notes.\n[capabilities."host:notes_delete"]\ndisclosure = "off"\n\n', ""
     )
-    assert main(["capabilities", "set", "host:notes_search", "inherit", "--workspace", str(workspace)]) == 0
+    assert run_cli("capabilities", "set", "host:notes_search", "inherit", "--workspace", str(workspace)).code == 0
     text = (workspace / ".ptc-plus" / "config.toml").read_text("utf-8")
     assert "Search notes" not in text and "capabilities" not in text and "enabled = true" in text

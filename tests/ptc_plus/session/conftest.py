@@ -10,25 +10,54 @@ sandbox), so checks that do not depend on confinement run everywhere.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_asyncio
 
 import ptc_plus.plugin
-from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
+from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.runtime.limits import RunLimits
+from ptc_plus.plan import CapabilityPlan, PlanEntry
+
+if TYPE_CHECKING:
+    from ptc_plus.session.controller import SessionState
+    from ptc_plus.session.environment import Environment
 
 HostFactory = Callable[..., Awaitable[ReferenceHost]]
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.path.exists(RunLimits().bwrap_path),
-    reason="bubblewrap is not installed (.ci/run installs it)",
-)
+
+def state_of(host: ReferenceHost, session: Session) -> SessionState:
+    """What the plugin holds for ``session`` on ``host`` (the test fails if it holds nothing).
+
+    The one place session tests reach the plugin's per-session state, so they
+    need neither the controller's internals nor ``type: ignore``.
+    """
+    state = ptc_plus.plugin.controller(host.services).session(session.agent)
+    assert state is not None, f"the plugin holds no state for session {session.agent.session_id}"
+    return state
+
+
+def environment_of(host: ReferenceHost, session: Session) -> Environment:
+    """The frozen environment of this session (the test fails if there is none: host provision)."""
+    environment = state_of(host, session).environment
+    assert environment is not None, f"session {session.agent.session_id} has no environment (host provision)"
+    return environment
+
+
+def plan_of(host: ReferenceHost, session: Session) -> CapabilityPlan:
+    """The plan of this session (the test fails if the session has no environment: host provision)."""
+    return environment_of(host, session).plan
+
+
+def entry_of(plan: CapabilityPlan, identity: str) -> PlanEntry:
+    """The plan's entry for ``identity`` (the test fails if the plan has none)."""
+    entry = plan.entry(identity)
+    assert entry is not None, f"the plan has no entry for {identity}"
+    return entry
+
 
 MANAGED = """\
 version = 1

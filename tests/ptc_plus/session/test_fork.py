@@ -8,9 +8,8 @@ import pytest
 
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
-from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, program_turns, write_config
+from .conftest import HostFactory, entry_of, environment_of, plan_of, program_turns, state_of, write_config
 
 
 @pytest.mark.usefixtures("unconfined")
@@ -23,7 +22,7 @@ async def test_a_child_never_gains_what_the_parent_plan_lacks(open_host: HostFac
     write_config(workspace, choices={"host:notes_search": "full"})
     child = await parent.fork(title="child")
     child.model = program_turns("return sorted(dir(tools))")
-    state = controller(host.services).session(child.agent)
+    state = state_of(host, child)
     assert state is not None and state.environment is not None and state.ptc
     entry = state.environment.plan.entry("host:notes_search")
     assert entry is not None and entry.disclosure is None and entry.reason is Reason.OUTSIDE_PARENT_SCOPE
@@ -34,7 +33,7 @@ async def test_a_child_never_gains_what_the_parent_plan_lacks(open_host: HostFac
     catalog = [e.message["content"] for e in child.surface.entries if e.provenance == "ptc-plus:catalog"]
     assert catalog and "notes_search" not in catalog[0]
     # Its parent's plan is untouched by the fork.
-    parent_env = controller(host.services).session(parent.agent).environment  # type: ignore[union-attr]
+    parent_env = environment_of(host, parent)
     assert parent_env.names(Disclosure.OFF) == {"notes_search"}
 
 
@@ -44,10 +43,10 @@ async def test_a_child_plan_is_computed_in_its_own_scope(open_host: HostFactory,
     host = await open_host()
     parent = await host.start_session(title="t")
     child = await parent.fork(title="child", tools=["run_code", "read_file"])
-    plan = controller(host.services).session(child.agent).environment.plan  # type: ignore[union-attr]
+    plan = plan_of(host, child)
     present = {e.identity for e in plan.effective()}
     assert present == {"host:read_file"}
-    assert plan.entry("host:convert_units").reason is Reason.HOST_ABSENT  # type: ignore[union-attr]
+    assert entry_of(plan, "host:convert_units").reason is Reason.HOST_ABSENT
 
 
 @pytest.mark.asyncio
@@ -58,6 +57,6 @@ async def test_a_child_of_a_native_parent_is_bounded_by_the_host_scope(
     host = await open_host()
     parent = await host.start_session(title="t")
     child = await parent.fork(title="child", tools=["read_file"])
-    state = controller(host.services).session(child.agent)
+    state = state_of(host, child)
     assert state is not None and state.environment is not None and not state.ptc
     assert {e.identity for e in state.environment.plan.effective()} == {"host:read_file"}

@@ -13,18 +13,17 @@ from hookspecs.reference import AssistantTurn, ScriptedModel
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
-from ptc_plus.plugin import controller
 from ptc_plus.session import controller as controller_module
 from ptc_plus.session.environment import KIND
 
-from .conftest import HostFactory, write_config
+from .conftest import HostFactory, entry_of, environment_of, state_of, write_config
 
 FIRST = {"host:notes_search": "full", "host:write_file": "off"}
 CHANGED = {"host:notes_search": "off", "host:write_file": "full", "host:read_file": "on-demand"}
 
 
 def env_bytes(host: Any, session: Any) -> bytes:
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.environment is not None
     return state.environment.to_bytes()
 
@@ -53,15 +52,15 @@ async def test_resume_keeps_the_plan_after_config_and_statistics_change(
     resumed_host = await open_host()
     resumed = await resumed_host.resume_session(session.agent.session_id)
     assert env_bytes(resumed_host, resumed) == original
-    environment = controller(resumed_host.services).session(resumed.agent).environment  # type: ignore[union-attr]
-    assert environment.plan.entry("host:notes_search").disclosure is Disclosure.FULL  # type: ignore[union-attr]
+    environment = environment_of(resumed_host, resumed)
+    assert entry_of(environment.plan, "host:notes_search").disclosure is Disclosure.FULL
     assert environment.names(Disclosure.OFF) == {"write_file"}
 
     # The control: a new session does follow the new config.
     monkeypatch.undo()
     fresh = await resumed_host.start_session(title="t")
-    fresh_env = controller(resumed_host.services).session(fresh.agent).environment  # type: ignore[union-attr]
-    assert fresh_env.plan.entry("host:notes_search").disclosure is Disclosure.OFF  # type: ignore[union-attr]
+    fresh_env = environment_of(resumed_host, fresh)
+    assert entry_of(fresh_env.plan, "host:notes_search").disclosure is Disclosure.OFF
     assert env_bytes(resumed_host, fresh) != original
 
 
@@ -76,7 +75,7 @@ async def test_a_pre_plugin_session_keeps_the_host_provision(open_host: HostFact
 
     host = await open_host()
     session = await host.resume_session(old.agent.session_id, model=answer())
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.environment is None
     assert [s.name for s in session.model_tools()] == native_tools  # native, run_code absent
     assert "run_code" not in host.view(session.agent).names()
@@ -99,7 +98,7 @@ async def test_a_corrupt_record_is_diagnosed_and_never_blocks_new_sessions(
 
     again = await open_host()
     resumed = await again.resume_session(session.agent.session_id, model=answer("still usable"))
-    state = controller(again.services).session(resumed.agent)
+    state = state_of(again, resumed)
     assert state is not None and state.environment is None
     assert any("corrupt" in d for d in state.diagnostics)
     summary = await resumed.run_turn("hello")  # the session stays usable (native)
@@ -107,7 +106,7 @@ async def test_a_corrupt_record_is_diagnosed_and_never_blocks_new_sessions(
     assert "corrupt" in resumed.command("/capabilities").text
 
     fresh = await again.start_session(title="t")  # a valid future session is unaffected
-    fresh_state = controller(again.services).session(fresh.agent)
+    fresh_state = state_of(again, fresh)
     assert fresh_state is not None and fresh_state.environment is not None and fresh_state.ptc
     assert fresh_state.environment.names(Disclosure.OFF) == {"notes_search"}
 
@@ -122,7 +121,7 @@ async def test_an_unknown_format_is_diagnosed_apart_from_corruption(open_host: H
     await host.aclose()
     again = await open_host()
     resumed = await again.resume_session(session.agent.session_id)
-    diagnostics = controller(again.services).session(resumed.agent).diagnostics  # type: ignore[union-attr]
+    diagnostics = state_of(again, resumed).diagnostics
     assert any("cannot read" in d for d in diagnostics)
     assert not any("corrupt" in d for d in diagnostics)
 
@@ -140,7 +139,7 @@ async def test_a_vanished_capability_follows_the_host_without_re_ranking(
     fewer = [d for d in demo_tool_definitions(workspace) if d.spec.name != "notes_search"]
     again = await open_host(tools=fewer)
     resumed = await again.resume_session(session.agent.session_id)
-    state = controller(again.services).session(resumed.agent)
+    state = state_of(again, resumed)
     assert state is not None and state.environment is not None
     assert state.environment.to_bytes() == original  # nothing re-ranked, the record is unchanged
     assert [d for d in state.diagnostics if "host:notes_search" in d]
@@ -166,7 +165,7 @@ async def test_a_changed_contract_follows_the_host_with_a_diagnostic(open_host: 
     ]
     again = await open_host(tools=changed)
     resumed = await again.resume_session(session.agent.session_id)
-    state = controller(again.services).session(resumed.agent)
+    state = state_of(again, resumed)
     assert state is not None and state.environment is not None
     assert state.environment.to_bytes() == original
     assert len(state.diagnostics) == 1 and "contract changed" in state.diagnostics[0]

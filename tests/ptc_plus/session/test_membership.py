@@ -20,7 +20,7 @@ from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, needs_bwrap, program_turns, write_config, write_user_config
+from .conftest import HostFactory, entry_of, plan_of, program_turns, state_of, write_config, write_user_config
 
 # Membership does not depend on confinement: these run unconfined (user-level policy) everywhere,
 # and once under the default confined policy where bubblewrap exists.
@@ -64,7 +64,7 @@ async def test_full_is_delivered_and_callable(open_host: HostFactory, workspace:
     host, session, value = await run_with(open_host, workspace, "full")
     assert "notes_search" in value["names"] and value["found"] == {"notes": []}
     assert "async def notes_search(" in catalog_text(session)
-    entry = controller(host.services).session(session.agent).environment.plan.entry(TARGET)  # type: ignore[union-attr]
+    entry = entry_of(plan_of(host, session), TARGET)
     assert entry is not None and (entry.disclosure, entry.reason) == (Disclosure.FULL, Reason.EXPLICIT)
 
 
@@ -82,7 +82,7 @@ async def test_on_demand_is_named_findable_and_callable(open_host: HostFactory, 
     assert "async def notes_search(" in hits["text"]
 
 
-@pytest.mark.parametrize("confined", [False, pytest.param(True, marks=needs_bwrap)])
+@pytest.mark.parametrize("confined", [False, pytest.param(True, marks=pytest.mark.needs_bwrap)])
 @pytest.mark.asyncio
 async def test_off_is_absent_everywhere(
     open_host: HostFactory, workspace: Path, tmp_path: Path, confined: bool
@@ -114,7 +114,7 @@ async def test_a_crafted_call_to_an_off_member_is_refused_at_any_depth(
     host = await open_host()
     session = await host.start_session(title="t")
     ctl = controller(host.services)
-    assert ctl.session(session.agent).ptc  # type: ignore[union-attr]
+    assert state_of(host, session).ptc
     spec = next(s for s in host.view(session.agent).specs() if s.name == "notes_search")
     call = ToolCall(
         call_id="c:1", tool="notes_search", arguments={}, caller=session.agent, parent_call_id=parent_call_id
@@ -152,11 +152,13 @@ async def test_explicit_full_over_budget_is_delivered_whole_and_reported(
     session = await host.start_session(title="t", model=program_turns("return 1"))
     await session.run_turn("go")
     text = catalog_text(session)
-    capability = controller(host.services).session(session.agent).catalog.get("host:search_files")  # type: ignore[union-attr]
+    capability = state_of(host, session).catalog.get("host:search_files")
     assert capability is not None and capability.contract.strip() in text  # not cut
     receipt = session.command("/capabilities")
     assert "over budget, kept in full" in receipt.text
-    plan = receipt.data["environment"]["plan"]  # type: ignore[index,call-overload]
+    environment = receipt.data["environment"]
+    assert isinstance(environment, dict) and isinstance(environment["plan"], dict)
+    plan = environment["plan"]
     assert plan["overage_tokens"] == plan["used_tokens"] - 10 > 0
 
 

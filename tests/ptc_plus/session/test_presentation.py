@@ -9,10 +9,9 @@ import pytest
 
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
 from ptc_plus.config import Presentation
-from ptc_plus.plugin import controller
 from ptc_plus.session.projection import CATALOG_PROVENANCE
 
-from .conftest import HostFactory, write_config
+from .conftest import HostFactory, state_of, write_config
 
 BOTH = '\n[runtime]\npresentation = "both"\n'
 NATIVE = '\n[runtime]\npresentation = "native"\n'
@@ -38,7 +37,7 @@ async def test_both_offers_full_tools_directly_besides_run_code(open_host: HostF
         [direct("read_file", path="docs/routes.md"), direct("notes_search", query="hill"), AssistantTurn(text="ok")]
     )
     session = await host.start_session(title="t", model=model)
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.ptc and state.presentation is Presentation.BOTH
     await session.run_turn("go")
     first = model.requests[0]
@@ -80,7 +79,7 @@ async def test_native_is_configurable_and_injects_nothing(open_host: HostFactory
     _, expected = await native_request(await open_host(plugins=[]))
     host = await open_host()
     session, sent = await native_request(host)
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and not state.ptc and state.presentation is Presentation.NATIVE
     assert "run_code" not in host.view(session.agent).names()
     assert sent.system == expected.system  # no bootstrap

@@ -13,11 +13,10 @@ from hookspecs.reference import AssistantTurn, ScriptedModel
 from ptc_plus.capabilities.catalog import Catalog
 from ptc_plus.config import LoadedConfig
 from ptc_plus.plan import CapabilityPlan, PlanInput, ScopeStats, StatisticsVote, compute_plan, plan_bytes
-from ptc_plus.plugin import controller
 from ptc_plus.session import controller as controller_module
 from ptc_plus.session.provision import candidates, delivery_cost
 
-from .conftest import HostFactory, write_config
+from .conftest import HostFactory, state_of, write_config
 
 
 def pretend_statistics(coverage: Callable[[str], float]) -> Callable[..., CapabilityPlan]:
@@ -63,7 +62,7 @@ async def test_stable_prefix_bytes_do_not_move_while_statistics_grow(
         await session.run_turn("hi")
         request = model.requests[0]
         prefixes.append((request.system, tuple(request.tools)))
-        state = controller(host.services).session(session.agent)
+        state = state_of(host, session)
         assert state is not None and state.environment is not None
         plans.append(plan_bytes(state.environment.plan))
         catalogs.append(request.messages[0]["content"])
@@ -85,9 +84,10 @@ async def test_gate_off_leaves_the_native_provision_unchanged(
 ) -> None:
     write_config(workspace, budget=10, choices={"host:notes_search": "off"})
     plain = await open_host(plugins=[])
-    native = await plain.start_session(title="t", model=ScriptedModel([AssistantTurn(text="ok")]))
+    plain_model = ScriptedModel([AssistantTurn(text="ok")])
+    native = await plain.start_session(title="t", model=plain_model)
     await native.run_turn("hi")
-    expected = native.model.requests[0]  # type: ignore[union-attr]
+    expected = plain_model.requests[0]
 
     monkeypatch.setenv("PTC_MODE", "off")
     host = await open_host()

@@ -15,7 +15,7 @@ from ptc_plus.config import Disclosure, load_config
 from ptc_plus.plan import PlanInput, Reason, ScopeStats, StatisticsVote, compute_plan, plan_bytes
 from ptc_plus.session.provision import candidates, delivery_cost, session_plan
 
-from .conftest import write_config
+from .conftest import entry_of, write_config
 
 FULL, ON_DEMAND, OFF = Disclosure.FULL, Disclosure.ON_DEMAND, Disclosure.OFF
 POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]}
@@ -86,8 +86,8 @@ def test_baseline_fills_the_budget_in_rank_order_and_the_rest_is_on_demand(works
     write_config(workspace, budget=budget, baseline=["host:search_files", "host:read_file"])
     plan = session_plan(catalog, load_config(workspace), counter)
     assert plan.members(FULL) == ("host:search_files",)
-    assert plan.entry("host:read_file").reason is Reason.BUDGET_EXHAUSTED  # type: ignore[union-attr]
-    assert plan.entry("host:convert_units").reason is Reason.NOT_BACKED  # type: ignore[union-attr]
+    assert entry_of(plan, "host:read_file").reason is Reason.BUDGET_EXHAUSTED
+    assert entry_of(plan, "host:convert_units").reason is Reason.NOT_BACKED
 
 
 def test_explicit_full_over_budget_is_reported_not_cut(workspace: Path) -> None:
@@ -166,5 +166,5 @@ def test_explicit_full_over_budget_stops_at_the_configured_context(workspace: Pa
     plan = session_plan(catalog, load_config(workspace), offline_counter())
     limited = {e.identity for e in plan.entries if e.reason is Reason.CONTEXT_LIMIT}
     assert limited and limited < set(choices)
-    assert all(plan.entry(i).disclosure is ON_DEMAND for i in limited)  # type: ignore[union-attr]
+    assert all(entry_of(plan, i).disclosure is ON_DEMAND for i in limited)
     assert plan.used_tokens <= context and plan.overage_tokens > 0

@@ -10,7 +10,7 @@ from hookspecs import CommandRequest, ReceiptStatus
 from hookspecs.reference import ScriptedModel
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, write_config
+from .conftest import HostFactory, environment_of, write_config
 
 
 @pytest.mark.asyncio
@@ -39,10 +39,10 @@ async def test_capabilities_never_refreshes(open_host: HostFactory, workspace: P
     write_config(workspace, choices={"host:write_file": "off"})
     host = await open_host()
     session = await host.start_session(title="t")
-    before = controller(host.services).session(session.agent).environment.to_bytes()  # type: ignore[union-attr]
+    before = environment_of(host, session).to_bytes()
     write_config(workspace, choices={"host:write_file": "full"})
     session.command("/capabilities")
-    after = controller(host.services).session(session.agent).environment.to_bytes()  # type: ignore[union-attr]
+    after = environment_of(host, session).to_bytes()
     assert after == before
     assert "host:write_file [off]" in session.command("/capabilities").text
 

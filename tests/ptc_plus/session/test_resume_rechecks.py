@@ -14,10 +14,9 @@ import pytest
 
 from hookspecs.reference import AssistantTurn, ModelRequest, ScriptedModel
 from ptc_plus.config import Presentation
-from ptc_plus.plugin import controller
 from ptc_plus.session.projection import CATALOG_PROVENANCE
 
-from .conftest import HostFactory, needs_bwrap, write_config
+from .conftest import HostFactory, state_of, write_config
 
 
 def answer(text: str = "ok") -> ScriptedModel:
@@ -25,7 +24,7 @@ def answer(text: str = "ok") -> ScriptedModel:
 
 
 def env_bytes(host: Any, session: Any) -> bytes:
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.environment is not None
     return state.environment.to_bytes()
 
@@ -35,7 +34,7 @@ async def code_mode_session(open_host: HostFactory) -> tuple[str, bytes, list[st
     environment bytes and the host's own tool names."""
     host = await open_host()
     session = await host.start_session(title="t", model=answer())
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.ptc
     await session.run_turn("hi")
     assert [e for e in session.surface.entries if e.provenance == CATALOG_PROVENANCE]
@@ -72,7 +71,7 @@ async def test_the_kill_switch_stops_code_mode_in_a_resumed_session(
     host = await open_host()
     model = answer()
     resumed = await host.resume_session(session_id, model=model)
-    state = controller(host.services).session(resumed.agent)
+    state = state_of(host, resumed)
     assert state is not None and not state.ptc and state.presentation is Presentation.NATIVE
     assert "run_code" not in host.view(resumed.agent).names()
     assert env_bytes(host, resumed) == original  # the plan stays frozen
@@ -117,11 +116,11 @@ async def test_the_configured_presentation_is_frozen_with_the_plan(open_host: Ho
     write_config(workspace, extra='\n[runtime]\npresentation = "native"\n')  # a config change is not a fact of today
     host = await open_host()
     resumed = await host.resume_session(session_id)
-    state = controller(host.services).session(resumed.agent)
+    state = state_of(host, resumed)
     assert state is not None and state.ptc and state.presentation is Presentation.PTC
 
 
-@needs_bwrap
+@pytest.mark.needs_bwrap
 @pytest.mark.asyncio
 async def test_a_session_resumed_without_bubblewrap_is_presented_natively(
     open_host: HostFactory, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -135,7 +134,7 @@ async def test_a_session_resumed_without_bubblewrap_is_presented_natively(
     host = await open_host()
     model = answer()
     resumed = await host.resume_session(session_id, model=model)
-    state = controller(host.services).session(resumed.agent)
+    state = state_of(host, resumed)
     assert state is not None and not state.ptc and state.presentation is Presentation.NATIVE
     assert "run_code" not in host.view(resumed.agent).names()  # never a run_code that always fails
     assert env_bytes(host, resumed) == original

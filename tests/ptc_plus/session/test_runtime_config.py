@@ -9,11 +9,10 @@ import pytest
 
 from ptc_plus.config import RuntimeSection, SandboxPolicy
 from ptc_plus.gate import GateSettings
-from ptc_plus.plugin import controller
-from ptc_plus.runtime.limits import RunLimits
-from ptc_plus.session.limits import session_limits
+from ptc_plus.runtime.run_limits import RunLimits
+from ptc_plus.session.session_limits import session_limits
 
-from .conftest import HostFactory, write_config, write_user_config
+from .conftest import HostFactory, state_of, write_config, write_user_config
 
 
 @pytest.mark.asyncio
@@ -21,7 +20,7 @@ async def test_a_workspace_cannot_turn_the_sandbox_off(open_host: HostFactory, w
     write_config(workspace, extra='\n[runtime]\npolicy = "danger-full-access"\nnetwork = true\n')
     host = await open_host()
     session = await host.start_session(title="t")
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None
     assert (state.limits.policy, state.limits.network) == (SandboxPolicy.WORKSPACE_WRITE, False)
     text = session.command("/capabilities").text
@@ -33,7 +32,7 @@ async def test_the_user_file_can(open_host: HostFactory, workspace: Path, tmp_pa
     write_user_config(tmp_path, '[runtime]\npolicy = "danger-full-access"\nnetwork = true\n')
     host = await open_host()
     session = await host.start_session(title="t")
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.ptc
     assert (state.limits.policy, state.limits.network) == (SandboxPolicy.DANGER_FULL_ACCESS, True)
 
@@ -43,7 +42,7 @@ async def test_a_nan_timeout_is_reported_and_never_blocks_the_session(open_host:
     write_config(workspace, extra="\n[runtime]\ntimeout_s = nan\n")
     host = await open_host()
     session = await host.start_session(title="t")
-    state = controller(host.services).session(session.agent)
+    state = state_of(host, session)
     assert state is not None and state.limits.timeout_s == RuntimeSection().timeout_s
     assert "runtime.timeout_s" in session.command("/capabilities").text
 

@@ -1,0 +1,106 @@
+"""``ptc-plus sdk`` and ``ptc-plus capabilities search`` through ``main`` (in process) and one real subprocess."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import CliRunner
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+EXECUTABLE = Path(sys.executable).with_name("ptc-plus")
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTC_LOCALE", "en")
+
+
+def test_sdk_prints_a_module_and_its_cost(run_cli: CliRunner) -> None:
+    done = run_cli("sdk", "--tools", str(DATA / "mcp" / "time.json"))
+    assert done.code == 0
+    out, err = done.out, done.err
+    ast.parse(out)
+    assert "async def convert_time(" in out and "class TimeResult(TypedDict):" in out
+    assert err.startswith("# cost: ") and "o200k_base tokens (2 tools, 2 shared type declarations)" in err
+
+
+def test_sdk_budget_delivers_whole_contracts_and_names_the_rest(run_cli: CliRunner) -> None:
+    done = run_cli("sdk", "--tools", str(DATA / "mcp" / "git.json"), "--budget", "200")
+    assert done.code == 0
+    out, err = done.out, done.err
+    ast.parse(out)
+    assert "async def git_add(" in out
+    assert "# not expanded (" in err and "mcp:git/git_log needs" in err
+
+
+def test_sdk_accepts_a_plain_list_with_mcp_spellings(tmp_path: Path, run_cli: CliRunner) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        json.dumps(
+            [
+                {
+                    "name": "ping-host",
+                    "description": "Ping.",
+                    "inputSchema": {"type": "object", "properties": {"host": {"type": "string"}}, "required": ["host"]},
+                }
+            ]
+        )
+    )
+    done = run_cli("sdk", "--tools", str(tools))
+    assert done.code == 0
+    assert "async def ping_host(*, host: str) -> Any:" in done.out
+
+
+def test_sdk_reports_bad_files_and_bad_budgets(tmp_path: Path, run_cli: CliRunner) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    done = run_cli("sdk", "--tools", str(bad))
+    assert done.code == 2  # a bad file named on the command line is a usage error
+    assert "PTC-3001" in done.err
+    assert run_cli("sdk", "--tools", str(DATA / "mcp" / "time.json"), "--budget", "0").code == 2
+
+
+def test_capabilities_search_over_the_workspace_demo_tools(tmp_path: Path, run_cli: CliRunner) -> None:
+    done = run_cli("capabilities", "search", "convert units", "--workspace", str(tmp_path), "--limit", "3")
+    assert done.code == 0
+    out = done.out
+    assert out.splitlines()[0].startswith("1. host:convert_units  score ")
+    assert not any(tmp_path.iterdir())  # searching the catalog runs no tool
+
+
+def test_capabilities_search_json_is_the_discovery_response(run_cli: CliRunner) -> None:
+    done = run_cli(
+        "capabilities", "search", "查看提交历史", "--tools", str(DATA / "mcp" / "git.json"), "--json", "--budget", "300"
+    )
+    assert done.code == 0
+    response = done.json()
+    assert response["expanded"][0]["identity"] == "mcp:git/git_log"
+    assert response["tokens"] <= 300 and response["unit"] == "o200k_base tokens"
+
+
+def test_capabilities_needs_a_subcommand(run_cli: CliRunner) -> None:
+    done = run_cli("capabilities")
+    assert done.code == 2
+    assert "PTC-1001" in done.err
+
+
+def test_installed_command_runs(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")} | {"PTC_LOCALE": "zh"}
+    done = subprocess.run(
+        [str(EXECUTABLE), "capabilities", "search", "笔记", "--limit", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "host:notes_" in done.stdout and "得分" in done.stdout

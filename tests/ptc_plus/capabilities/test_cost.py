@@ -1,0 +1,73 @@
+"""Contract cost: real o200k_base tokens offline, host counter first, labelled estimate last."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from ptc_plus.capabilities import cost
+from ptc_plus.capabilities.contract import delivery_text
+from ptc_plus.capabilities.snapshot import CatalogSnapshot
+
+
+class FixedCounter:
+    unit = "host tokens"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_offline_counter_is_o200k_base() -> None:
+    counter = cost.offline_counter()
+    assert counter.unit == "o200k_base tokens"
+    assert counter.count("hello world") == 2
+    assert counter.count("获取当前时间") == 3
+
+
+def test_host_counter_wins() -> None:
+    host = FixedCounter()
+    assert cost.choose_counter(host) is host
+    assert cost.measure("a b c", host) == cost.Cost(tokens=3, unit="host tokens")
+
+
+def test_without_the_tokenizer_the_estimate_says_estimated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)
+    cost.offline_counter.cache_clear()
+    try:
+        counter = cost.offline_counter()
+        assert isinstance(counter, cost.EstimatedTokenCounter)
+        assert "estimated" in counter.unit
+        assert counter.count("abcdefgh") == 2 and counter.count("时间") == 2
+    finally:
+        cost.offline_counter.cache_clear()
+
+
+def test_a_broken_tokenizer_is_logged_for_the_operator(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Falling back to the estimate is not silent: the operator sees why costs are estimated (ADR 0057)."""
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)
+    cost.offline_counter.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="ptc_plus.capabilities.cost"):
+            assert isinstance(cost.offline_counter(), cost.EstimatedTokenCounter)
+    finally:
+        cost.offline_counter.cache_clear()
+    (record,) = [r for r in caplog.records if r.name == "ptc_plus.capabilities.cost"]
+    assert record.levelname == "WARNING" and "estimated" in record.getMessage()
+    assert record.exc_info is not None and issubclass(record.exc_info[0], ImportError)
+
+
+def test_shared_types_are_charged_once_per_delivery(corpus_snapshot: CatalogSnapshot) -> None:
+    pair = [corpus_snapshot.get("mcp:time/convert_time"), corpus_snapshot.get("mcp:time/get_current_time")]
+    assert all(pair)
+    together = corpus_snapshot.counter.count(delivery_text(pair))  # type: ignore[arg-type]
+    apart = sum(corpus_snapshot.costs[c.identity] for c in pair if c)
+    assert delivery_text(pair).count("class TimeResult(TypedDict):") == 1  # type: ignore[arg-type]
+    assert together < apart
+
+
+def test_snapshot_costs_are_the_tokens_of_each_contract(corpus_snapshot: CatalogSnapshot) -> None:
+    for capability in corpus_snapshot.catalog.capabilities:
+        assert corpus_snapshot.costs[capability.identity] == corpus_snapshot.counter.count(capability.contract) > 0

@@ -1,0 +1,311 @@
+"""The import-layer contract (ADR 0057), checked over the source with :mod:`ast`.
+
+Layers, lowest first; a module may import its own unit and any unit of a
+lower layer, never one above it, and never a sibling in the same layer::
+
+    hookspecs < hookspecs.reference < ptc_plus (errors, i18n, sandbox_policy) < sdk < capabilities
+      < runtime < config < gate | plan < session < plugin < demo < cli
+
+Across units an import goes through the target's face: its package
+``__init__`` (a name listed in ``__all__``) or a module the unit declares
+public in :data:`PUBLIC_MODULES`. ``ptc_plus/runtime/worker/`` runs in the
+child as a top-level package of its own and imports the standard library
+only. Every import counts: module level, inside functions, and under
+``TYPE_CHECKING`` (an annotation-only import still couples the two modules).
+Dynamic imports (``importlib.import_module``) are not seen.
+
+Runs as a plain test in the default suite, so CI enforces it; the scratch tests
+at the end feed the checker deliberately wrong imports to prove it can fail.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import attrs
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("ptc_plus", "hookspecs")
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("hookspecs",),
+    ("hookspecs.reference",),
+    ("ptc_plus",),
+    ("ptc_plus.sdk",),
+    ("ptc_plus.capabilities",),
+    ("ptc_plus.runtime",),
+    ("ptc_plus.config",),
+    ("ptc_plus.gate", "ptc_plus.plan"),
+    ("ptc_plus.session",),
+    ("ptc_plus.plugin",),
+    ("ptc_plus.demo",),
+    ("ptc_plus.cli",),
+)
+"""Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it."""
+
+PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
+    # The contract is public module by module (host and plugin authors import its types where they live):
+    # its markers, specs, types and services, the message lookup, the one serialization rule set and the
+    # workspace access helpers.
+    "hookspecs": frozenset(
+        {
+            "hookspecs.i18n",
+            "hookspecs.markers",
+            "hookspecs.serialization",
+            "hookspecs.services",
+            "hookspecs.specs",
+            "hookspecs.types",
+            "hookspecs.workspace_files",
+        }
+    ),
+    # The reference host's demo tools are a package of their own, used by the demo and ``ptc-plus exec``.
+    "hookspecs.reference": frozenset({"hookspecs.reference.demo_tools"}),
+    # The root package's __init__ holds only the version; errors, the message catalog and the sandbox policy
+    # (used by both the runtime and the config, so owned by neither) are its shared modules.
+    "ptc_plus": frozenset({"ptc_plus.errors", "ptc_plus.i18n", "ptc_plus.sandbox_policy"}),
+}
+"""Modules other units may import besides the unit's own package; each unit's ``__init__`` is always public."""
+
+WORKER = "ptc_plus.runtime.worker"
+
+RANK: Mapping[str, int] = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
+
+
+@attrs.frozen
+class Module:
+    name: str
+    source: str
+    is_package: bool = False
+
+
+@attrs.frozen
+class Edge:
+    importer: str
+    target: str
+    """The module named by the import statement (``from X import y`` → ``X``)."""
+    names: tuple[str, ...]
+    """The names taken from ``target`` (empty for ``import X``)."""
+    line: int
+    type_only: bool = False
+    """Under ``if TYPE_CHECKING:``: couples the modules, but is never executed."""
+
+
+def unit_of(module: str) -> str | None:
+    """The longest unit that is ``module`` or a package holding it; ``None`` outside our packages."""
+    best: str | None = None
+    for unit in RANK:
+        if (module == unit or module.startswith(unit + ".")) and (best is None or len(unit) > len(best)):
+            best = unit
+    return best
+
+
+def load_modules(root: Path = ROOT) -> dict[str, Module]:
+    modules: dict[str, Module] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts.pop()
+            name = ".".join(parts)
+            modules[name] = Module(name, path.read_text(encoding="utf-8"), is_package)
+    return modules
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
+    guarded: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            guarded.update(inner for statement in node.body for inner in ast.walk(statement))
+    return guarded
+
+
+def edges(module: Module) -> Iterator[Edge]:
+    package = module.name if module.is_package else module.name.rpartition(".")[0]
+    tree = ast.parse(module.source)
+    type_only = _type_checking_nodes(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Edge(module.name, alias.name, (), node.lineno, node in type_only)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            yield Edge(module.name, target, tuple(a.name for a in node.names), node.lineno, node in type_only)
+
+
+def declared_all(module: Module) -> frozenset[str] | None:
+    """The literal ``__all__`` of a module, or ``None`` if it has none."""
+    for node in ast.parse(module.source).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+                return frozenset(ast.literal_eval(node.value))
+    return None
+
+
+def _past_the_face(edge: Edge, target_unit: str, modules: Mapping[str, Module]) -> str | None:
+    """Why an import into another unit does not go through that unit's face, or ``None`` if it does."""
+    public = {target_unit} | PUBLIC_MODULES.get(target_unit, frozenset())
+    if edge.target not in public:
+        return f"imports {edge.target} past the face of {target_unit} (use {target_unit} or make the module private)"
+    target = modules.get(edge.target)
+    exported = declared_all(target) if target is not None else None
+    for name in edge.names:
+        if f"{edge.target}.{name}" in public:
+            continue  # ``from hookspecs import specs``: a public module, taken through its package
+        if (name not in exported) if exported is not None else name.startswith("_"):
+            return f"imports {edge.target}.{name}, which is not in its __all__"
+    return None
+
+
+def violations(modules: Mapping[str, Module]) -> list[str]:
+    """Every import that breaks the layering, the faces or the worker's standard-library-only rule."""
+    found: list[str] = []
+    for module in modules.values():
+        source_unit = unit_of(module.name)
+        in_worker = module.name == WORKER or module.name.startswith(WORKER + ".")
+        for edge in edges(module):
+            where = f"{edge.importer}:{edge.line}"
+            top = edge.target.partition(".")[0]
+            if in_worker:
+                if not (edge.target.startswith(WORKER) or top in sys.stdlib_module_names or top == "__future__"):
+                    found.append(
+                        f"{where} (worker) imports {edge.target}: the worker imports the standard library only"
+                    )
+                continue
+            target_unit = unit_of(edge.target)
+            if target_unit is None or source_unit is None or target_unit == source_unit:
+                continue
+            if RANK[target_unit] > RANK[source_unit]:
+                found.append(f"{where} imports {edge.target}: {target_unit} is above {source_unit}")
+            elif RANK[target_unit] == RANK[source_unit]:
+                found.append(f"{where} imports {edge.target}: {target_unit} and {source_unit} are siblings")
+            elif reason := _past_the_face(edge, target_unit, modules):
+                found.append(f"{where} {reason}")
+    return sorted(found)
+
+
+def import_cycles(modules: Mapping[str, Module], *, type_only: bool = True) -> list[list[str]]:
+    """Module-level import cycles (strongly connected components of more than one module).
+
+    ``type_only=False`` leaves out imports under ``TYPE_CHECKING`` (an annotation's back-reference).
+    """
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for module in modules.values():
+        for edge in edges(module):
+            if edge.type_only and not type_only:
+                continue
+            for target in (edge.target, *(f"{edge.target}.{n}" for n in edge.names)):
+                # ``from pkg import sub`` depends on the submodule; ``from pkg import name`` on the package's
+                # __init__, which is not counted as a cycle with its own submodules (re-exports are its job).
+                if target in modules and target != module.name and not _is_parent(target, module.name, modules):
+                    graph[module.name].add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return cycles
+
+
+def _is_parent(candidate: str, module: str, modules: Mapping[str, Module]) -> bool:
+    return modules[candidate].is_package and module.startswith(candidate + ".")
+
+
+def _with(scratch: str, source: str) -> dict[str, Module]:
+    return {**load_modules(), scratch: Module(scratch, source)}
+
+
+def test_the_layers_hold() -> None:
+    assert violations(load_modules()) == []
+
+
+def test_no_module_imports_itself_round_a_cycle() -> None:
+    assert import_cycles(load_modules(), type_only=False) == []
+
+
+def test_no_plugin_module_needs_another_even_for_its_annotations_round_a_cycle() -> None:
+    plugin = {name: module for name, module in load_modules().items() if name.startswith("ptc_plus")}
+    assert import_cycles(plugin) == []
+
+
+def test_every_unit_is_a_real_package_or_module() -> None:
+    modules = load_modules()
+    assert sorted(unit for unit in RANK if unit not in modules) == []
+    assert all(public in modules for names in PUBLIC_MODULES.values() for public in names)
+
+
+def test_scratch_upward_import_is_reported() -> None:
+    found = violations(_with("ptc_plus.runtime._scratch", "from ptc_plus.config import PtcConfig\n"))
+    assert found == ["ptc_plus.runtime._scratch:1 imports ptc_plus.config: ptc_plus.config is above ptc_plus.runtime"]
+
+
+def test_scratch_sibling_import_is_reported() -> None:
+    found = violations(_with("ptc_plus.gate._scratch", "def f():\n    from ptc_plus.plan import compute_plan\n"))
+    assert found == ["ptc_plus.gate._scratch:2 imports ptc_plus.plan: ptc_plus.plan and ptc_plus.gate are siblings"]
+
+
+def test_scratch_import_past_the_face_is_reported() -> None:
+    found = violations(_with("ptc_plus.session._scratch", "from ptc_plus.capabilities.cost import measure\n"))
+    assert found == [
+        "ptc_plus.session._scratch:1 imports ptc_plus.capabilities.cost past the face of ptc_plus.capabilities"
+        " (use ptc_plus.capabilities or make the module private)"
+    ]
+
+
+def test_scratch_name_missing_from_all_is_reported() -> None:
+    found = violations(_with("ptc_plus.session._scratch", "from ptc_plus.capabilities import _private\n"))
+    assert found == ["ptc_plus.session._scratch:1 imports ptc_plus.capabilities._private, which is not in its __all__"]
+
+
+def test_scratch_worker_import_outside_the_standard_library_is_reported() -> None:
+    source = "from __future__ import annotations\nimport json\nfrom . import wire_format\nimport attrs\n"
+    found = violations(_with(f"{WORKER}._scratch", source))
+    assert found == [f"{WORKER}._scratch:4 (worker) imports attrs: the worker imports the standard library only"]
+
+
+def test_scratch_cycle_is_reported() -> None:
+    modules = _with("ptc_plus.sdk._scratch_a", "from ptc_plus.sdk._scratch_b import x\n")
+    modules["ptc_plus.sdk._scratch_b"] = Module("ptc_plus.sdk._scratch_b", "from ptc_plus.sdk import _scratch_a\n")
+    assert import_cycles(modules, type_only=False) == [["ptc_plus.sdk._scratch_a", "ptc_plus.sdk._scratch_b"]]
+
+
+def test_scratch_annotation_only_cycle_is_reported_in_the_strict_check() -> None:
+    back_reference = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ptc_plus.sdk._scratch_a import x\n"
+    modules = _with("ptc_plus.sdk._scratch_a", "from ptc_plus.sdk._scratch_b import y\n")
+    modules["ptc_plus.sdk._scratch_b"] = Module("ptc_plus.sdk._scratch_b", back_reference)
+    plugin = {name: module for name, module in modules.items() if name.startswith("ptc_plus")}
+    assert import_cycles(plugin) == [["ptc_plus.sdk._scratch_a", "ptc_plus.sdk._scratch_b"]]
+    assert import_cycles(plugin, type_only=False) == []

@@ -1,0 +1,87 @@
+"""The suite's own conventions.
+
+Tests mirror the packages under one root (``tests/ptc_plus/<subpackage>``,
+``tests/hookspecs/<subpackage>``); one ``needs_bwrap`` marker fails instead of
+skipping when CI requires bubblewrap.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = "import pytest\n\n\n@pytest.mark.needs_bwrap\ndef test_confined():\n    pass\n"
+
+
+def _pytest(project: Path, path: str, **env: str) -> subprocess.CompletedProcess[str]:
+    # The suite's conftest loaded as a plugin over a one-test project, in a fresh interpreter.
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest", str(project)],
+        cwd=project,
+        env={"PATH": path, "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "test_sample.py").write_text(SAMPLE, encoding="utf-8")
+    return tmp_path
+
+
+def test_needs_bwrap_skips_where_bwrap_is_missing(project: Path) -> None:
+    done = _pytest(project, str(project / "no-bin"))
+    assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout + done.stderr
+
+
+def test_needs_bwrap_fails_the_run_when_ci_requires_bwrap(project: Path) -> None:
+    done = _pytest(project, str(project / "no-bin"), TESTS_REQUIRE_BWRAP="1")
+    assert done.returncode != 0
+    assert "TESTS_REQUIRE_BWRAP=1 but bwrap is not on PATH" in done.stdout + done.stderr
+
+
+@pytest.mark.needs_bwrap
+def test_needs_bwrap_runs_where_bwrap_is_installed(project: Path) -> None:
+    done = _pytest(project, os.environ.get("PATH", "/usr/bin:/bin"))
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
+    assert shutil.which("bwrap") is not None
+
+
+def test_no_test_module_defines_its_own_bwrap_condition() -> None:
+    own = re.compile(r"needs_bwrap\s*=|skipif\([^)]*bwrap", re.DOTALL)
+    assert sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("*.py") if own.search(p.read_text())) == []
+
+
+SHARED = {"data", "plugins"}
+"""Directories under ``tests/`` that hold no tests of their own: fixtures' data and the installable test plugin."""
+SUITES = {"tests/ptc_plus/runtime/hostile"}
+"""Deeper directories that group one package's tests by theme rather than by module."""
+
+
+def _test_dirs(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name != "__pycache__")
+
+
+def test_tests_mirror_the_packages() -> None:
+    tests = ROOT / "tests"
+    assert {p.name for p in _test_dirs(tests)} - SHARED == {"hookspecs", "ptc_plus"}
+    strays = []
+    for package in ("hookspecs", "ptc_plus"):
+        for folder in _test_dirs(tests / package):
+            if not (ROOT / package / folder.name / "__init__.py").exists():
+                strays.append(str(folder.relative_to(ROOT)))
+            strays += [
+                str(deeper.relative_to(ROOT))
+                for deeper in folder.rglob("*")
+                if deeper.is_dir() and deeper.name != "__pycache__" and str(deeper.relative_to(ROOT)) not in SUITES
+            ]
+    assert sorted(strays) == []
