@@ -97,8 +97,9 @@ class HostServices(Protocol):
         Cancelling this coroutine cancels the call: a queued call never starts
         (it is abandoned), an admitted body is cancelled (``context.cancelled``
         set, its task cancelled) and awaited; cancelling it again stops the
-        wait, abandoning a body that ignores its cancellation. The runtime does
-        this on a run's timeout or abort, after the termination grace."""
+        wait, abandoning a body that ignores its cancellation. The runtime
+        cancels on a run's timeout or abort, and once more after the
+        termination grace for a call still running then."""
 
     def append_record(self, agent: AgentRef, record: SessionRecord) -> None:
         """Persist ``record`` in the agent's session log (durable on return)."""

@@ -271,7 +271,7 @@ def agent_host_tool_execute(call: ToolCall, spec: ToolSpec, context: ToolContext
 
     :param call: The call (arguments validated, guard passed).
     :param spec: The tool's contract read at dispatch time.
-    :param context: Services and the cancellation signal.
+    :param context: Services, the cancellation signal and (since 1.1) the body.
     :returns: The settled result.
     **Result**: stops at the first non-``None`` result.
     **Called**: inside the scheduler slot of the call: an ``exclusive`` tool

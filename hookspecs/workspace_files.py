@@ -37,7 +37,10 @@ Contract (every function):
   through ``asyncio.to_thread`` (never on the event loop).
 
 What it does not cover: the root itself is opened by name (the host chose
-it; the program cannot rename the workspace it runs in). A hard link is a
+it; the program cannot rename the workspace it runs in). A directory a call
+holds open stays beneath the root because a confined program can rename
+only within its workspace mount (``rename`` across mounts fails with
+``EXDEV``); an unconfined process moving it out is not defended. A hard link is a
 regular file like any other; a confined program can only link files it can
 already see inside its own workspace mount (``link`` across mounts fails
 with ``EXDEV``). Linux has ``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)``
@@ -66,6 +69,8 @@ _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _ACCESS_AND_CREATION = os.O_RDONLY | os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_TRUNC | os.O_APPEND
 _READ_CHUNK = 1 << 20
+_MAX_WALK_DEPTH = 64
+"""How many levels below its start :func:`walk_files` enters (it holds one descriptor per level)."""
 
 
 class WorkspacePathError(Exception):
@@ -269,8 +274,10 @@ def replace_file(
     parent = _open_directory(root_fd, parts[:-1], shown, create=create_parents)
     try:
         name = parts[-1]
+        # A readable prefix of the name, cut in bytes: a name may take up to 255 of them.
+        prefix = os.fsencode(name)[:64].decode("utf-8", "ignore")
         while True:
-            temporary = f".{name[:64]}.{secrets.token_hex(6)}.tmp"
+            temporary = f".{prefix}.{secrets.token_hex(6)}.tmp"
             try:
                 fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, mode, dir_fd=parent)
             except FileExistsError:
@@ -313,36 +320,51 @@ def walk_files(
 
     Each directory's files come before its subdirectories. Symlinks,
     FIFOs, sockets and devices are skipped, as are directories named in
-    ``skip_directories`` (at any depth). Each directory is reopened from the
-    root by the component walk, so a directory swapped for a symlink while
-    the walk runs is skipped, never entered; holds one directory
-    descriptor at a time. Stop iterating early to bound the work.
+    ``skip_directories`` (at any depth). Each subdirectory is opened relative
+    to its parent's open descriptor with ``O_NOFOLLOW``, so a directory
+    swapped for a symlink while the walk runs is skipped, never entered, and
+    each directory is opened once. Directories more than 64 levels below
+    ``path`` are not entered: the walk holds one descriptor per level, and a
+    program can nest directories far deeper than any project at almost no
+    cost. Stop iterating early to bound the work; the descriptors are closed
+    when the iterator is exhausted or closed.
 
     :raises SymlinkRefused, NotADirectory, PathNotFound, OutsideWorkspace: for ``path`` itself.
     """
     start = relative_parts(path)
-    pending: list[tuple[str, ...]] = [start]
-    first = True
-    while pending:
-        directory = pending.pop()
-        try:
-            fd = _open_directory(root_fd, directory, "/".join(directory), create=False)
-        except (WorkspacePathError, OSError):
-            if first:
-                raise
-            continue  # replaced, removed or made unreadable since it was listed
-        first = False
-        try:
-            entries = _entries(fd)
-        finally:
-            os.close(fd)
-        subdirectories: list[tuple[str, ...]] = []
-        for entry in entries:
-            if entry.kind is EntryKind.FILE:
-                yield WorkspaceFile(path="/".join((*directory, entry.name)), size=entry.size)
-            elif entry.kind is EntryKind.DIRECTORY and entry.name not in skip_directories:
-                subdirectories.append((*directory, entry.name))
-        pending.extend(reversed(subdirectories))
+    fd: int | None = _open_directory(root_fd, start, os.fspath(path), create=False)
+    directory = start
+    # The open directories from ``path`` down to the current one: descriptor, path, subdirectories to enter.
+    levels: list[tuple[int, tuple[str, ...], Iterator[str]]] = []
+    try:
+        while True:
+            if fd is not None:
+                try:
+                    entries = _entries(fd)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                deeper = len(levels) < _MAX_WALK_DEPTH
+                names = [e.name for e in entries if e.kind is EntryKind.DIRECTORY and e.name not in skip_directories]
+                levels.append((fd, directory, iter(names if deeper else ())))
+                for entry in entries:
+                    if entry.kind is EntryKind.FILE:
+                        yield WorkspaceFile(path="/".join((*directory, entry.name)), size=entry.size)
+            if not levels:
+                return
+            parent, parent_path, pending = levels[-1]
+            name = next(pending, None)
+            fd = None
+            if name is None:
+                levels.pop()
+                os.close(parent)
+                continue
+            directory = (*parent_path, name)
+            with contextlib.suppress(OSError):  # replaced, removed or made unreadable since it was listed
+                fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+    finally:
+        for level_fd, _path, _pending in levels:
+            os.close(level_fd)
 
 
 def _open_directory(root_fd: int, parts: tuple[str, ...], shown: str, *, create: bool) -> int:

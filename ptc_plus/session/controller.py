@@ -1,7 +1,8 @@
 """One controller per host: answers every plugin hook from per-session state.
 
 Session start computes the environment once (gate, runtime readiness,
-catalog, the capability plan) and persists it; resume restores it from the
+catalog, the capability plan) from the facts of now (:mod:`.opening`) and
+persists it; resume restores it from the
 record and never recomputes the plan. The gate and the sandbox, though, are
 facts of today: resume checks both again, and a session whose gate is now
 closed or whose sandbox is now missing is presented natively, saying why
@@ -17,7 +18,6 @@ runs and refuses new ones.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import attrs
@@ -39,14 +39,14 @@ from hookspecs import (
     ToolSpec,
     TurnSummary,
 )
-from ptc_plus.capabilities import Catalog, CatalogSnapshot, build_catalog, choose_counter
-from ptc_plus.config import WORKSPACE_DIR, LoadedConfig, Presentation, load_config
-from ptc_plus.gate import GateDecision, evaluate_gate, resolve_gate_settings
+from ptc_plus.capabilities import Catalog, CatalogSnapshot, choose_counter
+from ptc_plus.config import WORKSPACE_DIR, Presentation
 from ptc_plus.i18n import message
-from ptc_plus.runtime import TOOL_NAME, CodeRuntime, RunLimits, run_code_definition
-from ptc_plus.session.delivery import DELIVERED_KIND, Delivery, Offer, Shown, proof_record, shown_from
-from ptc_plus.session.environment import Environment, GateSummary, RestoreStatus, restore
+from ptc_plus.runtime import CodeRuntime, RunLimits, run_code_definition
+from ptc_plus.session.delivery import Delivery, Offer, Shown, offer_record, proof_record, shown_from
+from ptc_plus.session.environment import Environment, RestoreStatus, restore
 from ptc_plus.session.membership import Membership, freeze_membership
+from ptc_plus.session.opening import host_drift, host_view, read_today
 from ptc_plus.session.presentation import Checked, InForce, decide, unproven
 from ptc_plus.session.projection import (
     MODEL_LANG,
@@ -58,9 +58,8 @@ from ptc_plus.session.projection import (
 from ptc_plus.session.provision import session_plan
 from ptc_plus.session.readiness import sandbox_readiness
 from ptc_plus.session.report import COMMAND, SessionView, capabilities_receipt
-from ptc_plus.session.session_limits import SessionLimits, session_limits
 
-__all__ = ["DELIVERED_KIND", "PtcController", "SessionState"]
+__all__ = ["PtcController", "SessionState"]
 
 
 @attrs.frozen(kw_only=True)
@@ -100,19 +99,11 @@ class PtcController:
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, info: SessionInfo) -> SessionState:
         """Compute the session's plan once, persist it as its environment record, and hold it."""
-        loaded = load_config(info.workspace)
-        settings = resolve_gate_settings(os.environ, loaded)
-        view = self._host_view(info.agent)
-        skills = self.services.skills(info.agent)
-        catalog = build_catalog(tools=view, skills=skills)
-        decision = evaluate_gate(
-            settings, user_id=info.user_id, toolsets=sorted({s.source for s in view}), title=info.title
-        )
-        configured = session_limits(loaded.config.runtime, settings)
-        limits = configured.limits
-        presentation = loaded.config.runtime.presentation
-        presented = decide(presentation, decision, lambda: sandbox_readiness(limits))
-        gate = _gate_summary(decision)
+        today = read_today(self.services, info)
+        catalog, limits = today.catalog, today.configured.limits
+        presentation = today.loaded.config.runtime.presentation
+        presented = decide(presentation, today.decision, lambda: sandbox_readiness(limits))
+        gate = today.gate
         counter = choose_counter(self.services.token_counter)
         parent_members = self._parent_members(info.agent)
         environment = Environment(
@@ -121,7 +112,7 @@ class PtcController:
             presentation=presentation,
             gate=gate,
             token_unit=counter.unit,
-            plan=session_plan(catalog, loaded, counter, parent_members=parent_members),
+            plan=session_plan(catalog, today.loaded, counter, parent_members=parent_members),
         )
         self.services.append_record(info.agent, environment.to_record())
         state = SessionState(
@@ -131,9 +122,9 @@ class PtcController:
             catalog=catalog,
             presented=presented,
             gate_warnings=gate.warnings,
-            diagnostics=_config_diagnostics(loaded, configured),
+            diagnostics=tuple(today.diagnostics()),
         )
-        return self._hold(state, skills)
+        return self._hold(state, today.skills)
 
     def _parent_members(self, agent: AgentRef) -> frozenset[str] | None:
         """The parent's effective identities (``None``: no parent, or one without code mode).
@@ -155,14 +146,9 @@ class PtcController:
         """
         records = self.services.read_records(info.agent)
         restored = restore(records)
-        loaded = load_config(info.workspace)
-        settings = resolve_gate_settings(os.environ, loaded)
-        configured = session_limits(loaded.config.runtime, settings)
-        limits = configured.limits
-        view = self._host_view(info.agent)
-        skills = self.services.skills(info.agent)
-        catalog = build_catalog(tools=view, skills=skills)
-        diagnostics = list(_config_diagnostics(loaded, configured))
+        today = read_today(self.services, info)
+        catalog, limits = today.catalog, today.configured.limits
+        diagnostics = today.diagnostics()
         if restored.status is not RestoreStatus.RESTORED:
             diagnostics.append(message(f"ptc.restore.{restored.status.value}", detail=restored.detail))
         environment = restored.environment
@@ -170,13 +156,10 @@ class PtcController:
         if environment is None:
             presented = unproven(restored.status.value)
         else:
-            diagnostics.extend(_host_drift(environment, catalog))
-            decision = evaluate_gate(
-                settings, user_id=info.user_id, toolsets=sorted({s.source for s in view}), title=info.title
-            )
-            gate_warnings = _gate_summary(decision).warnings
+            diagnostics.extend(host_drift(environment, catalog))
+            gate_warnings = today.gate.warnings
             presented = decide(
-                environment.presentation, decision, lambda: sandbox_readiness(limits), checked=Checked.RESUME
+                environment.presentation, today.decision, lambda: sandbox_readiness(limits), checked=Checked.RESUME
             )
         state = SessionState(
             info=info,
@@ -188,7 +171,7 @@ class PtcController:
             gate_warnings=gate_warnings,
             diagnostics=tuple(diagnostics),
         )
-        return self._hold(state, skills)
+        return self._hold(state, today.skills)
 
     def _hold(self, state: SessionState, skills: Sequence[SkillSpec]) -> SessionState:
         """Freeze the session's membership (start and resume alike) and hold the state."""
@@ -256,10 +239,12 @@ class PtcController:
     def context_messages(self, step: StepInfo) -> list[ContextMessage]:
         """Offer the catalog (code mode) or the notice superseding it (gone native), until one is proven committed.
 
-        Nothing is recorded here: the host commits the answer only after every
-        plugin answered, so the proof comes later (a later step of this turn,
-        or the turn settling). An unproven offer is simply made again; if it
-        had been committed after all, the new message supersedes it.
+        Nothing is recorded as delivered here: the host commits the answer only
+        after every plugin answered, so the proof comes later (a later step of
+        this turn, or the turn settling). An unproven offer is simply made
+        again; if it had been committed after all, the new message supersedes
+        it. A catalog offer is recorded as an offer, so that a session resumed
+        native before any proof still supersedes what it may have committed.
         """
         state = self.session(step.agent)
         if state is None:
@@ -275,6 +260,8 @@ class PtcController:
         else:
             offered = withdrawn_message()
         offer = Offer(shown=wanted, turn=step.turn, step=step.step)
+        if wanted is Shown.CATALOG:
+            self.services.append_record(step.agent, offer_record(offer))
         self._sessions[step.agent.session_id] = attrs.evolve(state, delivery=attrs.evolve(state.delivery, offer=offer))
         return [offered]
 
@@ -315,10 +302,11 @@ class PtcController:
         environment = state.environment
         direct: tuple[str, ...] = ()
         late: tuple[str, ...] = ()
-        if state.membership is not None:
-            host_view = self._host_view(request.agent)
-            direct = tuple(s.name for s in host_view if s.name in state.membership.direct)
-            late = tuple(state.membership.late(host_view))
+        if state.ptc and state.membership is not None:
+            # Natively the host's own provision applies: nothing is direct or withheld.
+            tools = host_view(self.services, request.agent)
+            direct = tuple(s.name for s in tools if s.name in state.membership.direct)
+            late = tuple(state.membership.late(tools))
         view = SessionView(
             presented=state.presented,
             direct=direct,
@@ -331,9 +319,6 @@ class PtcController:
         return capabilities_receipt(environment, state.diagnostics, view)
 
     # -- internals ------------------------------------------------------------------------
-    def _host_view(self, agent: AgentRef) -> list[ToolSpec]:
-        return [s for s in self.services.tool_view(agent) if s.name != TOOL_NAME]
-
     def _definition(self, limits: RunLimits) -> ToolDefinition:
         entry = self._runtimes.get(limits)
         if entry is None:
@@ -361,40 +346,3 @@ class PtcController:
         if state is None or state.membership is None:
             return list(view)
         return state.membership.program_view(view)
-
-
-def _gate_summary(decision: GateDecision) -> GateSummary:
-    return GateSummary(
-        enabled=decision.enabled,
-        stage=str(decision.stage),
-        reason=decision.reason,
-        debug_run=decision.debug_run,
-        warnings=tuple(w.render("en") for w in decision.warnings),
-    )
-
-
-def _config_diagnostics(loaded: LoadedConfig, configured: SessionLimits) -> tuple[str, ...]:
-    """Every config issue, then why configured run limits were not used (if they were not)."""
-    found = [message("ptc.report.config-issue", issue=issue.message()) for issue in loaded.issues]
-    if configured.diagnostic is not None:
-        found.append(configured.diagnostic)
-    return tuple(found)
-
-
-def _host_drift(environment: Environment, catalog: Catalog) -> list[str]:
-    """Members gone from the host, or whose contract changed, follow the host fact with a diagnostic.
-
-    Nothing is re-ranked: the recorded plan stays as it was.
-    """
-    found: list[str] = []
-    for entry in environment.plan.effective():
-        current = catalog.get(entry.identity)
-        if current is None:
-            found.append(message("ptc.restore.vanished", identity=entry.identity))
-        elif entry.revision and current.revision != entry.revision:
-            found.append(
-                message(
-                    "ptc.restore.revised", identity=entry.identity, recorded=entry.revision, current=current.revision
-                )
-            )
-    return found

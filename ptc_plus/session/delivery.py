@@ -16,7 +16,9 @@ provenance), so the model never sees it twice and never misses it.
 Two record kinds say what was proven, the later one winning:
 ``ptc-catalog-delivered/v1`` (the code-mode catalog) and
 ``ptc-catalog-withdrawn/v1`` (the notice that superseded it when the session
-went native).
+went native). A third, ``ptc-catalog-offered/v1``, is written when a catalog
+is offered: an offer nothing proved before the host stopped may still be on
+the surface, so a session resumed native supersedes it with the notice too.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hookspecs import SessionRecord, StepInfo
 
 DELIVERED_KIND = "ptc-catalog-delivered/v1"
 WITHDRAWN_KIND = "ptc-catalog-withdrawn/v1"
+OFFERED_KIND = "ptc-catalog-offered/v1"
 
 
 class Shown(enum.StrEnum):
@@ -40,6 +43,8 @@ class Shown(enum.StrEnum):
     CATALOG = "catalog"
     NOTICE = "notice"
     """The code-mode catalog was superseded: code mode is off for the session now."""
+    UNPROVEN = "unproven"
+    """A code-mode catalog was offered and never proven committed: the surface may carry it (or not)."""
 
 
 _KINDS = {DELIVERED_KIND: Shown.CATALOG, WITHDRAWN_KIND: Shown.NOTICE}
@@ -66,7 +71,7 @@ class Delivery:
         still carries a code-mode catalog, else nothing."""
         if code_mode:
             return Shown.CATALOG if self.shown is not Shown.CATALOG else None
-        return Shown.NOTICE if self.shown is Shown.CATALOG else None
+        return Shown.NOTICE if self.shown in (Shown.CATALOG, Shown.UNPROVEN) else None
 
     def proven_by_step(self, step: StepInfo) -> bool:
         """Whether ``step`` proves the pending offer was committed (a later step of its turn)."""
@@ -78,11 +83,22 @@ class Delivery:
 
 
 def shown_from(records: Sequence[SessionRecord]) -> Shown:
-    """What the session's surface carries, from its delivery records (oldest first; the latest wins)."""
+    """What the session's surface carries, from its delivery records (oldest first; the latest proof wins).
+
+    A catalog offered after the latest proof may have been committed: :attr:`Shown.UNPROVEN`.
+    """
     found = Shown.NOTHING
     for record in records:
-        found = _KINDS.get(record.kind, found)
+        if record.kind == OFFERED_KIND:
+            found = Shown.UNPROVEN if found is not Shown.CATALOG else found
+        else:
+            found = _KINDS.get(record.kind, found)
     return found
+
+
+def offer_record(offer: Offer) -> SessionRecord:
+    """The record saying a catalog was handed to the host at ``offer`` (it may be committed, or not)."""
+    return SessionRecord(kind=OFFERED_KIND, payload={"version": 1, "turn": offer.turn, "step": offer.step})
 
 
 def proof_record(offer: Offer, reason: str = "") -> SessionRecord:

@@ -75,15 +75,6 @@ class Environment:
     def names(self, disclosure: Disclosure | None) -> frozenset[str]:
         return frozenset(e.name for e in self.plan.with_disclosure(disclosure) if e.name)
 
-    def managed_names(self) -> frozenset[str]:
-        """Host names of every managed member the plan saw, whatever its disclosure."""
-        return frozenset(e.name for e in self.plan.entries if e.name)
-
-    def excluded_names(self) -> frozenset[str]:
-        """Names that must not reach programs, discovery or catalogs: ``off`` and not-in-plan members."""
-        effective = {e.name for e in self.plan.effective()}
-        return self.managed_names() - effective
-
     def payload(self) -> dict[str, Any]:
         data: dict[str, Any] = unstructure(self)
         return data

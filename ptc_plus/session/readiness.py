@@ -19,7 +19,7 @@ from ptc_plus.runtime import RunLimits, probe_sandbox
 class Readiness:
     usable: bool
     reason: str = ""
-    """Stable token when not usable: ``gate:<reason>`` or ``sandbox-unavailable``."""
+    """Stable token when not usable: ``sandbox-unavailable`` (the gate is decided elsewhere)."""
     detail: str = ""
 
 

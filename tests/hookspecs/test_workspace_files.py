@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import hookspecs
-from hookspecs import ToolFailure
+from hookspecs import ToolFailure, workspace_files
 from hookspecs.workspace_files import (
     DirectoryEntry,
     EntryKind,
@@ -352,3 +352,61 @@ def test_writes_never_land_in_a_directory_swapped_out_of_the_root(
     replace_file(root_fd, "d/after", b"x")
     assert (root / "d" / "after").read_bytes() == b"x"
     untouched(outside, bait)
+
+
+# --- bounded work ---------------------------------------------------------------------------------------
+
+
+def _chain(root: Path, depth: int, files_at: tuple[int, ...]) -> None:
+    """``d/d/.../d`` ``depth`` levels deep under ``root``, with ``f<level>`` at each level in ``files_at``."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for level in range(1, depth + 1):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            if level in files_at:
+                os.close(os.open(f"f{level}", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_walk_files_opens_each_directory_once_and_stops_at_the_depth_limit(
+    root: Path, root_fd: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A program nests directories far deeper than any project at almost no cost: a walk that reopened each
+    # directory from the root did depth² opens (minutes of a host thread for a chain made in a second).
+    limit = workspace_files._MAX_WALK_DEPTH
+    _chain(root, limit + 50, files_at=(3, limit, limit + 1, limit + 50))
+    opens = 0
+    real_open = os.open
+
+    def counting(*args: object, **kwargs: object) -> int:
+        nonlocal opens
+        opens += 1
+        return real_open(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting)
+    found = [f.path.count("/") for f in walk_files(root_fd)]
+    monkeypatch.undo()
+    assert found == [3, limit]  # f<n> sits n directories down; deeper than the limit is not entered
+    assert opens <= limit + 2
+
+
+def test_walk_files_closes_its_descriptors_when_left_early(root: Path, root_fd: int) -> None:
+    _chain(root, 20, files_at=tuple(range(1, 21)))
+    before = len(os.listdir("/proc/self/fd"))
+    walk = walk_files(root_fd)
+    assert next(walk).path == "d/f1"
+    assert next(walk).path == "d/d/f2"
+    walk.close()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_replace_file_takes_any_name_the_system_takes(root: Path, root_fd: int) -> None:
+    # The temporary file's name is derived from the target's; 63 four-byte characters (252 bytes) are a
+    # valid name whose temporary name, cut at 64 characters rather than bytes, was too long.
+    name = "\N{GRINNING FACE}" * 63
+    replace_file(root_fd, name, b"x")
+    assert [p.name for p in root.iterdir()] == [name] and (root / name).read_bytes() == b"x"

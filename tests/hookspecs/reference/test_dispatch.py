@@ -450,3 +450,45 @@ async def test_a_model_call_to_a_tool_not_offered_to_it_is_refused(
     assert settled["m1"]["error"]["code"] == "unknown-tool" and settled["m1"]["dispatched"] is False
     assert settled["m2"]["value"] == "secret"  # still reachable through nested dispatch
     assert ran == ["m2:t:1"]
+
+
+@pytest.mark.asyncio
+async def test_cancelling_a_nested_dispatch_cancels_and_awaits_its_body_and_twice_abandons_it(
+    make_reference_host: Callable[..., ReferenceHost],
+) -> None:
+    # HostServices.dispatch: cancelling it cancels the body (signal set, task cancelled) and awaits it;
+    # cancelling it again stops the wait for a body that ignores its cancellation.
+    body_started, release = asyncio.Event(), asyncio.Event()
+    seen: list[bool] = []
+
+    async def stubborn(arguments: Any, context: ToolContext) -> Any:
+        body_started.set()
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                seen.append(context.cancelled.is_set())  # ignored: keeps waiting
+        return "late"
+
+    outcome: dict[str, Any] = {}
+
+    async def outer(arguments: Any, context: ToolContext) -> Any:
+        inner = asyncio.ensure_future(context.services.dispatch(nested(context, 1, "stubborn", {})))
+        await body_started.wait()
+        inner.cancel()
+        await spin()
+        outcome["waiting"] = not inner.done()
+        inner.cancel()
+        await spin()
+        outcome["gave-up"] = inner.cancelled()
+        release.set()
+        return "outer"
+
+    async with make_reference_host(tools=[tool("outer", outer), tool("stubborn", stubborn)]) as host:
+        session = await host.start_session()
+        result = await bounded(session.call_tool("outer", {}))
+        settled = {d["call_id"]: d["result"]["status"] for _, d in events(session, "tool-settled")}
+    assert result.value == "outer"
+    assert seen == [True]  # cancelled once; the second cancellation only stops the wait
+    assert outcome == {"waiting": True, "gave-up": True}
+    assert settled["direct-1:t:1"] == "cancelled"

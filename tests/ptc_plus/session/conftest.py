@@ -124,6 +124,13 @@ def write_config(
     return path
 
 
+def write_skill(root: Path, name: str, description: str) -> None:
+    """An Agent-Skills folder ``root/name`` whose ``SKILL.md`` has ``description`` and a one-line body."""
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n", "utf-8")
+
+
 def program_turns(code: str, final: str = "done") -> ScriptedModel:
     """A model that runs ``code`` with ``run_code`` once, then answers ``final``."""
     call = RequestedCall(tool="run_code", arguments={"description": "test", "code": code})

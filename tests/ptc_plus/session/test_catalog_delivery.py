@@ -167,3 +167,26 @@ async def test_an_unproven_offer_is_made_again_and_supersedes_itself(open_host: 
     assert len(committed(session)) == 2  # offered again, since nothing proved the first commit...
     catalogs = [e for e in session.surface.entries if e.provenance == CATALOG_PROVENANCE]
     assert len(catalogs) == 1  # ...and the model sees it once: the later message supersedes the earlier
+
+
+@pytest.mark.asyncio
+async def test_an_unproven_catalog_is_superseded_when_the_session_resumes_native(
+    open_host: HostFactory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(workspace)
+    host = await open_host()
+    session = await host.start_session(title="t", model=ScriptedModel([]))  # committed, then the model fails
+    with pytest.raises(HostError):
+        await session.run_turn("hi")
+    (catalog,) = committed(session)
+    assert "run_code" in catalog
+    await host.aclose()
+
+    monkeypatch.setenv("PTC_MODE", "off")
+    again = await open_host()
+    model = answer("native now")
+    resumed = await again.resume_session(session.agent.session_id, model=model)
+    assert "will be superseded" in resumed.command("/capabilities").text
+    await resumed.run_turn("next")
+    (notice,) = system_messages(model.requests[0])  # not the stale code-mode catalog
+    assert "run_code" not in notice and "code mode is off" in notice.lower()

@@ -79,11 +79,10 @@ def test_round_trip_and_deterministic_bytes() -> None:
     assert environment().to_bytes() == environment().to_bytes()
 
 
-def test_sets_and_excluded_names() -> None:
+def test_names_by_disclosure() -> None:
     env = environment()
     assert env.names(Disclosure.FULL) == {"a"}
     assert env.names(Disclosure.OFF) == {"c"}
-    assert env.excluded_names() == {"c"}
 
 
 def test_no_record_is_missing() -> None:

@@ -20,7 +20,7 @@ from hookspecs.reference import ReferenceHost
 from ptc_plus.capabilities.discovery import find
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, program_turns, write_config
+from .conftest import HostFactory, program_turns, write_config, write_skill
 
 pytestmark = pytest.mark.usefixtures("unconfined")
 
@@ -94,6 +94,20 @@ async def test_capabilities_names_a_late_tool_as_not_offered(open_host: HostFact
 
 
 @pytest.mark.asyncio
+async def test_a_native_session_does_not_call_a_late_tool_withheld(open_host: HostFactory, workspace: Path) -> None:
+    # Natively the host's own provision applies: a late tool is offered and callable, so /capabilities
+    # must not claim it is withheld until refresh.
+    write_config(workspace, budget=100_000, extra='\n[runtime]\npresentation = "native"\n')
+    host = await open_host()
+    session = await host.start_session(title="t", model=program_turns("return 1"))
+    host.add_tool(late_tool())
+    assert LATE in [s.name for s in session.model_tools()]
+    receipt = session.command("/capabilities")
+    assert receipt.data["presentation"]["late"] == []
+    assert "not offered until refresh" not in receipt.text
+
+
+@pytest.mark.asyncio
 async def test_resume_keeps_a_late_tool_out_everywhere(open_host: HostFactory, workspace: Path) -> None:
     host, session = await started(open_host, workspace)
     session_id = session.agent.session_id
@@ -118,12 +132,6 @@ async def test_the_membership_is_one_value_built_once(open_host: HostFactory, wo
     # Contract costs are the plan's own measurements, not measured again.
     plan_costs = {e.identity: e.cost_tokens for e in state.environment.plan.effective()}
     assert snapshot is not None and dict(snapshot.costs) == plan_costs
-
-
-def write_skill(root: Path, name: str, description: str) -> None:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n", "utf-8")
 
 
 @pytest.mark.asyncio

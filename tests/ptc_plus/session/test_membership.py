@@ -20,7 +20,16 @@ from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, entry_of, plan_of, program_turns, state_of, write_config, write_user_config
+from .conftest import (
+    HostFactory,
+    entry_of,
+    plan_of,
+    program_turns,
+    state_of,
+    write_config,
+    write_skill,
+    write_user_config,
+)
 
 # Membership does not depend on confinement: these run unconfined (user-level policy) everywhere,
 # and once under the default confined policy where bubblewrap exists.
@@ -160,12 +169,6 @@ async def test_explicit_full_over_budget_is_delivered_whole_and_reported(
     assert isinstance(environment, dict) and isinstance(environment["plan"], dict)
     plan = environment["plan"]
     assert plan["overage_tokens"] == plan["used_tokens"] - 10 > 0
-
-
-def write_skill(root: Path, name: str, description: str) -> None:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n", "utf-8")
 
 
 @pytest.mark.asyncio

@@ -1,0 +1,93 @@
+"""What a session is opened with (start or resume): the facts of now, and the diagnostics they give.
+
+Start computes the plan from these facts; resume keeps its recorded plan and
+only re-checks the gate against them (ADR 0053). Either way the config, the
+run limits, the host's view and skills, and the gate are read here, once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import attrs
+
+from hookspecs import AgentRef, HostServices, SessionInfo, SkillSpec, ToolSpec
+from ptc_plus.capabilities import Catalog, build_catalog
+from ptc_plus.config import LoadedConfig, load_config
+from ptc_plus.gate import GateDecision, evaluate_gate, resolve_gate_settings
+from ptc_plus.i18n import message
+from ptc_plus.runtime import TOOL_NAME
+from ptc_plus.session.environment import Environment, GateSummary
+from ptc_plus.session.session_limits import SessionLimits, session_limits
+
+
+@attrs.frozen(kw_only=True)
+class Today:
+    """The facts of now a session is opened with."""
+
+    loaded: LoadedConfig
+    configured: SessionLimits
+    skills: Sequence[SkillSpec]
+    catalog: Catalog
+    decision: GateDecision
+
+    @property
+    def gate(self) -> GateSummary:
+        decision = self.decision
+        return GateSummary(
+            enabled=decision.enabled,
+            stage=str(decision.stage),
+            reason=decision.reason,
+            debug_run=decision.debug_run,
+            warnings=tuple(w.render("en") for w in decision.warnings),
+        )
+
+    def diagnostics(self) -> list[str]:
+        """Every config issue, then why configured run limits were not used (if they were not)."""
+        found = [message("ptc.report.config-issue", issue=issue.message()) for issue in self.loaded.issues]
+        if self.configured.diagnostic is not None:
+            found.append(self.configured.diagnostic)
+        return found
+
+
+def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
+    """The host's tools for ``agent``, in host order, without the plugin's own ``run_code``."""
+    return [s for s in services.tool_view(agent) if s.name != TOOL_NAME]
+
+
+def read_today(services: HostServices, info: SessionInfo) -> Today:
+    """Read config and run limits, the host's view and skills, and evaluate the gate, for ``info``."""
+    loaded = load_config(info.workspace)
+    settings = resolve_gate_settings(os.environ, loaded)
+    view = host_view(services, info.agent)
+    skills = services.skills(info.agent)
+    decision = evaluate_gate(
+        settings, user_id=info.user_id, toolsets=sorted({s.source for s in view}), title=info.title
+    )
+    return Today(
+        loaded=loaded,
+        configured=session_limits(loaded.config.runtime, settings),
+        skills=skills,
+        catalog=build_catalog(tools=view, skills=skills),
+        decision=decision,
+    )
+
+
+def host_drift(environment: Environment, catalog: Catalog) -> list[str]:
+    """Members gone from the host, or whose contract changed, follow the host fact with a diagnostic.
+
+    Nothing is re-ranked: the recorded plan stays as it was.
+    """
+    found: list[str] = []
+    for entry in environment.plan.effective():
+        current = catalog.get(entry.identity)
+        if current is None:
+            found.append(message("ptc.restore.vanished", identity=entry.identity))
+        elif entry.revision and current.revision != entry.revision:
+            found.append(
+                message(
+                    "ptc.restore.revised", identity=entry.identity, recorded=entry.revision, current=current.revision
+                )
+            )
+    return found
