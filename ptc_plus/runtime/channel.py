@@ -38,9 +38,6 @@ class _Reader(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self._channel._received(data)
 
-    def eof_received(self) -> bool | None:
-        return None
-
     def connection_lost(self, exc: Exception | None) -> None:
         self._channel._lost()
 
@@ -103,7 +100,7 @@ class ControlChannel:
             except BlockingIOError:
                 return
             except OSError:  # the child is gone; its channel closes on the read side
-                self._close_writer()
+                self.close_writer()
                 return
             if written < len(view):
                 outgoing[0] = (view[written:], on_flushed)
@@ -117,9 +114,6 @@ class ControlChannel:
 
     def close_writer(self) -> None:
         """Close the host's write end now (the child reads EOF); queued frames are dropped."""
-        self._close_writer()
-
-    def _close_writer(self) -> None:
         fd, self._write_fd = self._write_fd, None
         self._outgoing.clear()
         if fd is not None:
@@ -130,7 +124,7 @@ class ControlChannel:
     def close(self) -> None:
         if self._read_transport is not None:
             self._read_transport.close()
-        self._close_writer()
+        self.close_writer()
 
     def _deliver(self, item: ChildFrame | ProtocolViolation) -> None:
         if isinstance(item, ProtocolViolation):

@@ -39,8 +39,8 @@ class NestedLane:
         self._sequential = sequential
         self._count = 0
         self._previous: asyncio.Task[None] | None = None
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._tools: dict[str, str] = {}
+        self._tasks: dict[str, tuple[asyncio.Task[None], str]] = {}
+        """Calls not settled yet: call id → (dispatch task, tool name)."""
         self._specs = SpecLookup()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -60,8 +60,7 @@ class NestedLane:
         self._previous = task
         # Removed by the task itself when it ends, not by a done callback: a callback costs
         # every call one more event-loop turn (ADR 0019).
-        self._tasks[call_id] = task
-        self._tools[call_id] = tool
+        self._tasks[call_id] = (task, tool)
         return call_id
 
     async def _dispatch(
@@ -92,7 +91,6 @@ class NestedLane:
             on_settled(await self._services.dispatch(call))
         finally:
             self._tasks.pop(call_id, None)
-            self._tools.pop(call_id, None)
 
     def _real_arguments(self, tool: str, arguments: JSONObject) -> JSONObject:
         try:
@@ -112,22 +110,21 @@ class NestedLane:
         a host waiting for its body gives up too, and is abandoned: not awaited,
         returned here for the result to report.
         """
-        live = {call_id: task for call_id, task in self._tasks.items() if not task.done()}
+        live = {call_id: (task, tool) for call_id, (task, tool) in self._tasks.items() if not task.done()}
         if not live:
             return ()
-        tools = {call_id: self._tools.get(call_id, "") for call_id in live}
-        for task in live.values():
+        for task, _tool in live.values():
             task.cancel()
-        _done, pending = await asyncio.wait(live.values(), timeout=grace)
+        _done, pending = await asyncio.wait([task for task, _tool in live.values()], timeout=grace)
         for task in pending:
             task.cancel()
-        return tuple((call_id, tools[call_id]) for call_id, task in live.items() if task in pending)
+        return tuple((call_id, tool) for call_id, (task, tool) in live.items() if task in pending)
 
     async def drain(self) -> None:
         """Wait for every submitted call to settle (for hosts that do not drain nested calls themselves)."""
         while True:
             # A task cancelled before its first step never runs its own clean-up: drop done ones here.
-            live = [task for task in self._tasks.values() if not task.done()]
+            live = [task for task, _tool in self._tasks.values() if not task.done()]
             if not live:
                 self._tasks.clear()
                 return

@@ -214,7 +214,10 @@ class ProgramRun:
             self._output_limit()
 
     def _output_limit(self) -> None:
-        self._settle(RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes}))
+        self._settle(self._output_limit_failure())
+
+    def _output_limit_failure(self) -> RunFailure:
+        return RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
 
     def _on_frame(self, frame: ChildFrame) -> None:
         if self._settled.done():
@@ -265,16 +268,19 @@ class ProgramRun:
     # nor replies of more than max_message_bytes in all (ADR 0041, 0051).
 
     def _reply(self, child_id: int, result: ToolResult) -> None:
-        if self._settled.done() or self._channel is None:
-            self._release(child_id)
-            return
-        self._queue(child_id, self._reply_frame(child_id, result))
+        if self._serving(child_id):
+            self._queue(child_id, self._reply_frame(child_id, result))
 
     def _answer(self, child_id: int, answer: Answer) -> None:
+        if self._serving(child_id):
+            self._queue(child_id, self._answer_frame(child_id, answer))
+
+    def _serving(self, child_id: int) -> bool:
+        """Whether the run still answers the program; if not, request ``child_id`` stops counting as pending."""
         if self._settled.done() or self._channel is None:
             self._release(child_id)
-            return
-        self._queue(child_id, self._answer_frame(child_id, answer))
+            return False
+        return True
 
     def _queue(self, child_id: int, frame: bytes) -> None:
         """Hold ``frame`` for the child until it is in the pipe, or end the run if the program does not read."""
@@ -299,38 +305,37 @@ class ProgramRun:
     def _release(self, child_id: int) -> None:
         self._pending_bytes -= self._pending.pop(child_id, 0)
 
+    def _value_frame(self, child_id: int, value: Any, too_large: str) -> bytes | tuple[str, str]:
+        """The ``ok`` reply carrying ``value``, or why it cannot go: ``("invalid-result", detail)`` when it is
+        not lossless, ``("result-too-large", text)`` (catalog key ``too_large``) over ``max_reply_bytes``."""
+        try:
+            values.check(value)
+        except values.NotLossless as refused:
+            return "invalid-result", str(refused)
+        # Type and id first: a child that cannot decode the rest still knows which request failed.
+        frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": value})
+        limit = self._limits.max_reply_bytes
+        if len(frame) <= limit:
+            return frame
+        return "result-too-large", message(too_large, size=len(frame), limit=limit)
+
     def _answer_frame(self, child_id: int, answer: Answer) -> bytes:
         ok, body = answer
         if ok:
-            try:
-                values.check(body)
-            except values.NotLossless as refused:
-                body = {"code": "invalid-result", "message": str(refused)}
-            else:
-                frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": body})
-                limit = self._limits.max_reply_bytes
-                if len(frame) <= limit:
-                    return frame
-                text = message("runtime.detail.discovery_result_too_large", size=len(frame), limit=limit)
-                body = {"code": "result-too-large", "message": text}
+            sent = self._value_frame(child_id, body, "runtime.detail.discovery_result_too_large")
+            if isinstance(sent, bytes):
+                return sent
+            body = {"code": sent[0], "message": sent[1]}
         return encode_frame({"type": "reply", "id": child_id, "ok": False, "error": body})
 
     def _reply_frame(self, child_id: int, result: ToolResult) -> bytes:
         if result.ok and result.metadata.get("is_error") is not True:
-            try:
-                values.check(result.value)
-            except values.NotLossless as refused:
-                code, text = "invalid-result", message("runtime.detail.invalid_result", detail=str(refused))
-            else:
-                # Type and id first: a child that cannot decode the rest still knows which request failed.
-                frame = encode_frame({"type": "reply", "id": child_id, "ok": True, "value": result.value})
-                limit = self._limits.max_reply_bytes
-                if len(frame) <= limit:
-                    return frame
-                code, text = (
-                    "result-too-large",
-                    message("runtime.detail.result_too_large", size=len(frame), limit=limit),
-                )
+            sent = self._value_frame(child_id, result.value, "runtime.detail.result_too_large")
+            if isinstance(sent, bytes):
+                return sent
+            code, text = sent
+            if code == "invalid-result":
+                text = message("runtime.detail.invalid_result", detail=text)
         elif result.error is not None:
             code, text = result.error.code, result.error.message
         else:
@@ -380,9 +385,9 @@ class ProgramRun:
             except orjson.JSONEncodeError as error:
                 failure = RunFailure(kind=OutcomeKind.INVALID_OUTPUT, params={"detail": str(error)})
             except OutputBudgetExceeded:
-                failure = RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
+                failure = self._output_limit_failure()
         if failure is None and self._ledger.over:
-            failure = RunFailure(kind=OutcomeKind.OUTPUT_LIMIT, params={"limit": self._limits.max_output_bytes})
+            failure = self._output_limit_failure()
         if failure is not None:
             failure = self._ledger.fit_failure(failure)  # diagnostics share the output budget (ADR 0052)
         return RunOutcome(value=value, failure=failure, logs=self._ledger.entries(), calls=calls, notes=notes)
@@ -412,7 +417,7 @@ class ProgramRun:
                 tool_name=tool_name if isinstance(tool_name, str) else None,
             )
         if kind is OutcomeKind.OUTPUT_LIMIT:
-            return RunFailure(kind=kind, params={"limit": self._limits.max_output_bytes})
+            return self._output_limit_failure()
         return RunFailure(kind=kind, params={"detail": text})
 
 

@@ -33,6 +33,7 @@ import attrs
 import orjson
 
 from ptc_plus.runtime.run_limits import RunLimits
+from ptc_plus.runtime.worker.main import CONFINE_FLAG
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 SANDBOX_RUNTIME_DIR = "/ptc-runtime"
@@ -40,9 +41,6 @@ SANDBOX_RUNTIME_DIR = "/ptc-runtime"
 
 SANDBOX_UID = SANDBOX_GID = 65534
 """Who the program is on the host when the host runs as root: ``nobody`` (ADR 0049)."""
-
-CONFINE_FLAG = "--confine="
-"""The worker's argument carrying its own confinement steps (``worker/main.py``)."""
 
 _ROOT_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID")
 """Lent to the child of a root host only until it has idmapped the workspace and dropped to the sandbox uid."""
@@ -62,7 +60,7 @@ _probed: dict[tuple[str, str], Availability] = {}
 
 _PROBE_PROGRAM = (
     "import json, sys; sys.path.append(sys.argv[1]); from worker import confine; "
-    "confine.apply(json.loads(sys.argv[2][len('--confine='):])); open('probe', 'w').close()"
+    f"confine.apply(json.loads(sys.argv[2][len({CONFINE_FLAG!r}):])); open('probe', 'w').close()"
 )
 
 
@@ -121,11 +119,6 @@ def known_available(bwrap: str, python: str | None = None) -> bool:
     return cached is not None and cached.available
 
 
-def forget_probes() -> None:
-    """Drop cached probe results (tests and long-lived hosts after installing bwrap)."""
-    _probed.clear()
-
-
 def python_prefix(python: str) -> str:
     """The installation directory holding interpreter ``python`` (``<prefix>/bin/python``)."""
     return str(Path(python).resolve().parent.parent)
@@ -146,7 +139,9 @@ def confine(
     command argument equal to ``str(runtime_dir)`` is rewritten to it.
     Each of ``protected`` (existing paths inside the workspace, see
     :mod:`ptc_plus.runtime.protected`) is bound read-only over the workspace
-    bind, so neither its contents nor the mount point itself can be changed.
+    bind, so neither its contents nor the mount point itself can be changed;
+    under ``workspace-write`` each directory between the workspace and a
+    protected path is bound over itself, so that it cannot be renamed away.
     The private ``/tmp`` is a tmpfs of at most ``limits.tmp_bytes``.
     ``host_is_root`` (default: whether this process is) decides whether the
     child drops to :data:`SANDBOX_UID` itself (ADR 0049).
@@ -178,6 +173,11 @@ def confine(
         argv += [*_traversable_parents(ws, made), "--bind", ws, ws]
     else:
         argv += [*_traversable_parents(ws, made), "--ro-bind", ws, ws]
+    if policy is SandboxPolicy.WORKSPACE_WRITE:
+        # A mount point can be neither renamed nor removed: each directory between the workspace and a protected
+        # path, bound over itself (still writable), keeps the program from carrying the path away by its parent.
+        for parent in sorted({str(p) for path in protected for p in path.parents if workspace in p.parents}):
+            argv += ["--bind", parent, parent]
     for protected_path in protected:
         argv += ["--ro-bind", str(protected_path), str(protected_path)]
     worker_target = f"{SANDBOX_RUNTIME_DIR}/worker"

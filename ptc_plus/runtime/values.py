@@ -35,7 +35,6 @@ __all__ = [
     "check",
     "check_depth",
     "count_nodes",
-    "is_lossless",
     "node_budget",
 ]
 
@@ -124,11 +123,3 @@ def check_depth(value: Any, path: str = "value") -> None:
 _IS_LIST = frozenset({list}).__contains__
 _IS_DICT = frozenset({dict}).__contains__
 _IS_CONTAINER = frozenset({list, dict}).__contains__
-
-
-def is_lossless(value: object) -> bool:
-    try:
-        check(value)
-    except NotLossless:
-        return False
-    return True

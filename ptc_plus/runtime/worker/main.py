@@ -28,7 +28,7 @@ from .namespace import ToolCallError, build_tools
 PROTOCOL_VERSION = 1
 
 
-CONFINE_FLAG = "--confine="
+CONFINE_FLAG = "--confine="  # carries the confinement steps the host chose (``sandbox.confine``, ADR 0049)
 CONFINEMENT_FAILED_EXIT = 71  # EX_OSERR: the host reads an exit before ``ready`` as "sandbox unavailable"
 
 

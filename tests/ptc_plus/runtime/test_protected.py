@@ -91,6 +91,27 @@ async def test_missing_protected_paths_are_created_before_the_run(
     assert (workspace / ".ptc-plus").is_dir()
 
 
+@pytest.mark.asyncio
+async def test_a_nested_protected_path_cannot_be_carried_away_by_its_parent(
+    make_runtime: RuntimeFactory, workspace: Path
+) -> None:
+    state = workspace / "a" / "state"
+    state.mkdir(parents=True)
+    (state / "log").write_text("host")
+    code = (
+        "import os, shutil\nresults = {}\n"
+        "for name, attack in (('rename', lambda: os.rename('a', 'moved')), ('delete', lambda: shutil.rmtree('a'))):\n"
+        "    try:\n        attack()\n        results[name] = 'allowed'\n"
+        "    except OSError:\n        results[name] = 'refused'\n"
+        "open('a/other', 'w').write('fine')\n"
+        "return results\n"
+    )
+    outcome = await make_runtime(policy="workspace-write").run(code, workspace=workspace, protected=[state])
+    assert outcome.value == {"rename": "refused", "delete": "refused"}, outcome
+    assert (state / "log").read_text() == "host" and not state.is_symlink()
+    assert (workspace / "a" / "other").read_text() == "fine"  # the parent itself stays writable
+
+
 def test_protected_paths_keeps_only_paths_inside_the_workspace(workspace: Path, tmp_path: Path) -> None:
     (workspace / "out").symlink_to(tmp_path)
     found = protected_paths(

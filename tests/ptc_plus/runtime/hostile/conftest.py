@@ -50,7 +50,9 @@ from .host_tools import ToolLog, hostile_tools
 
 SYSCALLS = {
     "x86_64": {
+        "open": 2,
         "clone": 56,
+        "creat": 85,
         "ptrace": 101,
         "syslog": 103,
         "pivot_root": 155,
@@ -66,6 +68,8 @@ SYSCALLS = {
         "add_key": 248,
         "request_key": 249,
         "keyctl": 250,
+        "openat": 257,
+        "mknodat": 259,
         "unshare": 272,
         "perf_event_open": 298,
         "open_by_handle_at": 304,
@@ -81,6 +85,7 @@ SYSCALLS = {
         "io_uring_setup": 425,
         "open_tree": 428,
         "fsopen": 430,
+        "openat2": 437,
         "fchmodat2": 452,
     },
 }

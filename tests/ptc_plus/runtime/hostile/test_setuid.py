@@ -42,6 +42,32 @@ async def test_fchmodat2_is_refused(hostile: Hostile) -> None:
 
 
 @pytest.mark.asyncio
+@needs_syscall_numbers
+async def test_every_system_call_that_takes_a_mode_refuses_set_id_bits(hostile: Hostile) -> None:
+    """The raw calls, past the C library: descriptors, ``/proc/self/fd``, ``O_TMPFILE`` and the legacy ABI."""
+    at_cwd, at_empty_path = "ctypes.c_int(-100)", 0x1000
+    tmpfile = os.O_TMPFILE | os.O_WRONLY
+    code = (
+        COPY_BINARY
+        + "fd = os.open('binary', os.O_RDONLY)\n"
+        + "path_fd = os.open('binary', os.O_PATH)\n"
+        + "how = ctypes.create_string_buffer(struct.pack('=QQQ', os.O_CREAT | os.O_WRONLY, 0o4755, 0))\n"
+        + f"""return {{
+    'chmod_proc_fd': attempt(os.chmod, f'/proc/self/fd/{{fd}}', 0o4755),
+    'fchmodat2_empty_path': sys_call({NR["fchmodat2"]}, ctypes.c_int(path_fd), b'', 0o4755, {at_empty_path}),
+    'open_tmpfile': sys_call({NR["open"]}, b'.', {tmpfile}, 0o4755),
+    'openat_tmpfile': sys_call({NR["openat"]}, {at_cwd}, b'.', {tmpfile}, 0o2755),
+    'creat': sys_call({NR["creat"]}, b'created', 0o4755),
+    'mknodat': sys_call({NR["mknodat"]}, {at_cwd}, b'made', 0o100000 | 0o6755, 0),
+    'openat2': sys_call({NR["openat2"]}, {at_cwd}, b'opened', how, 24),
+}}
+"""
+    )
+    results = (await hostile.run("import struct\n" + code)).ok()
+    assert results == {**dict.fromkeys(results, "EPERM"), "openat2": "ENOSYS"}, results
+
+
+@pytest.mark.asyncio
 async def test_creating_a_file_with_a_set_id_mode_is_refused(hostile: Hostile) -> None:
     code = """
 return {
