@@ -84,6 +84,9 @@ def apply(settings: dict[str, Any]) -> None:
         _clear_capabilities()  # the uid change emptied the permitted set, but not the inheritable one
         os.chdir(workspace)  # the old cwd is the mount underneath; only the program's uid owns the new one
     _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+    # prctl(PR_SET_SECCOMP) filters the calling thread only: a thread started earlier would go unfiltered.
+    if len(os.listdir("/proc/self/task")) != 1:
+        raise ConfinementError("more than one thread before the seccomp filter")
     _install_filter(syscalls.filter_program())
 
 

@@ -14,6 +14,7 @@ import shutil
 import stat
 import struct
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -419,3 +420,22 @@ def test_filter_decides_every_call_number_as_listed(machine: str, arch: int) -> 
     assert _evaluate(program, 0, 0x40000003) == 0x80000000  # another architecture: killed
     if machine == "x86_64":
         assert _evaluate(program, 0x40000000 | 1, arch) == 0x80000000  # the x32 ABI: killed
+
+
+def test_the_filter_is_refused_to_a_process_with_a_second_thread() -> None:
+    """``PR_SET_SECCOMP`` filters one thread: a thread started before it would run unfiltered."""
+    program = (
+        "import sys, threading, time\n"
+        "sys.path.append(sys.argv[1])\n"
+        "from worker import confine\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "try:\n"
+        "    confine.apply({})\n"
+        "except confine.ConfinementError as error:\n"
+        "    print('refused:', error)\n"
+    )
+    runtime_dir = Path(sandbox.__file__).resolve().parent
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", program, str(runtime_dir)], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.startswith("refused: more than one thread"), (done.stdout, done.stderr)
