@@ -11,12 +11,12 @@ host's event loop, which also runs every run's timer.
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from hookspecs.reference.demo_tools.blocking import in_thread
 from hookspecs.services import ToolContext, ToolDefinition, ToolFailure, tool
 from hookspecs.types import Concurrency, JSONObject, JSONValue
 from hookspecs.workspace_files import (
@@ -131,18 +131,6 @@ def file_tools(root: Path) -> list[ToolDefinition]:
             raise error.tool_failure() from None
         return {"path": path, "bytes": len(data)}
 
-    async def list_files(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(list_sync, args, ctx)
-
-    async def read_file(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(read_sync, args, ctx)
-
-    async def search_files(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(search_sync, args, ctx)
-
-    async def write_file(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(write_sync, args, ctx)
-
     path_prop = {"type": "string", "description": "Path relative to the workspace root."}
     return [
         tool(
@@ -173,7 +161,7 @@ def file_tools(root: Path) -> list[ToolDefinition]:
                 "required": ["entries", "truncated"],
             },
             concurrency=Concurrency.PARALLEL,
-        )(list_files),
+        )(in_thread(list_sync)),
         tool(
             name="read_file",
             description="Read a UTF-8 text file from the workspace, as lines.",
@@ -193,7 +181,7 @@ def file_tools(root: Path) -> list[ToolDefinition]:
                 "additionalProperties": False,
             },
             concurrency=Concurrency.PARALLEL,
-        )(read_file),
+        )(in_thread(read_sync)),
         tool(
             name="search_files",
             description="Search workspace text files for a substring; returns matching lines.",
@@ -209,7 +197,7 @@ def file_tools(root: Path) -> list[ToolDefinition]:
                 "additionalProperties": False,
             },
             concurrency=Concurrency.PARALLEL,
-        )(search_files),
+        )(in_thread(search_sync)),
         tool(
             name="write_file",
             description="Create or replace a text file in the workspace (atomic replace).",
@@ -220,5 +208,5 @@ def file_tools(root: Path) -> list[ToolDefinition]:
                 "additionalProperties": False,
             },
             concurrency=Concurrency.EXCLUSIVE,
-        )(write_file),
+        )(in_thread(write_sync)),
     ]

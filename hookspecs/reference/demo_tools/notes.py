@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hookspecs.reference.demo_tools.blocking import in_thread
 from hookspecs.services import ToolContext, ToolDefinition, ToolFailure, tool
 from hookspecs.types import Concurrency, JSONObject, JSONValue
 from hookspecs.workspace_files import (
@@ -153,15 +154,6 @@ def note_tools(root: Path, directory: str = ".demo", filename: str = "notes.sqli
             raise ToolFailure("not-found", f"no note with id {args['id']}")
         return {"deleted": int(args["id"])}
 
-    async def notes_add(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(add_sync, args, ctx)
-
-    async def notes_search(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(search_sync, args, ctx)
-
-    async def notes_delete(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        return await asyncio.to_thread(delete_sync, args, ctx)
-
     return [
         tool(
             name="notes_add",
@@ -178,7 +170,7 @@ def note_tools(root: Path, directory: str = ".demo", filename: str = "notes.sqli
             },
             output_schema={"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
             concurrency=Concurrency.EXCLUSIVE,
-        )(notes_add),
+        )(in_thread(add_sync)),
         tool(
             name="notes_search",
             description="Find notes whose title or body contains a text, optionally with a tag.",
@@ -192,7 +184,7 @@ def note_tools(root: Path, directory: str = ".demo", filename: str = "notes.sqli
                 "additionalProperties": False,
             },
             concurrency=Concurrency.PARALLEL,
-        )(notes_search),
+        )(in_thread(search_sync)),
         tool(
             name="notes_delete",
             description="Delete a note by id.",
@@ -203,5 +195,5 @@ def note_tools(root: Path, directory: str = ".demo", filename: str = "notes.sqli
                 "additionalProperties": False,
             },
             concurrency=Concurrency.EXCLUSIVE,
-        )(notes_delete),
+        )(in_thread(delete_sync)),
     ]
