@@ -291,7 +291,10 @@ def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostSer
         keys win), ``presentation`` replaces what the model sees.
     **Result**: all results; metadata merged in hook-call order; the first
         non-``None`` presentation wins.
-    **Called**: once per settled top-level or nested call, in commit order.
+    **Called**: once per settled top-level or nested call, in commit order;
+        a call whose dispatch was cancelled (its outer call timed out or was
+        aborted, or the host shut down) settles when the cancellation does,
+        possibly before calls submitted earlier.
     **Raises**: exceptions are reported; the result enters history unannotated.
     """
 
