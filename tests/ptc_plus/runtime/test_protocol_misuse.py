@@ -33,7 +33,10 @@ class CraftedLauncher(Launcher):
         return SpawnSpec(argv=argv, cwd=str(workspace), env=(("PATH", "/usr/bin:/bin"),))
 
 
-async def run_crafted(workspace: Path, scenario: str, **limits: Any) -> RunOutcome:
+async def run_crafted(
+    workspace: Path, scenario: str, *, timeout: float = 30, reply_bytes: int = REPLY_BYTES, **limits: Any
+) -> RunOutcome:
+    """The crafted child's ``scenario``, with tools ``slow`` (held until the run ends) and ``big``."""
     release = asyncio.Event()
 
     async def slow(arguments: object, context: object) -> str:
@@ -41,12 +44,12 @@ async def run_crafted(workspace: Path, scenario: str, **limits: Any) -> RunOutco
         return "late"
 
     async def big(arguments: object, context: object) -> str:
-        return "x" * REPLY_BYTES
+        return "x" * reply_bytes
 
     services = FakeServices(workspace, [tool("slow", slow), tool("big", big)])
     lane = NestedLane(services, outer_context(services).call)
     names = ("slow", "big")
-    request = RunRequest(code="", workspace=workspace, tool_names=names, timeout=ResolvedTimeout(seconds=30))
+    request = RunRequest(code="", workspace=workspace, tool_names=names, timeout=ResolvedTimeout(seconds=timeout))
     try:
         return await ProgramRun(request, CraftedLauncher(scenario, grace_s=0.5, **limits), lane).execute()
     finally:

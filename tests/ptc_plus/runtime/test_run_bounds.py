@@ -32,39 +32,14 @@ from ptc_plus.runtime import sandbox, values
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.outcome import OutcomeKind, RunOutcome
-from ptc_plus.runtime.run import ProgramRun, RunRequest
 from ptc_plus.runtime.run_limits import ResolvedTimeout, RunLimits
 from ptc_plus.runtime.tool import run_code_definition
 from ptc_plus.runtime.worker import frames, lossless
 
 from .conftest import FakeServices, limits_with, outer_context, tool
-from .test_protocol_misuse import CraftedLauncher
+from .test_protocol_misuse import run_crafted
 
 MIB = 1024 * 1024
-
-
-async def run_crafted(
-    workspace: Path, scenario: str, *, timeout: float = 30, reply_bytes: int = 100_000, **limits: Any
-) -> RunOutcome:
-    release = asyncio.Event()
-
-    async def slow(arguments: object, context: object) -> str:
-        await release.wait()
-        return "late"
-
-    async def big(arguments: object, context: object) -> str:
-        return "x" * reply_bytes
-
-    services = FakeServices(workspace, [tool("slow", slow), tool("big", big)])
-    lane = NestedLane(services, outer_context(services).call)
-    request = RunRequest(
-        code="", workspace=workspace, tool_names=("slow", "big"), timeout=ResolvedTimeout(seconds=timeout)
-    )
-    try:
-        return await ProgramRun(request, CraftedLauncher(scenario, grace_s=0.5, **limits), lane).execute()
-    finally:
-        release.set()
-        await lane.drain()
 
 
 # -- item 6: replies the program does not read -------------------------------------------------
