@@ -403,22 +403,35 @@ def test_the_depth_check_agrees_with_the_childs(value: Any, depth: int) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_reply_larger_than_the_child_can_hold_is_refused_with_a_clear_error(workspace: Path) -> None:
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        # Over the host's limit (memory_bytes / 4): refused by the host with a clear error.
+        (lambda: "x" * (100 * MIB), "result-too-large"),
+        # Under it, but one astral character makes the child's str four bytes per character: the child
+        # cannot decode it, and says so to the program instead of hanging.
+        (lambda: "🙂" + "x" * (60 * MIB), "reply-undecodable"),
+    ],
+    ids=["larger-than-the-child-can-hold", "exhausts-the-childs-memory"],
+)
+async def test_a_reply_the_child_cannot_hold_fails_the_call_not_the_run(
+    workspace: Path, payload: Callable[[], str], code: str
+) -> None:
     async def huge(arguments: object, context: object) -> str:
-        return "x" * (100 * MIB)
+        return payload()
 
     services = FakeServices(workspace, [tool("huge", huge)])
     runtime = CodeRuntime(limits_with(memory_bytes=256 * MIB))
-    code = "try:\n    await tools.huge()\nexcept ToolCallError as error:\n    return [error.tool_name, error.code]\n"
+    program = "try:\n    await tools.huge()\nexcept ToolCallError as error:\n    return [error.tool_name, error.code]\n"
     try:
         lane = NestedLane(services, outer_context(services).call)
         outcome = await runtime.run(
-            code, workspace=workspace, tool_names=("huge",), lane=lane, timeout=ResolvedTimeout(seconds=20)
+            program, workspace=workspace, tool_names=("huge",), lane=lane, timeout=ResolvedTimeout(seconds=20)
         )
     finally:
         await runtime.aclose()
     assert outcome.ok, outcome.to_json()
-    assert outcome.value == ["huge", "result-too-large"]
+    assert outcome.value == ["huge", code]
 
 
 def test_a_reply_the_child_cannot_decode_fails_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -459,24 +472,3 @@ def test_a_reply_the_child_cannot_buffer_is_skipped_and_the_stream_stays_in_step
     assert [type(item) for item in items] == [frames.Unreadable, dict]
     assert items[0].id == 7 and items[0].size == len(big) - frames.HEADER.size
     assert items[1] == {"type": "reply", "id": 8, "ok": True, "value": 1}
-
-
-@pytest.mark.asyncio
-async def test_a_reply_that_exhausts_the_childs_memory_fails_the_call_not_the_run(workspace: Path) -> None:
-    # Under the host's limit (memory_bytes / 4) but one astral character makes the child's str four
-    # bytes per character: the child cannot decode it, and says so to the program instead of hanging.
-    async def wide(arguments: object, context: object) -> str:
-        return "🙂" + "x" * (60 * MIB)
-
-    services = FakeServices(workspace, [tool("wide", wide)])
-    runtime = CodeRuntime(limits_with(memory_bytes=256 * MIB))
-    code = "try:\n    await tools.wide()\nexcept ToolCallError as error:\n    return [error.tool_name, error.code]\n"
-    try:
-        lane = NestedLane(services, outer_context(services).call)
-        outcome = await runtime.run(
-            code, workspace=workspace, tool_names=("wide",), lane=lane, timeout=ResolvedTimeout(seconds=20)
-        )
-    finally:
-        await runtime.aclose()
-    assert outcome.ok, outcome.to_json()
-    assert outcome.value == ["wide", "reply-undecodable"]
