@@ -28,7 +28,7 @@ from ptc_plus.runtime.descendants import descendants
 ROOT = Path("/sys/fs/cgroup")
 _PREFIX = "ptc-plus-"
 _names = itertools.count(1)
-_swept: list[bool] = []
+_swept = False
 
 
 def _own_paths() -> dict[str, str]:
@@ -80,18 +80,19 @@ class RunCgroup:
         The first call in a process also removes run cgroups that a host killed
         before it could clean up left behind (:func:`sweep_abandoned`).
         """
+        global _swept
         name = f"{_PREFIX}{os.getpid()}-{next(_names)}"
         v1 = _v1_dirs()
+        parent = _v2_dir() if v1 is None else None
         if not _swept:
-            _swept.append(True)
-            sweep_abandoned([*v1.values()] if v1 is not None else [d for d in [_v2_dir()] if d is not None])
+            _swept = True
+            sweep_abandoned([*v1.values()] if v1 is not None else [parent] if parent is not None else [])
         if v1 is not None:
             settings = [
                 (v1["memory"] / name, "memory.limit_in_bytes", memory_bytes),
                 (v1["pids"] / name, "pids.max", max_processes),
             ]
         else:
-            parent = _v2_dir()
             if parent is None:
                 return None
             settings = [(parent / name, "memory.max", memory_bytes), (parent / name, "pids.max", max_processes)]
