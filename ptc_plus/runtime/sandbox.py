@@ -23,6 +23,7 @@ machine where any step fails reports ``sandbox-unavailable`` up front.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import tempfile
@@ -163,8 +164,8 @@ def confine(
     if not prefix.startswith("/usr/"):
         argv += [*_traversable_parents(prefix, made), "--ro-bind", prefix, prefix]
         # The worker runs with -S: third-party packages installed into the interpreter are none of the program's.
-        for site_packages in Path(prefix).glob("lib/python3*/site-packages"):
-            argv += ["--perms", "0555", "--tmpfs", str(site_packages)]
+        for site_packages in _site_packages(prefix):
+            argv += ["--perms", "0555", "--tmpfs", site_packages]
     argv += ["--dev", "/dev", "--proc", "/proc"]
     if policy is SandboxPolicy.WORKSPACE_WRITE:
         # The program is not root: its private /tmp must be writable by anyone (sticky, like the host's).
@@ -194,6 +195,12 @@ def confine(
     argv += ["--chdir", ws, "--"]
     inner = [SANDBOX_RUNTIME_DIR if arg == str(runtime_dir) else arg for arg in command]
     return [*argv, *inner, CONFINE_FLAG + orjson.dumps(settings).decode()]
+
+
+@functools.cache
+def _site_packages(prefix: str) -> tuple[str, ...]:
+    """``prefix``'s ``site-packages`` directories (looked up once: :func:`confine` runs for every run)."""
+    return tuple(str(path) for path in sorted(Path(prefix).glob("lib/python3*/site-packages")))
 
 
 def _traversable_parents(path: str, made: set[str]) -> list[str]:
