@@ -343,7 +343,9 @@ def test_an_unprivileged_host_gets_no_new_privileges_and_the_filter(public_tmp: 
     """The non-root path of ADR 0049, for real: bubblewrap started by an ordinary user (here uid 65534).
 
     The worker is stdlib-only, so the system's interpreter stands in for the
-    host's (whose pyenv prefix under ``/root`` another user cannot reach).
+    host's (whose pyenv prefix under ``/root`` another user cannot reach), and
+    a copy of the worker package stands in for the checkout (which may lie
+    under a ``0700`` directory).
     """
     python = "/usr/bin/python3"
     if not os.path.exists(python):
@@ -351,7 +353,9 @@ def test_an_unprivileged_host_gets_no_new_privileges_and_the_filter(public_tmp: 
     workspace = public_tmp / "workspace"
     workspace.mkdir()
     os.chown(workspace, 65534, 65534)
-    runtime_dir = Path(sandbox.__file__).resolve().parent
+    runtime_dir = public_tmp / "runtime"
+    worker = Path(sandbox.__file__).resolve().parent / "worker"
+    shutil.copytree(worker, runtime_dir / "worker", ignore=shutil.ignore_patterns("__pycache__"))
     limits = RunLimits(policy="workspace-write", python=python)
     command = [python, "-I", "-S", "-c", UNPRIVILEGED_PROBE, str(runtime_dir)]
     argv = sandbox.confine(command, limits, workspace, runtime_dir, host_is_root=False)
