@@ -33,6 +33,8 @@ def _write(path: Path, data: dict[str, str]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(fd, "wb") as fh:
         fh.write(blob)
+        # mkstemp makes 0600; the catalog ships in the wheel and must stay readable by every user.
+        os.fchmod(fh.fileno(), 0o644)
     os.replace(tmp, path)
 
 

@@ -62,7 +62,7 @@ def test_no_test_module_defines_its_own_bwrap_condition() -> None:
 
 
 SHARED = {"data", "plugins"}
-"""Directories under ``tests/`` that hold no tests of their own: fixtures' data and the installable test plugin."""
+"""Directories under ``tests/`` that hold no tests of their own: data, and the test plugin (never installed)."""
 SUITES = {"tests/ptc_plus/runtime/hostile"}
 """Deeper directories that group one package's tests by theme rather than by module."""
 

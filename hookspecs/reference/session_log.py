@@ -11,6 +11,7 @@ marked ``durable`` are also ``fsync``-ed (survive the machine).
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,6 @@ from typing import Any
 
 import attrs
 import orjson
-from filelock import FileLock, Timeout
 
 from hookspecs.i18n import message
 from hookspecs.reference.errors import HostError
@@ -50,14 +50,19 @@ class TornTail:
 
 
 class SessionLog:
-    """Single-writer append-only log; a file lock keeps a second writer out."""
+    """Single-writer append-only log; an exclusive ``flock`` on the log file itself keeps a second writer out.
 
-    def __init__(self, path: Path, events: list[Event], torn: TornTail | None, lock: FileLock) -> None:
+    The lock is taken on the log's own descriptor rather than a sidecar
+    ``.lock`` file, so nothing is left behind in the workspace when the
+    session ends (the kernel drops the lock with the descriptor, also when
+    the process dies).
+    """
+
+    def __init__(self, path: Path, events: list[Event], torn: TornTail | None, fd: int) -> None:
         self.path = path
         self.events = events
         self.torn = torn
-        self._lock = lock
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd = fd
         self._broken: str | None = None
 
     @classmethod
@@ -69,19 +74,20 @@ class SessionLog:
         ``HOST-0104`` if a complete line in the middle is not a valid event.
         """
         path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(path) + ".lock")
         try:
-            lock.acquire(timeout=0)
-        except Timeout as exc:
-            raise HostError("HOST-0102", path=str(path)) from exc
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | (os.O_CREAT if create else 0), 0o600)
+        except FileNotFoundError as exc:
+            raise HostError("HOST-0103", path=str(path)) from exc
         try:
-            if not path.exists() and not create:
-                raise HostError("HOST-0103", path=str(path))
-            events, torn = _replay(path) if path.exists() else ([], None)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise HostError("HOST-0102", path=str(path)) from exc
+            events, torn = _replay(path)
         except BaseException:
-            lock.release()
+            os.close(fd)
             raise
-        return cls(path, events, torn, lock)
+        return cls(path, events, torn, fd)
 
     def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
         event = Event(seq=len(self.events), type=type_, data=data)
@@ -115,9 +121,8 @@ class SessionLog:
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.close(self._fd)
+            os.close(self._fd)  # also releases the lock
             self._fd = -1
-            self._lock.release()
 
 
 def _replay(path: Path) -> tuple[list[Event], TornTail | None]:

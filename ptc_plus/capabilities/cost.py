@@ -1,20 +1,24 @@
 """Contract cost: tokens of the delivered text, with the unit named.
 
-Preference order (ADR 0020): the host's own counter for the model route;
-else the offline ``o200k_base`` tokenizer of ``bpe-openai`` (no download at
-run time); else an estimate whose unit says ``estimated``.
+Preference order (ADR 0020, tokenizer per ADR 0060): the host's own counter for
+the model route; else ``o200k_base`` counted by ``tiktoken`` from the vocabulary
+shipped in this package (no download at run time); else an estimate whose unit
+says ``estimated``.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import warnings
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from hookspecs.services import TokenCounter
+from ptc_plus.capabilities.o200k import o200k_encoding
+
+if TYPE_CHECKING:
+    import tiktoken
 
 O200K_UNIT = "o200k_base tokens"
 ESTIMATE_UNIT = "estimated tokens (4 ASCII characters or 1 other character each)"
@@ -29,9 +33,9 @@ class Cost:
 
 
 class BpeTokenCounter:
-    """Counts ``o200k_base`` tokens offline with the ``bpe-openai`` package."""
+    """Counts ``o200k_base`` tokens offline: ``tiktoken`` over the shipped vocabulary (ADR 0060)."""
 
-    def __init__(self, encoding: Any) -> None:
+    def __init__(self, encoding: tiktoken.Encoding) -> None:
         self._encoding = encoding
 
     @property
@@ -61,13 +65,7 @@ class EstimatedTokenCounter:
 def offline_counter() -> TokenCounter:
     """The best counter that needs nothing from the host: ``o200k_base`` if installed, else the estimate."""
     try:
-        with warnings.catch_warnings():
-            # bpe-openai 0.1.4 reads its data with the deprecated importlib.resources.open_binary;
-            # under -W error that warning would otherwise cost us the real tokenizer.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            import bpe_openai
-
-            return BpeTokenCounter(bpe_openai.get_encoding("o200k_base"))
+        return BpeTokenCounter(o200k_encoding())
     except Exception:  # missing package or broken data: degrade to the labelled estimate
         logging.getLogger(__name__).warning(
             "the o200k_base tokenizer is unavailable; contract costs are estimated", exc_info=True

@@ -1,8 +1,9 @@
-"""The ``ptc-plus`` command line.
+"""The ``ptc-plus`` command line (click, ADR 0059).
 
-Each subcommand lives in its own module exposing ``add_parser(subparsers)``,
-which registers an ``argparse`` parser whose ``func`` default takes the
-parsed namespace and returns the exit code.
+Each subcommand lives in its own module exposing ``command() -> click.Command``;
+:func:`build_cli` builds the group afresh for each run, so help texts are
+looked up in the locale of that run (``PTC_LOCALE=zh`` gives Chinese help,
+click's own words included: :mod:`ptc_plus.cli.click_words`).
 
 Exit codes, the same for every subcommand:
 
@@ -13,11 +14,16 @@ Exit codes, the same for every subcommand:
   unavailable, a program failed, or standard output was closed early
   (``ptc-plus capabilities plan | head``: no traceback, just exit 1).
 - **2**: usage error, i.e. the invocation itself is wrong: unknown command or
-  option, a value out of range (``--limit 0``, ``--budget 0``), a value
-  outside its set (``capabilities set X bogus``), a malformed capability
-  identity, or a file named on the command line that cannot be read or is
-  not what the option expects (``--tools nofile.json``). The error's own code
-  is printed (``PTC-1001`` for argument syntax, else e.g. ``PTC-4021``).
+  option, a value out of range (``--limit 0``), a value outside its set, a
+  malformed capability identity, a ``--workspace`` that is not an existing
+  directory, or a file named on the command line that cannot be read. The
+  usage and a ``--help`` hint come first, then the error's own code
+  (``PTC-1001`` for argument syntax, else e.g. ``PTC-4021``).
+- **130**: interrupted (Ctrl-C).
+
+Under ``--json`` every outcome, errors included, is one versioned object on
+standard output (:mod:`ptc_plus.cli.output`); without it, errors go to
+standard error as ``ptc-plus: PTC-xxxx: message``.
 
 Subcommands mark the errors that mean "the invocation is wrong" with
 :func:`usage_errors`; any other :class:`~ptc_plus.errors.PtcError` exits 1.
@@ -25,74 +31,111 @@ Subcommands mark the errors that mean "the invocation is wrong" with
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+
+import click
 
 from ptc_plus import __version__
+from ptc_plus.cli.click_words import localized_click
+from ptc_plus.cli.invocation import InvocationError, PtcGroup, WrongInvocation, usage_errors
+from ptc_plus.cli.output import emit_error, wants_json
 from ptc_plus.errors import PtcError, UsageError
+from ptc_plus.i18n import message
 
 # Module names under ptc_plus.cli, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("demo", "plugins", "gate", "sdk", "capabilities", "exec")
+COMMANDS: tuple[str, ...] = ("demo", "exec", "sdk", "capabilities", "plugins", "gate", "config", "completion")
+
+EXIT_INTERRUPTED = 130
+INTERNAL_ERROR = "PTC-1000"
+TRACEBACK_VARIABLE = "PTC_TRACEBACK"
+"""Set it (to anything) to see the Python traceback of an internal error instead of its one line."""
+
+__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "build_cli", "main", "usage_errors"]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(detail=message)
+def build_cli() -> click.Group:
+    """The ``ptc-plus`` group with every subcommand, help texts in the current locale."""
 
+    @click.group(
+        cls=PtcGroup,
+        help=message("cli.help"),
+        epilog=message("cli.epilog"),
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    @click.version_option(__version__, "--version", prog_name="ptc-plus", message="%(prog)s %(version)s")
+    def cli() -> None:
+        pass
 
-class _WrongInvocation(Exception):
-    """Carries a :class:`PtcError` that means the command line was wrong: exit 2 with the error's own code."""
-
-    def __init__(self, error: PtcError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-@contextlib.contextmanager
-def usage_errors(*kinds: type[PtcError]) -> Iterator[None]:
-    """Inside this block, errors of ``kinds`` are usage errors (exit 2) rather than failures (exit 1)."""
-    try:
-        yield
-    except kinds as error:
-        raise _WrongInvocation(error) from error
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ptc-plus", description="Programmatic Tool Calling for agent hosts.")
-    parser.add_argument("--version", action="version", version=f"ptc-plus {__version__}")
-    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
-        importlib.import_module(f"ptc_plus.cli.{name}").add_parser(subparsers)
-    return parser
-
-
-def _report(error: PtcError) -> None:
-    print(f"ptc-plus: {error.code}: {error.message()}", file=sys.stderr)
+        module = importlib.import_module(f"ptc_plus.cli.{name}")
+        cli.add_command(module.command(), name)
+    return cli
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (see the module docstring)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = wants_json(args)
+    with localized_click():  # click's words, error messages included, are formatted in the locale
+        return _run(args, as_json)
+
+
+def _run(args: list[str], as_json: bool) -> int:
     try:
-        args = build_parser().parse_args(argv)
-        code: int = args.func(args)
+        code = build_cli().main(args=args, prog_name="ptc-plus", standalone_mode=False)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
     except BrokenPipeError:
         _silence_stdout()
         return 1
-    except UsageError as error:
-        _report(error)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        print(message("cli.interrupted"), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except click.exceptions.NoArgsIsHelpError as bare:
+        # A group named without a subcommand: its help (the subcommands) answers better than its usage line.
+        if not as_json:
+            click.echo(bare.ctx.get_help(), err=True)
+        _report(UsageError(detail=message("cli.click.missing-command")), as_json)
         return 2
-    except _WrongInvocation as wrapped:
-        _report(wrapped.error)
+    except click.UsageError as problem:
+        error = problem.error if isinstance(problem, InvocationError) else UsageError(detail=problem.format_message())
+        _report_usage(error, problem.ctx, as_json)
+        return 2
+    except WrongInvocation as wrapped:
+        _report(wrapped.error, as_json)
+        return 2
+    except UsageError as error:
+        _report(error, as_json)
         return 2
     except PtcError as error:
-        _report(error)
+        _report(error, as_json)
         return 1
-    return code
+    except Exception as bug:  # a defect of ours, not the user's doing: one line, the trace only on request
+        if os.environ.get(TRACEBACK_VARIABLE):
+            raise
+        detail = f"{type(bug).__name__}: {bug} ({message('cli.internal-hint', variable=TRACEBACK_VARIABLE)})"
+        _report(PtcError(INTERNAL_ERROR, detail=detail), as_json)
+        return 1
+    return code if isinstance(code, int) else 0
+
+
+def _report(error: PtcError, as_json: bool) -> None:
+    if as_json:
+        emit_error(error)
+    else:
+        print(f"ptc-plus: {error.code}: {error.message()}", file=sys.stderr)
+
+
+def _report_usage(error: PtcError, ctx: click.Context | None, as_json: bool) -> None:
+    if not as_json and ctx is not None:
+        click.echo(ctx.get_usage(), err=True)
+        click.echo(message("cli.try-help", command=ctx.command_path), err=True)
+    _report(error, as_json)
 
 
 def _silence_stdout() -> None:

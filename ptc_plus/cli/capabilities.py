@@ -3,80 +3,113 @@
 ``search`` answers from the effective set of the plan a new session in the
 workspace would get (the same code path as ``plan``,
 :mod:`ptc_plus.cli.workspace_plan`): ``off`` members are never found, as in
-a session's own ``capabilities.search``. Sub-subcommands are registered from :data:`SUBCOMMANDS`: each entry is an
-``add_parser(subparsers)`` callable that adds one parser and sets ``func``
-(namespace → exit code). To add ``plan`` or ``set``, write its module with an
-``add_parser`` and append it here.
+a session's own ``capabilities.search``. ``plan`` and ``set`` live in
+:mod:`ptc_plus.cli.capabilities_plan`.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
+import click
 
-from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, build_catalog, discovery
-from ptc_plus.cli import usage_errors
-from ptc_plus.cli.capabilities_plan import add_plan_parser, add_set_parser
-from ptc_plus.cli.workspace_plan import new_session_plan
+from ptc_plus.capabilities import (
+    CatalogSnapshot,
+    InvalidBudget,
+    InvalidDiscoveryArgument,
+    discovery,
+)
+from ptc_plus.cli.capabilities_plan import plan_command, report_issues, set_command
+from ptc_plus.cli.invocation import PtcGroup, ptc_command, usage_errors
+from ptc_plus.cli.options import integer, json_option, tools_option, workspace_option
+from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
+from ptc_plus.cli.workspace_plan import new_session_plan, tools_catalog
 from ptc_plus.i18n import message
-from ptc_plus.sdk import InvalidToolsFile, load_tool_specs
 
 
-def _add_search(subparsers: Any) -> None:
-    parser = subparsers.add_parser("search", help=message("cli.capabilities.search.help"))
-    parser.add_argument("query", help=message("cli.capabilities.search.query"))
-    parser.add_argument("--json", action="store_true", help=message("cli.json"))
-    parser.add_argument("--tools", type=Path, metavar="FILE.json", help=message("cli.capabilities.search.tools"))
-    parser.add_argument("--workspace", type=Path, default=None, help=message("cli.capabilities.search.workspace"))
-    parser.add_argument("--limit", type=int, default=10, help=message("cli.capabilities.search.limit"))
-    parser.add_argument("--budget", type=int, default=None, help=message("cli.capabilities.search.budget"))
-    parser.set_defaults(func=_run_search)
-
-
-def _run_search(args: argparse.Namespace) -> int:
-    workspace = (args.workspace or Path.cwd()).resolve()
-    catalog = None
-    if args.tools is not None:
-        with usage_errors(InvalidToolsFile):
-            catalog = build_catalog(tools=load_tool_specs(args.tools))
-    snapshot = new_session_plan(workspace, catalog).snapshot()
-    with usage_errors(InvalidDiscoveryArgument, InvalidBudget):
-        result = discovery.search(snapshot, args.query, budget=args.budget, limit=args.limit)
-    if args.json:
-        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return 0
-    ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
-    if not ranked:
-        print(message("cli.capabilities.search.none", query=repr(args.query)))
-        return 0
-    for rank, match in enumerate(ranked, 1):
-        print(
-            message(
+def search_command() -> click.Command:
+    @ptc_command(help=message("cli.capabilities.search.help"), epilog=message("cli.capabilities.search.examples"))
+    @click.argument("query")
+    @tools_option("cli.capabilities.search.tools")
+    @workspace_option()
+    @click.option(
+        "--limit",
+        type=integer(1),
+        default=10,
+        show_default=True,
+        metavar="N",
+        help=message("cli.capabilities.search.limit"),
+    )
+    @click.option(
+        "--budget", type=integer(1), default=None, metavar="N", help=message("cli.capabilities.search.budget")
+    )
+    @json_option("cli.capabilities.search.json")
+    def search(query: str, tools: str | None, workspace: Path, limit: int, budget: int | None, as_json: bool) -> int:
+        computed = new_session_plan(workspace, tools_catalog(tools, workspace))
+        snapshot = computed.snapshot()
+        with usage_errors(InvalidDiscoveryArgument, InvalidBudget):
+            result = discovery.search(snapshot, query, budget=budget, limit=limit)
+        if as_json:
+            issues = [issue.message("en") for issue in computed.loaded.issues]
+            emit_json({**result, "issues": issues, "version": JSON_VERSION})
+            return 0
+        report_issues(computed.loaded)
+        ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
+        if not ranked:
+            click.echo(message("cli.capabilities.search.none", query=repr(query)))
+            return 0
+        if on_terminal():
+            click.echo(_search_table(ranked, snapshot, result["unit"]))
+            return 0
+        for rank, match in enumerate(ranked, 1):
+            row = message(
                 "cli.capabilities.search.row",
                 rank=rank,
-                identity=match["identity"],
+                identity=paint(match["identity"], bold=True),
                 score=match["score"],
                 tokens=match["tokens"],
                 unit=result["unit"],
             )
-        )
-        description = snapshot.get(match["identity"])
-        if description is not None and description.description.strip():
-            print("   " + description.description.strip().splitlines()[0][:160])
-    return 0
+            click.echo(row)
+            summary = _summary(snapshot, match["identity"])
+            if summary:
+                click.echo("   " + summary)
+        return 0
+
+    return search
 
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_search, add_plan_parser, add_set_parser)
-"""Registration functions of the sub-subcommands, in ``--help`` order."""
+def _summary(snapshot: CatalogSnapshot, identity: str) -> str:
+    """The first line of a capability's description, cut to a line's width."""
+    capability = snapshot.get(identity)
+    text = capability.description.strip() if capability is not None else ""
+    return text.splitlines()[0][:160] if text else ""
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("capabilities", help=message("cli.capabilities.help"))
-    nested = parser.add_subparsers(dest="capabilities_command", required=True, parser_class=type(parser))
-    for register in SUBCOMMANDS:
-        register(nested)
+def _search_table(ranked: list[dict[str, Any]], snapshot: CatalogSnapshot, unit: str) -> str:
+    headers = [
+        message("cli.column.rank"),
+        message("cli.column.capability"),
+        message("cli.column.score"),
+        message("cli.column.cost", unit=unit),
+        message("cli.column.description"),
+    ]
+    rows = [
+        [
+            str(rank),
+            paint(match["identity"], bold=True),
+            f"{match['score']:.3f}",
+            str(match["tokens"]),
+            _summary(snapshot, match["identity"])[:80],
+        ]
+        for rank, match in enumerate(ranked, 1)
+    ]
+    return table(headers, rows)
+
+
+def command() -> click.Command:
+    group = PtcGroup("capabilities", help=message("cli.capabilities.help"), epilog=message("cli.capabilities.examples"))
+    for sub in (search_command(), plan_command(), set_command()):
+        group.add_command(sub)
+    return group

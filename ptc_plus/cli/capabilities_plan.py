@@ -12,44 +12,58 @@ the capability appears).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-import orjson
+import click
 
 from ptc_plus.capabilities import CatalogUnavailable
-from ptc_plus.cli import usage_errors
-from ptc_plus.cli.workspace_plan import new_session_plan, workspace_catalog
-from ptc_plus.config import INHERIT, CapabilityIdentityInvalid, DisclosureValueInvalid, set_capability
+from ptc_plus.cli.invocation import ptc_command, usage_errors
+from ptc_plus.cli.options import json_option, tools_option, workspace_option
+from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, styled, table
+from ptc_plus.cli.workspace_plan import new_session_plan, tools_catalog, workspace_catalog
+from ptc_plus.config import (
+    INHERIT,
+    CapabilityIdentityInvalid,
+    Disclosure,
+    DisclosureValueInvalid,
+    LoadedConfig,
+    load_config,
+    set_capability,
+)
 from ptc_plus.i18n import message
-from ptc_plus.plan import plan_to_json, reason_text
+from ptc_plus.plan import CapabilityPlan, plan_to_json, reason_text
 from ptc_plus.session import plan_lines
 
-JSON_VERSION = 1
+
+def plan_command() -> click.Command:
+    @ptc_command(help=message("cli.capabilities.plan.help"), epilog=message("cli.capabilities.plan.examples"))
+    @workspace_option()
+    @tools_option("cli.capabilities.plan.tools")
+    @click.option("--verbose", "-v", is_flag=True, help=message("cli.capabilities.plan.verbose"))
+    @json_option("cli.capabilities.plan.json")
+    def plan(workspace: Path, tools: str | None, verbose: bool, as_json: bool) -> int:
+        return run_plan(workspace, as_json, verbose=verbose, tools=tools)
+
+    return plan
 
 
-def add_plan_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("plan", help=message("cli.capabilities.plan.help"))
-    parser.add_argument("--workspace", type=Path, default=None, help=message("cli.capabilities.plan.workspace"))
-    parser.add_argument("--json", action="store_true", help=message("cli.json"))
-    parser.set_defaults(func=run_plan)
+def set_command() -> click.Command:
+    @ptc_command("set", help=message("cli.capabilities.set.help"), epilog=message("cli.capabilities.set.examples"))
+    @click.argument("identity")
+    @click.argument("value", metavar="full|on-demand|off|inherit")
+    @workspace_option()
+    @json_option("cli.capabilities.set.json")
+    def set_(identity: str, value: str, workspace: Path, as_json: bool) -> int:
+        return run_set(workspace, identity, value, as_json)
+
+    return set_
 
 
-def add_set_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("set", help=message("cli.capabilities.set.help"))
-    parser.add_argument("identity", help=message("cli.capabilities.set.identity"))
-    parser.add_argument("value", help=message("cli.capabilities.set.value"))
-    parser.add_argument("--workspace", type=Path, default=None, help=message("cli.capabilities.plan.workspace"))
-    parser.set_defaults(func=run_set)
-
-
-def run_plan(args: argparse.Namespace) -> int:
-    workspace = (args.workspace or Path.cwd()).resolve()
-    computed = new_session_plan(workspace)
+def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: str | None = None) -> int:
+    computed = new_session_plan(workspace, tools_catalog(tools, workspace))
     loaded, counter, plan = computed.loaded, computed.counter, computed.plan
-    if args.json:
+    if as_json:
         document = {
             "version": JSON_VERSION,
             "workspace": str(workspace),
@@ -59,38 +73,100 @@ def run_plan(args: argparse.Namespace) -> int:
             "plan": plan_to_json(plan),
             "reasons": {entry.identity: reason_text(entry, "en") for entry in plan.entries},
         }
-        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
+        emit_json(document)
         return 0
     files = ", ".join(loaded.files) or message("cli.capabilities.plan.no-files")
-    print(message("cli.capabilities.plan.title", workspace=str(workspace), files=files))
-    for issue in loaded.issues:
-        print(message("cli.capabilities.plan.issue", issue=issue.message()), file=sys.stderr)
-    for line in plan_lines(plan, counter.unit):
-        print(line)
+    tool_set = tools or message("cli.capabilities.plan.demo-tools")
+    title = message("cli.capabilities.plan.title", workspace=str(workspace), tools=tool_set, files=files)
+    click.echo(paint(title, bold=True))
+    report_issues(loaded)
+    # The /capabilities report's lines: a summary, then exactly one line per entry in plan order.
+    lines = plan_lines(plan, counter.unit)
+    summary, entry_lines = lines[: len(lines) - len(plan.entries)], lines[len(lines) - len(plan.entries) :]
+    for line in summary:
+        click.echo(line)
+    if verbose:
+        _verbose_summary(plan, counter.unit)
+    if on_terminal():
+        click.echo(_plan_table(plan, counter.unit, verbose))
+        return 0
+    for entry, line in zip(plan.entries, entry_lines, strict=True):
+        click.echo(line)
+        if verbose:
+            key = "cli.capabilities.plan.detail-overage" if entry.overage else "cli.capabilities.plan.detail"
+            click.echo(message(key, code=str(entry.reason), tokens=entry.cost_tokens, unit=counter.unit))
     return 0
 
 
-def run_set(args: argparse.Namespace) -> int:
-    workspace = (args.workspace or Path.cwd()).resolve()
+def report_issues(loaded: LoadedConfig) -> None:
+    """Each config problem on standard error with its code (the command still answers, as a session would start)."""
+    for issue in loaded.issues:
+        line = message("cli.capabilities.plan.issue", code=issue.code, issue=issue.message())
+        click.echo(click.style(line, fg="yellow") if styled(sys.stderr.isatty()) else line, err=True)
+
+
+def _verbose_summary(plan: CapabilityPlan, unit: str) -> None:
+    """The plan's own terms, for ``--verbose``: the raw statistics state, the overage and a glossary."""
+    vote = "" if plan.statistics == "usable" else message("cli.capabilities.plan.no-vote")
+    overage = plan.overage_tokens
+    click.echo(
+        message("cli.capabilities.plan.statistics", state=plan.statistics, vote=vote, overage=overage, unit=unit)
+    )
+    click.echo(message("cli.capabilities.plan.terms"))
+
+
+def _plan_table(plan: CapabilityPlan, unit: str, verbose: bool) -> str:
+    """The entries as a table: off and absent entries dimmed, explicit full beyond the budget in yellow."""
+    absent = message("ptc.report.absent")
+    headers = [message("cli.column.capability"), message("cli.column.disclosure")]
+    if verbose:
+        headers += [message("cli.column.reason-code"), message("cli.column.cost", unit=unit)]
+    headers.append(message("cli.column.why"))
+    rows: list[list[str]] = []
+    for entry in plan.entries:
+        disclosure = entry.disclosure.value if entry.disclosure is not None else absent
+        why = reason_text(entry)
+        if entry.overage:
+            why = paint(message("cli.capabilities.plan.over-budget", reason=why), fg="yellow")
+        elif entry.disclosure in (None, Disclosure.OFF):
+            disclosure = paint(disclosure, dim=True)
+        row = [paint(entry.identity, bold=True), disclosure]
+        if verbose:
+            row += [str(entry.reason), str(entry.cost_tokens)]
+        rows.append([*row, why])
+    return table(headers, rows)
+
+
+def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
     with usage_errors(CapabilityIdentityInvalid, DisclosureValueInvalid):
-        result = set_capability(workspace, args.identity, args.value)
-    if args.value != INHERIT and _unknown(workspace, args.identity):
-        print(message("cli.capabilities.set.unknown", identity=args.identity), file=sys.stderr)
+        result = set_capability(workspace, identity, chosen)
+    unknown = chosen != INHERIT and _unknown(workspace, identity)
+    # The edit is done; problems elsewhere in the effective config (the user file, other keys) still decide
+    # what a new session gets, so they are shown now rather than discovered at the next session.
+    loaded = load_config(workspace)
+    if as_json:
+        document = {"version": JSON_VERSION, "file": str(result.file), "identity": identity, "value": chosen}
+        document |= {"previous": result.previous, "changed": result.changed, "in_catalog": not unknown}
+        emit_json({**document, "issues": [issue.message("en") for issue in loaded.issues]})
+        return 0
+    report_issues(loaded)
+    if unknown:
+        click.echo(message("cli.capabilities.set.unknown", identity=identity), err=True)
     inherited = message("cli.capabilities.set.inherited")
-    value = inherited if args.value == INHERIT else args.value
+    value = inherited if chosen == INHERIT else chosen
     if result.changed:
         previous = result.previous or inherited
-        print(
+        click.echo(
             message(
                 "cli.capabilities.set.changed",
                 file=str(result.file),
-                identity=args.identity,
+                identity=identity,
                 value=value,
                 previous=previous,
             )
         )
     else:
-        print(message("cli.capabilities.set.unchanged", file=str(result.file), identity=args.identity, value=value))
+        click.echo(message("cli.capabilities.set.unchanged", file=str(result.file), identity=identity, value=value))
     return 0
 
 

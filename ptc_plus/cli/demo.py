@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import tempfile
 from pathlib import Path
-from typing import Any
 
-from ptc_plus.demo import run_demo
+import click
+
+from ptc_plus.cli.invocation import ptc_command, usage_errors
+from ptc_plus.cli.options import workspace_option
+from ptc_plus.demo import DemoWorkspaceInUse, DemoWorkspaceNotADirectory, run_demo
 from ptc_plus.i18n import message
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("demo", help=message("cli.demo.help"))
-    parser.add_argument("--workspace", type=Path, help=message("cli.demo.workspace"))
-    parser.set_defaults(func=_run)
+def command() -> click.Command:
+    @ptc_command(help=message("cli.demo.help"), epilog=message("cli.demo.examples"))
+    @workspace_option("cli.demo.workspace", default_cwd=False)
+    def demo(workspace: Path | None) -> int:
+        with usage_errors(DemoWorkspaceInUse, DemoWorkspaceNotADirectory):
+            return asyncio.run(run_demo(workspace))
 
-
-def _run(args: argparse.Namespace) -> int:
-    workspace = args.workspace or Path(tempfile.mkdtemp(prefix="ptc-plus-demo-"))
-    return asyncio.run(run_demo(workspace.resolve()))
+    return demo

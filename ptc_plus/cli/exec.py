@@ -2,129 +2,196 @@
 
 The program goes through the full pipeline a model's call would take
 (validation, guard, ``tool-execute`` seam, ordered scheduler, session log),
-against the demo tools (``--tools demo``), a tool factory
-(``--tools module:factory``, called with the workspace path) or no tools.
-With a tool set, programs can use ``capabilities.*`` over a snapshot of
-those tools, built once before the run. The result carries the run's
-``notes`` (e.g. a clamped timeout) in both output forms.
-Exit code: 0 the program succeeded, 1 it failed, 2 usage error.
+under the limits a session in the workspace would get: the user and
+workspace config files' ``[runtime]`` settings, a workspace file only
+tightening the sandbox (ADR 0045). ``--policy`` may only tighten a policy a
+config file sets; ``--timeout`` is the run's ``timeout_s``, as a model would
+pass it (ADR 0064). Config problems are reported on stderr and the valid keys
+still apply, as in a session.
+
+``--tools`` names a tool set the way every command reads it
+(:func:`ptc_plus.sdk.load_tool_set`); without it the program has no tools,
+and exec says so. With a tool set, programs can use ``capabilities.*`` over a
+snapshot of those tools, built once before the run.
+
+On a terminal the program's output is shown as it is produced; otherwise
+(and under ``--json``) it is printed at the end. Ctrl-C cancels the run (its
+process group is killed as for any abort), prints what the program printed
+so far and the outcome, and exits 130.
+Exit code: 0 the program succeeded, 1 it failed, 2 usage error, 130 interrupted.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import importlib
+import contextlib
 import math
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+import click
 import orjson
 
 from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
 from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
-from ptc_plus.config import WORKSPACE_DIR
+from ptc_plus.cli.invocation import ptc_command
+from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
+from ptc_plus.cli.output import JSON_VERSION, emit_json
+from ptc_plus.config import WORKSPACE_DIR, SandboxPolicy
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
-from ptc_plus.runtime import (
-    CodeRuntime,
-    DiscoveryProvider,
-    RunLimits,
-    SandboxPolicy,
-    UnknownToolSet,
-    limits_from_environment,
-    run_code_definition,
-)
+from ptc_plus.runtime import CodeRuntime, DiscoveryProvider, OutputObserver, RunLimits, run_code_definition
+from ptc_plus.sdk import ToolSet
+from ptc_plus.session import configured_limits, tighten_policy
+
+EXIT_INTERRUPTED = 130
+_STDOUT_STREAMS = ("stdout", "fd1")
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("exec", help=message("cli.exec.help"), description=message("cli.exec.help"))
-    parser.add_argument("file", nargs="?", default="-", help=message("cli.exec.file"))
-    parser.add_argument(
+def command() -> click.Command:
+    @ptc_command("exec", help=message("cli.exec.help"), epilog=message("cli.exec.examples"))
+    @click.argument("file", default="-", metavar="[FILE]")
+    @click.option(
         "--policy",
-        choices=[str(p) for p in SandboxPolicy],
-        default=str(SandboxPolicy.WORKSPACE_WRITE),
+        type=click.Choice([str(p) for p in SandboxPolicy]),
+        default=None,
         help=message("cli.exec.policy"),
     )
-    parser.add_argument("--timeout", type=float, default=None, help=message("cli.exec.timeout"))
-    parser.add_argument("--workspace", default=".", help=message("cli.exec.workspace"))
-    parser.add_argument("--tools", default=None, help=message("cli.exec.tools"))
-    parser.add_argument("--json", action="store_true", help=message("cli.exec.json"))
-    parser.set_defaults(func=run)
+    @click.option("--timeout", type=float, default=None, metavar="SECONDS", help=message("cli.exec.timeout"))
+    @workspace_option()
+    @tools_option("cli.exec.tools")
+    @json_option("cli.exec.json")
+    def exec_(
+        file: str, policy: str | None, timeout: float | None, workspace: Path, tools: str | None, as_json: bool
+    ) -> int:
+        return run(file, policy, timeout, workspace, tools, as_json)
+
+    return exec_
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+def run(file: str, policy: str | None, timeout: float | None, workspace: Path, tools: str | None, as_json: bool) -> int:
+    """Check the invocation, read the program, run it, print the outcome; returns the exit code."""
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise UsageError(detail=message("cli.exec.bad_timeout"))
-    workspace = Path(args.workspace).resolve()
-    if not workspace.is_dir():
-        raise UsageError(detail=message("cli.exec.bad_workspace", path=str(workspace)))
-    code = _read_program(args.file)
-    tools = load_tools(args.tools, workspace)
-    limits = limits_from_environment(RunLimits(policy=args.policy, warm_spare=False))
-    arguments: dict[str, Any] = {"description": f"ptc-plus exec {args.file}", "code": code}
-    if args.timeout is not None:
-        arguments["timeout_s"] = args.timeout
-    result = asyncio.run(_execute(workspace, tools, limits, arguments))
+    configured = configured_limits(workspace, base=RunLimits(warm_spare=False))
+    # What a session lists in /capabilities, each issue with its code; the valid keys still apply.
+    for issue in configured.loaded.issues:
+        click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
+    if configured.session.diagnostic is not None:
+        click.echo(configured.session.diagnostic, err=True)
+    limits = tighten_policy(configured, SandboxPolicy(policy) if policy is not None else None)
+    tool_set = _tool_set(tools, workspace)
+    code = _read_program(file)
+    arguments: dict[str, Any] = {"description": f"ptc-plus exec {file}", "code": code}
+    if timeout is not None:
+        arguments["timeout_s"] = timeout
+    streaming = not as_json and sys.stdout.isatty()
+    terminal = _Terminal() if streaming else None
+    definitions = tool_set.definitions if tool_set is not None else ()
+    result, interrupted = asyncio.run(
+        _execute(workspace, definitions, limits, arguments, terminal.write if terminal else None)
+    )
     shape = result_shape(result)
-    if args.json:
-        sys.stdout.write(orjson.dumps(shape).decode("utf-8") + "\n")
+    if as_json:
+        emit_json({"version": JSON_VERSION, **shape})
     else:
-        _print_human(shape, result)
+        _print_human(shape, result, terminal)
+    if interrupted:
+        click.echo(message("cli.interrupted"), err=True)
+        return EXIT_INTERRUPTED
     return 0 if shape["ok"] else 1
+
+
+def _tool_set(value: str | None, workspace: Path) -> ToolSet | None:
+    """The tool set ``--tools`` names; says on stderr when there is none, or when it has no bodies."""
+    if value is None:
+        click.echo(message("cli.exec.no-tools"), err=True)
+        return None
+    tool_set = read_tool_set(value, workspace)
+    if not tool_set.implemented:
+        click.echo(message("cli.exec.contracts-only", count=len(tool_set.definitions), name=value), err=True)
+    return tool_set
 
 
 def _read_program(file: str) -> str:
     try:
-        return sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        if file != "-":
+            return Path(file).read_text(encoding="utf-8")
+        # The program itself never reads this stdin (its own is /dev/null): only exec waits on a terminal.
+        if sys.stdin.isatty():
+            click.echo(message("cli.exec.reading-terminal"), err=True)
+        return sys.stdin.read()
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(detail=message("cli.exec.unreadable", path=file, detail=str(error))) from None
 
 
-def load_tools(spec: str | None, workspace: Path) -> list[ToolDefinition]:
-    """The tool set named by ``--tools`` (none when ``spec`` is ``None``)."""
-    if spec is None:
-        return []
-    if spec == "demo":
-        from hookspecs.reference.demo_tools import demo_tool_definitions
+class _Terminal:
+    """Shows the program's output as the runtime's ledger keeps it; remembers whether stdout ended a line."""
 
-        return list(demo_tool_definitions(workspace))
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise UnknownToolSet(name=spec, detail="expected demo or module:factory")
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-        tools = list(factory(workspace))
-    except Exception as error:
-        raise UnknownToolSet(name=spec, detail=f"{type(error).__name__}: {error}") from None
-    if not all(isinstance(tool, ToolDefinition) for tool in tools):
-        raise UnknownToolSet(name=spec, detail="the factory must return ToolDefinition objects")
-    return tools
+    def __init__(self) -> None:
+        self.line_open = False
+        self._broken = False
+        # Standard error on a terminal is (nearly always) the same screen: a line it ends is ended.
+        self._shared = sys.stderr.isatty()
+
+    def write(self, stream: str, text: str) -> None:
+        if self._broken:
+            return
+        target: TextIO = sys.stdout if stream in _STDOUT_STREAMS else sys.stderr
+        try:
+            target.write(text)
+            target.flush()
+        except (OSError, ValueError):
+            self._broken = True  # the terminal went away; the run goes on and its result stays the same
+            return
+        if target is sys.stdout or self._shared:
+            self.line_open = not text.endswith("\n")
 
 
 async def _execute(
-    workspace: Path, tools: Sequence[ToolDefinition], limits: RunLimits, arguments: dict[str, Any]
-) -> ToolResult:
+    workspace: Path,
+    tools: Sequence[ToolDefinition],
+    limits: RunLimits,
+    arguments: dict[str, Any],
+    observer: OutputObserver | None = None,
+) -> tuple[ToolResult, bool]:
+    """The settled ``run_code`` result, and whether Ctrl-C cancelled it."""
     from hookspecs.reference import ReferenceHost
 
-    runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,))
+    runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
     definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
-    with tempfile.TemporaryDirectory(prefix="ptc-exec-") as state:
-        host = ReferenceHost(
-            workspace=workspace,
-            state_dir=Path(state),
-            tools=[*tools, definition],
-            load_entry_points=False,
-        )
-        try:
-            async with host:
-                session = await host.start_session(user_id="exec", title="ptc-plus exec")
-                return await session.call_tool("run_code", arguments)
-        finally:
-            await runtime.aclose()
+    interrupted = False
+
+    def interrupt() -> None:
+        # Abort the run as the runtime aborts any (its process group is killed; the output so far is kept).
+        nonlocal interrupted
+        interrupted = True
+        runtime.close_nowait()
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals off the main thread
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ptc-exec-") as state:
+            host = ReferenceHost(
+                workspace=workspace,
+                state_dir=Path(state),
+                tools=[*tools, definition],
+                load_entry_points=False,
+            )
+            try:
+                async with host:
+                    session = await host.start_session(user_id="exec", title="ptc-plus exec")
+                    return await session.call_tool("run_code", arguments), interrupted
+            finally:
+                await runtime.aclose()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def discovery_for(tools: Sequence[ToolDefinition]) -> DiscoveryProvider | None:
@@ -140,7 +207,10 @@ def discovery_for(tools: Sequence[ToolDefinition]) -> DiscoveryProvider | None:
 
 
 def result_shape(result: ToolResult) -> dict[str, Any]:
-    """``{"ok", "value", "error", "logs", "calls", "notes"}`` from the host's settled ``run_code`` result."""
+    """``{"ok", "value", "error", "logs", "calls", "notes"}`` from the host's settled ``run_code`` result.
+
+    ``error`` is ``None`` or ``{"kind", "message", "tool_name"?}``; ``--json`` adds ``"version"``.
+    """
     if result.ok:
         body = result.value
         shape = {"ok": True, "value": body["value"], "error": None, "logs": body["logs"], "calls": body["calls"]}
@@ -157,17 +227,23 @@ def result_shape(result: ToolResult) -> dict[str, Any]:
     return {**shape, "notes": list(data.get("notes", []))}
 
 
-def _print_human(shape: dict[str, Any], result: ToolResult) -> None:
-    for entry in shape["logs"]:
-        stream = sys.stdout if entry["stream"] in ("stdout", "fd1") else sys.stderr
-        stream.write(entry["text"])
+def _print_human(shape: dict[str, Any], result: ToolResult, terminal: _Terminal | None) -> None:
+    if terminal is None:  # streamed already when there is a terminal
+        for entry in shape["logs"]:
+            stream = sys.stdout if entry["stream"] in _STDOUT_STREAMS else sys.stderr
+            stream.write(entry["text"])
+    elif terminal.line_open:
+        sys.stdout.write("\n")
+    sys.stdout.flush()
     for note in shape["notes"]:
-        print(message("cli.exec.note", note=note), file=sys.stderr)
+        click.echo(message("cli.exec.note", note=note), err=True)
     if shape["ok"]:
-        print(message("cli.exec.value", value=orjson.dumps(shape["value"]).decode("utf-8")))
+        click.echo(message("cli.exec.value", value=orjson.dumps(shape["value"]).decode("utf-8")))
         return
     error = shape["error"]
     traceback = result.error.data.get("traceback") if result.error is not None else None
     if traceback:
         sys.stderr.write(str(traceback))
-    print(message("cli.exec.error", kind=error["kind"], message=error["message"]), file=sys.stderr)
+    click.echo(message("cli.exec.error", kind=error["kind"], message=error["message"]), err=True)
+    if error["kind"] == "sandbox-unavailable":
+        click.echo(message("cli.exec.sandbox-hint"), err=True)

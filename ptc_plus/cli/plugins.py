@@ -2,24 +2,63 @@
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import orjson
+import click
 
 from hookspecs.reference import HostBuiltins, ReferenceHost
+from ptc_plus.cli.invocation import ptc_command
+from ptc_plus.cli.options import json_option
+from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
 from ptc_plus.i18n import message
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("plugins", help=message("cli.plugins.help"))
-    parser.add_argument("--json", action="store_true", help=message("cli.json"))
-    parser.set_defaults(func=_run)
+def command() -> click.Command:
+    @ptc_command(help=message("cli.plugins.help"), epilog=message("cli.plugins.examples"))
+    @json_option("cli.plugins.json")
+    def plugins(as_json: bool) -> int:
+        rows = _rows()
+        if as_json:
+            emit_json({"version": JSON_VERSION, "plugins": rows})
+            return 0
+        if on_terminal():
+            click.echo(_table(rows))
+            return 0
+        for row in rows:
+            if row["blocked"]:
+                click.echo(f"{paint(row['name'], bold=True)} ({message('cli.plugins.blocked')})")
+                continue
+            origin = message("cli.plugins.builtin") if row["builtin"] else row["distribution"]
+            click.echo(f"{paint(row['name'], bold=True)} ({origin})")
+            for hook in row["hooks"]:
+                click.echo(f"    {hook}")
+        return 0
+
+    return plugins
 
 
-def _run(args: argparse.Namespace) -> int:
+def _origin(row: dict[str, Any]) -> str:
+    if row["blocked"]:
+        return message("cli.plugins.blocked")
+    return message("cli.plugins.builtin") if row["builtin"] else str(row["distribution"])
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    headers = [message("cli.column.plugin"), message("cli.column.origin"), message("cli.column.hooks")]
+    cells = [
+        [
+            paint(row["name"], dim=True) if row["blocked"] else paint(row["name"], bold=True),
+            paint(_origin(row), fg="yellow") if row["blocked"] else _origin(row),
+            ", ".join(hook.removeprefix("agent_host_") for hook in row["hooks"]),
+        ]
+        for row in rows
+    ]
+    return table(headers, cells)
+
+
+def _rows() -> list[dict[str, Any]]:
     # The same loading path a reference host uses, with its built-ins first.
     with tempfile.TemporaryDirectory() as tmp:
         host = ReferenceHost(workspace=Path(tmp))
@@ -40,15 +79,4 @@ def _run(args: argparse.Namespace) -> int:
                 "blocked": False,
             }
         )
-    if args.json:
-        print(orjson.dumps(rows).decode())
-    else:
-        for row in rows:
-            if row["blocked"]:
-                print(f"{row['name']} ({message('cli.plugins.blocked')})")
-                continue
-            origin = message("cli.plugins.builtin") if row["builtin"] else row["distribution"]
-            print(f"{row['name']} ({origin})")
-            for hook in row["hooks"]:
-                print(f"    {hook}")
-    return 0
+    return rows

@@ -6,47 +6,57 @@ budget below 1, are usage errors (exit 2).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+
+import click
 
 from ptc_plus.capabilities import build_catalog, build_snapshot, discovery
-from ptc_plus.cli import usage_errors
-from ptc_plus.errors import UsageError
+from ptc_plus.cli.invocation import ptc_command
+from ptc_plus.cli.options import integer, json_option, read_tool_set, tools_option
+from ptc_plus.cli.output import JSON_VERSION, emit_json, plural
 from ptc_plus.i18n import message
-from ptc_plus.sdk import InvalidToolsFile, load_tool_specs, module_text, render_sdk
+from ptc_plus.sdk import module_text, render_sdk
 
 
-def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("sdk", help=message("cli.sdk.help"))
-    parser.add_argument("--tools", required=True, type=Path, metavar="FILE.json", help=message("cli.sdk.tools"))
-    parser.add_argument("--budget", type=int, default=None, metavar="N", help=message("cli.sdk.budget"))
-    parser.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    with usage_errors(InvalidToolsFile):
-        specs = load_tool_specs(args.tools)
-    if args.budget is not None and args.budget <= 0:
-        raise UsageError(detail=f"--budget must be a positive number of tokens, got {args.budget}")
-    snapshot = build_snapshot(build_catalog(tools=specs))
-    if args.budget is None:
-        sdk = render_sdk(specs)
-        text, tools, types = sdk.text, len(sdk.tools), len(sdk.types)
-    else:
-        # The budget bounds the delivered contracts; the module header comes on top.
-        delivered = discovery.inspect(snapshot, [c.identity for c in snapshot.catalog.capabilities], budget=args.budget)
-        text = module_text(delivered["text"])
-        tools = len(delivered["expanded"])
-        types = text.count("(TypedDict)") + text.count("= TypedDict(")
-        for ref in delivered["not_expanded"]:
-            unit = snapshot.counter.unit
+def command() -> click.Command:
+    @ptc_command(help=message("cli.sdk.help"), epilog=message("cli.sdk.examples"))
+    @tools_option("cli.sdk.tools", required=True)
+    @click.option("--budget", type=integer(1), default=None, metavar="N", help=message("cli.sdk.budget"))
+    @json_option("cli.sdk.json")
+    def sdk(tools: str, budget: int | None, as_json: bool) -> int:
+        # A factory is called with a workspace: the SDK's is the current directory's.
+        specs = list(read_tool_set(tools, Path.cwd()).specs)
+        snapshot = build_snapshot(build_catalog(tools=specs))
+        not_expanded: list[dict[str, object]] = []
+        if budget is None:
+            rendered = render_sdk(specs)
+            text, expanded, types = rendered.text, len(rendered.tools), len(rendered.types)
+        else:
+            # The budget bounds the delivered contracts; the module header comes on top.
+            identities = [c.identity for c in snapshot.catalog.capabilities]
+            delivered = discovery.inspect(snapshot, identities, budget=budget)
+            text = module_text(delivered["text"])
+            expanded = len(delivered["expanded"])
+            types = text.count("(TypedDict)") + text.count("= TypedDict(")
+            not_expanded = list(delivered["not_expanded"])
+        unit = snapshot.counter.unit
+        cost = snapshot.counter.count(text)
+        if as_json:
+            document = {"version": JSON_VERSION, "text": text, "tokens": cost, "unit": unit, "tools": expanded}
+            emit_json({**document, "types": types, "not_expanded": not_expanded})
+            return 0
+        for ref in not_expanded:
             line = message(
                 "cli.sdk.not_expanded", reason=ref["reason"], identity=ref["identity"], tokens=ref["tokens"], unit=unit
             )
-            print(line, file=sys.stderr)
-    sys.stdout.write(text)
-    cost = snapshot.counter.count(text)
-    print(message("cli.sdk.cost", tokens=cost, unit=snapshot.counter.unit, tools=tools, types=types), file=sys.stderr)
-    return 0
+            click.echo(line, err=True)
+        sys.stdout.write(text)
+        counts = {
+            "tools": message(plural(expanded, "cli.sdk.tools.one", "cli.sdk.tools.other"), n=expanded),
+            "types": message(plural(types, "cli.sdk.types.one", "cli.sdk.types.other"), n=types),
+        }
+        click.echo(message("cli.sdk.cost", tokens=cost, unit=unit, **counts), err=True)
+        return 0
+
+    return sdk

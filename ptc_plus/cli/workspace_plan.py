@@ -16,6 +16,7 @@ import attrs
 
 from hookspecs import TokenCounter, ToolSpec
 from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, build_catalog, offline_counter
+from ptc_plus.cli.options import read_tool_set
 from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session import effective_snapshot, session_plan
@@ -59,3 +60,8 @@ def new_session_plan(workspace: Path, catalog: Catalog | None = None) -> Workspa
     counter = offline_counter()
     plan = session_plan(catalog, loaded, counter)
     return WorkspacePlan(workspace=workspace, loaded=loaded, catalog=catalog, counter=counter, plan=plan)
+
+
+def tools_catalog(tools: str | None, workspace: Path) -> Catalog | None:
+    """The catalog of the ``--tools`` value (``None`` without one: the workspace's own tools)."""
+    return None if tools is None else build_catalog(tools=read_tool_set(tools, workspace).specs)

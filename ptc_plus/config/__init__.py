@@ -1,15 +1,22 @@
 """Configuration files: the per-user and per-workspace ``config.toml`` (SPEC §4, §5).
 
 :func:`load_config` gives the effective configuration (workspace wins per
-key), every problem as a :class:`ConfigIssue` with file and key path, and the
-config revision. :func:`set_capability` edits the workspace file in place.
+key), every problem as a :class:`ConfigIssue` with file, line and key path,
+and the config revision. :func:`set_capability` edits the workspace file in
+place. :func:`inspect_config` is ``config show`` and ``config check`` as data,
+:func:`init_config` writes the commented starter file, and
+:func:`config_schema` is the JSON Schema; the schema file and
+``docs/config.md`` are generated from the model by
+``python -m ptc_plus.config.reference`` (ADR 0062).
 """
 
 from __future__ import annotations
 
 from ptc_plus.config.editor import INHERIT, set_capability
-from ptc_plus.config.errors import CapabilityIdentityInvalid, DisclosureValueInvalid
+from ptc_plus.config.errors import CapabilityIdentityInvalid, ConfigFileExists, DisclosureValueInvalid
+from ptc_plus.config.init import init_config
 from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.keys import toml_literal
 from ptc_plus.config.loader import LoadedConfig, combine, load_config, read_layer
 from ptc_plus.config.model import (
     CONFIG_VERSION,
@@ -24,8 +31,11 @@ from ptc_plus.config.model import (
     RuntimeSection,
     StatisticsSection,
 )
-from ptc_plus.config.paths import WORKSPACE_DIR, user_config_file, workspace_config_file
+from ptc_plus.config.paths import WORKSPACE_DIR, Scope, user_config_file, workspace_config_file
+from ptc_plus.config.report import ConfigReport, inspect_config, problem_line
 from ptc_plus.config.revision import config_revision
+from ptc_plus.config.schema import config_schema, schema_uri
+from ptc_plus.config.starter import starter_text
 from ptc_plus.config.validate import WHOLE_FILE, GateBlocker
 from ptc_plus.sandbox_policy import SandboxPolicy
 
@@ -37,7 +47,9 @@ __all__ = [
     "WORKSPACE_DIR",
     "CapabilityChoice",
     "CapabilityIdentityInvalid",
+    "ConfigFileExists",
     "ConfigIssue",
+    "ConfigReport",
     "Disclosure",
     "DisclosureValueInvalid",
     "GateBlocker",
@@ -49,12 +61,20 @@ __all__ = [
     "RuntimeCaps",
     "RuntimeSection",
     "SandboxPolicy",
+    "Scope",
     "StatisticsSection",
     "combine",
     "config_revision",
+    "config_schema",
+    "init_config",
+    "inspect_config",
     "load_config",
+    "problem_line",
     "read_layer",
+    "schema_uri",
     "set_capability",
+    "starter_text",
+    "toml_literal",
     "user_config_file",
     "workspace_config_file",
 ]

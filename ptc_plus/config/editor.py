@@ -1,15 +1,15 @@
 """Edit the workspace config file in place: comments and layout survive (ADR 0030).
 
-Edits run under a file lock and land by atomic replace, so a concurrent
-reader sees the old file or the new one, never half of either. A file that
-is not valid TOML is never rewritten: the user fixes it by hand first.
+Edits run under a lock of the ``.ptc-plus`` directory and land by atomic
+replace beneath the workspace (:mod:`.workspace_file`), so a concurrent
+reader sees the old file or the new one, never half of either, and no lock
+file is left behind. A file that is not valid TOML is never rewritten: the
+user fixes it by hand first, told in the loader's words (:mod:`.source`).
+A table the edit adds is set off from its neighbours by a blank line.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,13 +17,13 @@ from typing import Any
 import attrs
 import tomlkit
 import tomlkit.exceptions
-from filelock import FileLock
 from tomlkit.items import InlineTable, Table
 
 from ptc_plus.config.errors import CapabilityIdentityInvalid, ConfigEditRefused, DisclosureValueInvalid
 from ptc_plus.config.model import CONFIG_VERSION, Disclosure, is_well_formed_identity
 from ptc_plus.config.paths import workspace_config_file
-from ptc_plus.config.table_text import without_table
+from ptc_plus.config.table_text import header_path, without_table
+from ptc_plus.config.workspace_file import locked_workspace_file
 
 INHERIT = "inherit"
 """Remove the explicit choice: the capability inherits from the user file, statistics or baseline."""
@@ -42,43 +42,69 @@ def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
     """Set ``[capabilities."<identity>"] disclosure`` to ``full``/``on-demand``/``off``, or remove it (``inherit``).
 
     Idempotent: a second identical call leaves the file byte-for-byte alone.
-    Raises :class:`CapabilityIdentityInvalid`, :class:`DisclosureValueInvalid`
-    or :class:`ConfigEditRefused` (file not TOML, or ``capabilities`` not a table).
+    Raises :class:`CapabilityIdentityInvalid`, :class:`DisclosureValueInvalid`,
+    :class:`ConfigSyntaxError` / :class:`ConfigUnreadable` (the file is not
+    TOML or not readable: the loader's message, with line and column) or
+    :class:`ConfigEditRefused` (``capabilities`` not a table, the workspace or
+    ``.ptc-plus`` unusable, a write failed).
     """
     if not is_well_formed_identity(identity):
         raise CapabilityIdentityInvalid(identity=identity)
     if value != INHERIT and value not in {member.value for member in Disclosure}:
         raise DisclosureValueInvalid(value=value)
     path = workspace_config_file(workspace)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{path}.lock"):
-        try:
-            original = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            original = None
+    with locked_workspace_file(workspace, create=value != INHERIT) as locked:
+        found = locked.read() if locked is not None else None
+        if locked is None or (found is None and value == INHERIT):
+            return EditResult(file=path, changed=False, previous=None)
+        original = found.text if found is not None else None
         doc = _parse(original, path)
         removes_table = value == INHERIT and _is_own_table(doc, identity)
+        adds_table = _adds_table(doc, identity, value)
         previous = _apply(doc, identity, value, path)
         text = tomlkit.dumps(doc)
         if removes_table and original is not None and identity not in doc.get("capabilities", {}):
             text = _keep_neighbour_comments(original, identity, text)
+        if adds_table:
+            text = _set_off(text, ("capabilities", identity))
         if original is not None and text == original:
             return EditResult(file=path, changed=False, previous=previous)
-        if original is None and value == INHERIT:
-            return EditResult(file=path, changed=False, previous=None)
-        _replace(path, text)
+        locked.write(text)
     return EditResult(file=path, changed=True, previous=previous)
 
 
 def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:
+    """``text`` as a tomlkit document; :mod:`.source` has already accepted it, so tomlkit's wording never shows."""
     if text is None:
         doc = tomlkit.document()
         doc["version"] = CONFIG_VERSION
         return doc
     try:
         return tomlkit.parse(text)
-    except tomlkit.exceptions.TOMLKitError as exc:
+    except tomlkit.exceptions.TOMLKitError as exc:  # TOML tomllib accepts and tomlkit does not: not expected
         raise ConfigEditRefused(file=str(path), detail=str(exc)) from None
+
+
+def _adds_table(doc: tomlkit.TOMLDocument, identity: str, value: str) -> bool:
+    """Whether setting ``value`` creates a ``[capabilities."<identity>"]`` table with its own header."""
+    caps: Any = doc.get("capabilities")
+    return value != INHERIT and (caps is None or (isinstance(caps, Table) and identity not in caps))
+
+
+def _set_off(text: str, path: tuple[str, ...]) -> str:
+    """``text`` with a blank line before the header ``[path]`` and before the header that follows its table,
+    where a key line directly precedes them (tomlkit packs a table it adds against its neighbours)."""
+    lines = text.splitlines(keepends=True)
+    headers = [index for index, line in enumerate(lines) if header_path(line) is not None]
+    own = [index for index in headers if header_path(lines[index]) == path]
+    if len(own) != 1:
+        return text
+    following = [index for index in headers if index > own[0]][:1]
+    for index in sorted([*own, *following], reverse=True):
+        above = lines[index - 1] if index > 0 else ""
+        if above.strip() and not above.lstrip().startswith("#"):
+            lines.insert(index, "\n")
+    return "".join(lines)
 
 
 def _apply(doc: tomlkit.TOMLDocument, identity: str, value: str, path: Path) -> str | None:
@@ -132,20 +158,3 @@ def _keep_neighbour_comments(original: str, identity: str, edited: str) -> str:
     except tomllib.TOMLDecodeError:
         return edited
     return candidate if same else edited
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write ``text`` to a sibling temp file, flush it to disk, then rename it over ``path``."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(temp, path.stat().st_mode & 0o777)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise

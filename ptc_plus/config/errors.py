@@ -57,3 +57,9 @@ class CapabilityIdentityInvalid(ConfigError):
     """``set_capability`` got an unusable identity (param: ``identity``)."""
 
     code = "PTC-4022"
+
+
+class ConfigFileExists(ConfigError):
+    """``config init`` would replace an existing file and was not told to (param: ``file``)."""
+
+    code = "PTC-4023"

@@ -32,7 +32,10 @@ class ConfigIssue:
     For a key problem ``code`` is PTC-4010 and ``reason`` names a
     ``config.reason.<reason>`` message; for a file problem (unreadable,
     not TOML, unsupported version) ``code`` is that error's code and
-    ``params`` fill its message.
+    ``params`` fill its message, whose ``detail`` is re-rendered from the
+    ``config.<reason>`` message when ``reason`` is set (our own words, e.g.
+    ``unreadable.not-utf8``; a parser's text has no reason). ``line`` and ``column`` (1-based) say where
+    in the file, when known; messages then name ``file:line:column``.
     """
 
     file: str
@@ -40,6 +43,17 @@ class ConfigIssue:
     code: str = VALUE_INVALID
     reason: str = ""
     params: Mapping[str, str] = attrs.field(factory=dict)
+    line: int | None = None
+    column: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``file``, ``file:line`` or ``file:line:column``: the form terminals and editors link to."""
+        if self.line is None:
+            return self.file
+        if self.column is None:
+            return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}:{self.column}"
 
     @classmethod
     def file_problem(cls, kind: type[ConfigError], file: str, path: str = "", **params: str) -> ConfigIssue:
@@ -52,19 +66,34 @@ class ConfigIssue:
         params = dict(self.params)
         if "expected" in params:
             params["expected"] = message(f"config.type.{params['expected']}", lang)
-        return message(f"config.reason.{self.reason}", lang, **params)
+        reason = self.reason
+        if reason == "unknown-key" and "suggestion" in params:
+            reason = "unknown-key-suggestion"
+        return message(f"config.reason.{reason}", lang, **params)
 
     def message(self, lang: str | None = None) -> str:
         """The full localized message naming file, key path and reason."""
         if self.code != VALUE_INVALID:
-            return message(f"error.{self.code}", lang, file=self.file, **self.params)
-        return message(f"error.{self.code}", lang, file=self.file, path=self.path, reason=self.reason_text(lang))
+            params = dict(self.params)
+            if self.reason:  # a file problem whose detail is one of ours, not a library's text
+                params["detail"] = message(f"config.{self.reason}", lang, **self.params)
+            return message(f"error.{self.code}", lang, **{**params, "file": self.where})
+        return message(f"error.{self.code}", lang, file=self.where, path=self.path, reason=self.reason_text(lang))
 
     def to_error(self) -> ConfigError:
         """The issue as a raisable error with the same code."""
         if self.code != VALUE_INVALID:
-            return _FILE_ERRORS.get(self.code, ConfigError)(self.code, file=self.file, **self.params)
-        return ConfigValueInvalid(file=self.file, path=self.path, reason=self.reason_text("en"))
+            return _FILE_ERRORS.get(self.code, ConfigError)(self.code, **{**self.params, "file": self.where})
+        return ConfigValueInvalid(file=self.where, path=self.path, reason=self.reason_text("en"))
 
-    def to_json(self, lang: str | None = None) -> dict[str, str]:
-        return {"code": self.code, "file": self.file, "path": self.path, "message": self.message(lang)}
+    def to_json(self, lang: str | None = None) -> dict[str, str | int | None]:
+        """``{"code", "file", "line", "column", "path", "reason", "message"}``; ``line``/``column`` may be null."""
+        return {
+            "code": self.code,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "path": self.path,
+            "reason": self.reason,
+            "message": self.message(lang),
+        }

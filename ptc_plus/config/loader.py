@@ -7,7 +7,6 @@ still counts. Call :meth:`LoadedConfig.raise_if_invalid` for a strict load.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,12 +14,14 @@ from typing import Any
 import attrs
 
 from ptc_plus.config.converter import CONVERTER
-from ptc_plus.config.errors import ConfigInvalid, ConfigSyntaxError, ConfigUnreadable
+from ptc_plus.config.errors import ConfigInvalid
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.keypath import join
+from ptc_plus.config.locate import key_positions, locate
 from ptc_plus.config.model import DEFAULT_CAPS, PtcConfig, RuntimeCaps
 from ptc_plus.config.paths import user_config_file, workspace_config_file
 from ptc_plus.config.revision import config_revision
+from ptc_plus.config.source import read_config
 from ptc_plus.config.tighten import tighten_only
 from ptc_plus.config.validate import WHOLE_FILE, CleanLayer, GateBlocker, clean_layer, unusable_layer
 
@@ -62,18 +63,13 @@ def read_layer(path: Path, caps: RuntimeCaps = DEFAULT_CAPS, *, tighten_only: bo
 
 
 def _read(path: Path, caps: RuntimeCaps) -> CleanLayer | None:
-    file = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+    found = read_config(path)
+    if found is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        return unusable_layer(ConfigIssue.file_problem(ConfigUnreadable, file, detail=str(exc)))
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return unusable_layer(ConfigIssue.file_problem(ConfigSyntaxError, file, detail=str(exc)))
-    return clean_layer(raw, file, caps)
+    if isinstance(found, ConfigIssue):
+        return unusable_layer(found)
+    layer = clean_layer(found.data, found.file, caps)
+    return attrs.evolve(layer, positions=key_positions(found.text))
 
 
 def load_config(
@@ -121,6 +117,7 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
         )
     if statistics_invalid:
         config = attrs.evolve(config, statistics=attrs.evolve(stats, enabled=False))
+    issues = [_placed(issue, layers) for issue in issues]
     return LoadedConfig(
         config=config,
         revision=config_revision(config),
@@ -128,8 +125,17 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
         issues=tuple(issues),
         origins=origins,
         statistics_disabled=statistics_invalid,
-        gate_blockers=_gate_blockers(layers),
+        gate_blockers=tuple(attrs.evolve(b, issue=_placed(b.issue, layers)) for b in _gate_blockers(layers)),
     )
+
+
+def _placed(issue: ConfigIssue, layers: Sequence[CleanLayer]) -> ConfigIssue:
+    """``issue`` with the line and column of its key, when its file was read and the key is written there."""
+    if issue.line is not None or not issue.path:
+        return issue
+    positions = next((layer.positions for layer in layers if layer.file == issue.file), {})
+    where = locate(positions, issue.path)
+    return attrs.evolve(issue, line=where.line, column=where.column) if where else issue
 
 
 def _merge(

@@ -11,10 +11,28 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
 from ptc_plus.sandbox_policy import SandboxPolicy
+
+HELP = "help"
+"""Field metadata: the one-line explanation of a key (starter file, reference, schema)."""
+ENV = "env"
+"""Field metadata: the environment variable that overrides a ``[gate]`` key (SPEC §5)."""
+TIGHTEN_ONLY = "tighten_only"
+"""Field metadata: a workspace file may only tighten this key (ADR 0045, :mod:`.tighten`)."""
+EXAMPLE = "example"
+"""Field metadata: a value to show, commented out, for a key that is not set by default."""
+LIMITS = "limits"
+"""Field metadata: JSON Schema bounds of a number (``minimum``, ``exclusiveMinimum``, ``maximum``)."""
+
+
+def _key(default: object, help: str, **extra: object) -> Any:
+    """A config key: its default and the facts the reference and the schema are generated from."""
+    return attrs.field(default=default, metadata={HELP: help, **extra})
+
 
 CONFIG_VERSION = 1
 """The config format this plugin reads and writes (the top-level ``version`` key)."""
@@ -39,6 +57,9 @@ class Presentation(enum.StrEnum):
     """No PTC at all: the host's own provision, nothing injected."""
 
 
+_POSITIVE = {"exclusiveMinimum": 0}
+
+
 @attrs.frozen(kw_only=True)
 class GateSection:
     """``[gate]``: the §5 settings in their *raw* environment-variable shape.
@@ -49,14 +70,36 @@ class GateSection:
     rules. ``None`` means "not set in any file".
     """
 
-    mode: str | None = None
-    user_allowlist: str | None = None
-    toolset_allowlist: str | None = None
-    toolset_blocklist: str | None = None
-    rollout_percent: str | None = None
-    rollout_salt: str | None = None
-    debug: str | None = None
-    sequential: str | None = None
+    mode: str | None = _key(
+        None, "on (default), off (kill switch) or partial (only allowlisted users)", env="PTC_MODE", example="on"
+    )
+    user_allowlist: str | None = _key(
+        None, "users who get PTC under mode = partial", env="PTC_USER_ALLOWLIST", example=["alice"]
+    )
+    toolset_allowlist: str | None = _key(
+        None, "when set, every toolset of a session must be listed", env="PTC_TOOLSET_ALLOWLIST", example=["host"]
+    )
+    toolset_blocklist: str | None = _key(
+        None, "toolsets that turn PTC off (wins over the allowlist)", env="PTC_TOOLSET_BLOCKLIST", example=["mcp"]
+    )
+    rollout_percent: str | None = _key(
+        None,
+        "share of users (0-100, default 100) who get PTC, by a stable hash",
+        env="PTC_ROLLOUT_PERCENT",
+        example=100,
+    )
+    rollout_salt: str | None = _key(
+        None, "salt of the rollout hash (default ptc-rollout)", env="PTC_ROLLOUT_SALT", example="ptc-rollout"
+    )
+    debug: str | None = _key(
+        None,
+        "title filter: opt-in (title must contain useptc) or opt-out (nonptc turns it off)",
+        env="PTC_DEBUG",
+        example="opt-in",
+    )
+    sequential: str | None = _key(
+        None, "true: a program's nested calls run one at a time", env="PTC_SEQUENTIAL", example=False
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -70,17 +113,24 @@ class ManagementSection:
     kept, but never beyond this (ADR 0047). ``None``: unknown, no such limit.
     """
 
-    enabled: bool = False
-    budget_tokens: int = 8000
-    baseline: tuple[str, ...] = ()
-    context_tokens: int | None = None
+    enabled: bool = _key(False, "manage capabilities: plan which contracts the model sees in full")
+    budget_tokens: int = _key(8000, "token budget for the contracts shown in full", limits={"minimum": 0})
+    baseline: tuple[str, ...] = _key((), "common capabilities, most important first (source:member identities)")
+    context_tokens: int | None = _key(
+        None,
+        "the model's real context size; explicit full choices never exceed it",
+        limits={"minimum": 1},
+        example=200000,
+    )
 
 
 @attrs.frozen(kw_only=True)
 class CapabilityChoice:
     """``[capabilities."<identity>"]``: an explicit disclosure for one capability."""
 
-    disclosure: Disclosure
+    disclosure: Disclosure = attrs.field(
+        metadata={HELP: "full (whole contract), on-demand (name only, looked up when used) or off"}
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -92,10 +142,14 @@ class StatisticsSection:
     coverage is at least ``threshold`` (a fraction in ``[0, 1]``).
     """
 
-    enabled: bool = True
-    window: int = 20
-    min_samples: int = 5
-    threshold: float = 0.3
+    enabled: bool = _key(True, "let usage statistics vote in new plans")
+    window: int = _key(20, "how many recent families a scope's statistics look at", limits={"minimum": 1})
+    min_samples: int = _key(
+        5, "eligible families needed before statistics vote (at most window)", limits={"minimum": 1}
+    )
+    threshold: float = _key(
+        0.3, "coverage (0-1) a capability needs to be backed by statistics", limits={"minimum": 0, "maximum": 1}
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -107,15 +161,26 @@ class RuntimeSection:
     guards), so a workspace file may set it either way.
     """
 
-    presentation: Presentation = Presentation.PTC
-    policy: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
-    network: bool = False
-    timeout_s: float = 120.0
-    max_output_bytes: int = 64 * 1024 * 1024
-    memory_bytes: int = 512 * 1024 * 1024
-    max_message_bytes: int = 128 * 1024 * 1024
-    max_pending_calls: int = 128
-    termination_grace_s: float = 3.0
+    presentation: Presentation = attrs.field(
+        default=Presentation.PTC,
+        metadata={HELP: "ptc (code mode), both (code mode and full tools offered directly) or native (no PTC)"},
+    )
+    policy: SandboxPolicy = attrs.field(
+        default=SandboxPolicy.WORKSPACE_WRITE,
+        metadata={
+            HELP: "what a program may touch: read-only, workspace-write or danger-full-access",
+            TIGHTEN_ONLY: True,
+        },
+    )
+    network: bool = _key(False, "whether a program may use the network", tighten_only=True)
+    timeout_s: float = _key(120.0, "seconds a run may take", limits=_POSITIVE)
+    max_output_bytes: int = _key(64 * 1024 * 1024, "bytes of output a run may print", limits=_POSITIVE)
+    memory_bytes: int = _key(512 * 1024 * 1024, "memory a run may use, in bytes", limits=_POSITIVE)
+    max_message_bytes: int = _key(
+        128 * 1024 * 1024, "largest message between program and host, in bytes", limits=_POSITIVE
+    )
+    max_pending_calls: int = _key(128, "nested calls a program may have in flight at once", limits=_POSITIVE)
+    termination_grace_s: float = _key(3.0, "seconds a stopped run gets to exit before it is killed", limits=_POSITIVE)
 
 
 @attrs.frozen(kw_only=True)
@@ -137,7 +202,7 @@ DEFAULT_CAPS = RuntimeCaps()
 class PtcConfig:
     """The effective configuration: workspace file over user file over defaults, per key."""
 
-    version: int = CONFIG_VERSION
+    version: int = _key(CONFIG_VERSION, "the config format version; this plugin reads 1")
     gate: GateSection = GateSection()
     management: ManagementSection = ManagementSection()
     capabilities: Mapping[str, CapabilityChoice] = attrs.field(factory=dict)

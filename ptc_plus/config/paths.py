@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -9,6 +10,13 @@ from pathlib import Path
 FILE_NAME = "config.toml"
 WORKSPACE_DIR = ".ptc-plus"
 APP_DIR = "ptc-plus"
+
+
+class Scope(enum.StrEnum):
+    """Which config file: the user's own, or a workspace's."""
+
+    USER = "user"
+    WORKSPACE = "workspace"
 
 
 def workspace_config_file(workspace: Path) -> Path:

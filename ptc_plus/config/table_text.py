@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def _header(line: str) -> tuple[str, ...] | None:
+def header_path(line: str) -> tuple[str, ...] | None:
     """The key path of a standard table header line (``[a."b"]  # note``), else ``None``."""
     stripped = line.strip()
     if not stripped.startswith("[") or stripped.startswith("[["):
@@ -43,8 +43,8 @@ def _blank(line: str) -> bool:
 def without_table(text: str, path: Sequence[str]) -> str | None:
     """``text`` without the table whose header is ``[path]``; ``None`` unless that header occurs exactly once."""
     lines = text.splitlines(keepends=True)
-    headers = [index for index, line in enumerate(lines) if _header(line) is not None]
-    found = [index for index in headers if _header(lines[index]) == tuple(path)]
+    headers = [index for index, line in enumerate(lines) if header_path(line) is not None]
+    found = [index for index in headers if header_path(lines[index]) == tuple(path)]
     if len(found) != 1:
         return None
     start = found[0]

@@ -12,8 +12,9 @@ stricter consequences, decided here and applied by the loader:
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -24,6 +25,7 @@ from ptc_plus.config import keypath
 from ptc_plus.config.converter import CONVERTER, Rejected
 from ptc_plus.config.errors import ConfigVersionUnsupported
 from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.locate import Position
 from ptc_plus.config.model import (
     CONFIG_VERSION,
     SECTIONS,
@@ -69,6 +71,15 @@ class CleanLayer:
     gate_invalid: tuple[GateBlocker, ...] = ()
     tighten_only: bool = False
     """A workspace file: its sandbox keys may only tighten what lower layers grant (ADR 0045)."""
+    positions: Mapping[tuple[str, ...], Position] = attrs.field(factory=dict)
+    """Where each key is written in the file (:func:`.locate.key_positions`), to place its issues."""
+
+
+def unknown_key(file: str, path: str, name: str, known: Iterable[str]) -> ConfigIssue:
+    """An ``unknown-key`` issue for ``name`` at ``path``; ``params["suggestion"]`` is the closest known
+    name when one is close enough ("did you mean")."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return ConfigIssue(file=file, path=path, reason="unknown-key", params={"suggestion": close[0]} if close else {})
 
 
 def unusable_layer(issue: ConfigIssue) -> CleanLayer:
@@ -97,7 +108,7 @@ def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLa
                 issues.append(ConfigIssue(file=file, path="version", reason="type", params={"expected": "integer"}))
             continue
         if key not in SECTIONS:
-            issues.append(ConfigIssue(file=file, path=keypath.join(key), reason="unknown-key"))
+            issues.append(unknown_key(file, keypath.join(key), key, ("version", *SECTIONS)))
             continue
         if not isinstance(value, dict):
             issue = ConfigIssue(file=file, path=key, reason="type", params={"expected": "table"})
@@ -123,7 +134,7 @@ def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLa
     )
 
 
-def _issues_from(exc: BaseException, root: str, file: str) -> Iterator[tuple[str, ConfigIssue]]:
+def _issues_from(exc: BaseException, kind: type[Any], root: str, file: str) -> Iterator[tuple[str, ConfigIssue]]:
     """(top-level field, issue) pairs for every problem cattrs recorded under ``root``."""
     recorded: list[BaseException] = []
 
@@ -136,7 +147,8 @@ def _issues_from(exc: BaseException, root: str, file: str) -> Iterator[tuple[str
         problem = recorded[int(index)]
         if isinstance(problem, ForbiddenExtraKeysError):
             for name in sorted(problem.extra_fields):
-                yield name, ConfigIssue(file=file, path=f"{path}.{keypath.toml_key(name)}", reason="unknown-key")
+                known = [field.name for field in attrs.fields(kind)]
+                yield name, unknown_key(file, f"{path}.{keypath.toml_key(name)}", name, known)
             continue
         field = path[len(root) + 1 :].split(".")[0].split("[")[0]
         if isinstance(problem, Rejected):
@@ -162,7 +174,7 @@ def _structured(
         try:
             value = CONVERTER.structure(data, kind)
         except Exception as exc:  # cattrs raises ClassValidationError or a bare hook error
-            found = [(field, issue) for field, issue in _issues_from(exc, root, file) if field not in dropped]
+            found = [(field, issue) for field, issue in _issues_from(exc, kind, root, file) if field not in dropped]
             if not found:  # only a required key we dropped is missing: nothing usable is left
                 break
             issues.extend(issue for _, issue in found)
@@ -200,7 +212,7 @@ def _check_gate(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[di
         path = keypath.join("gate", key)
         shaped = _environment_shape(value)
         if key not in _GATE_KEYS:
-            issues.append(ConfigIssue(file=file, path=path, reason="unknown-key"))
+            issues.append(unknown_key(file, path, key, sorted(_GATE_KEYS)))
         elif shaped is None:
             issues.append(ConfigIssue(file=file, path=path, reason="type", params={"expected": "scalar-or-array"}))
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ptc_plus.demo.errors import DemoWorkspaceInUse, DemoWorkspaceNotADirectory
 from ptc_plus.demo.run import run_demo
 
-__all__ = ["run_demo"]
+__all__ = ["DemoWorkspaceInUse", "DemoWorkspaceNotADirectory", "run_demo"]

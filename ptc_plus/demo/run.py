@@ -1,33 +1,30 @@
 """Run the demo: a complete scripted session on the reference host, printed step by step.
 
-The model's script depends on what the session got: with code mode on, one
-``run_code`` program does the work; when the gate or the sandbox keeps it off,
-the native script calls the tools one by one — and the demo says why.
+No model is called: the demo says so first. The model's script depends on
+what the session got: with code mode on, one ``run_code`` program does the
+work; when the gate or the sandbox keeps it off, the native script calls the
+tools one by one — and the demo says why, in words. What the scripted model
+says is written from the tool results (:mod:`ptc_plus.demo.scripted_model`).
 """
 
 from __future__ import annotations
 
-import importlib.resources
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
-from hookspecs.reference import ReferenceHost, ScriptedModel, Session
+from hookspecs.reference import ReferenceHost, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
-from ptc_plus.demo.workspace import seed_workspace
+from ptc_plus.demo.scripted_model import DemoModel
+from ptc_plus.demo.workspace import demo_workspace
 from ptc_plus.i18n import message
 from ptc_plus.plugin import controller
 
 Printer = Callable[[str], None]
 
 DEMO_USER = "demo-user"
-
-
-def _script(name: str) -> ScriptedModel:
-    path = Path(str(importlib.resources.files("ptc_plus.demo").joinpath(name)))
-    return ScriptedModel.from_jsonl(path)
 
 
 def _short(value: object, limit: int = 160) -> str:
@@ -58,7 +55,9 @@ def _print_environment(session: Session, out: Printer) -> bool:
     out(
         message(
             "demo.environment",
-            ptc=message("demo.on") if environment.ptc else message("demo.off", reason=environment.native_reason),
+            ptc=message("demo.on")
+            if environment.ptc
+            else message("demo.off", reason=native_reason_words(environment.native_reason)),
             full=counts[Disclosure.FULL],
             on_demand=counts[Disclosure.ON_DEMAND],
             off=counts[Disclosure.OFF],
@@ -73,21 +72,55 @@ def _print_environment(session: Session, out: Printer) -> bool:
     return environment.ptc
 
 
+def native_reason_words(token: str, lang: str | None = None) -> str:
+    """Why code mode is off, in words: the environment's stable token (``gate:<reason>``,
+    ``sandbox-unavailable``, ``presentation``) is for logs, never for the demo's reader."""
+    if token.startswith("gate:"):
+        gate_reason = token.removeprefix("gate:")
+        try:
+            why = message(f"gate.reason.{gate_reason}", lang)
+        except KeyError:  # a gate reason newer than this demo: still say it is the gate
+            why = gate_reason
+        return message("demo.native.gate", lang, reason=why)
+    if token == "sandbox-unavailable":
+        return message("demo.native.sandbox-unavailable", lang)
+    if token == "presentation":
+        return message("demo.native.presentation", lang)
+    return message("demo.native.other", lang)
+
+
 def loaded_plugins(host: ReferenceHost) -> list[str]:
     """Names of the plugins the host actually loaded (a blocked name is registered as ``None``: left out)."""
     return sorted(name for name, plugin in host.facade.pm.list_name_plugin() if plugin is not None)
 
 
-async def run_demo(workspace: Path, out: Printer = print) -> int:
-    """Run the scripted session in ``workspace`` and print what happened; returns the exit code."""
-    workspace.mkdir(parents=True, exist_ok=True)
-    seed_workspace(workspace)
-    out(message("demo.workspace", path=str(workspace)))
+async def run_demo(workspace: Path | None = None, out: Printer = print) -> int:
+    """Run the scripted session and print what happened; returns the exit code.
+
+    With ``workspace`` None the demo runs in a temporary directory it removes
+    however it ends; a given directory must be empty or a previous demo's
+    (else :class:`~ptc_plus.demo.errors.DemoWorkspaceInUse` or
+    :class:`~ptc_plus.demo.errors.DemoWorkspaceNotADirectory`, before anything is written).
+    """
+    with demo_workspace(workspace) as (root, temporary):
+        out(message("demo.scripted"))
+        out(message("demo.workspace-temporary" if temporary else "demo.workspace", path=str(root)))
+        requests = await _session(root, out)
+        out(message("demo.model-requests", count=requests))
+    if temporary:
+        out(message("demo.workspace-removed", path=str(root)))
+    return 0
+
+
+async def _session(workspace: Path, out: Printer) -> int:
+    """The demo session, then its resume; returns how many requests the scripted model got."""
     async with ReferenceHost(workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER) as host:
         out(message("demo.plugins", names=", ".join(loaded_plugins(host))))
-        session = await host.start_session(title="demo", model=_script("ptc.jsonl"))
+        model = DemoModel.named("ptc.jsonl")
+        session = await host.start_session(title="demo", model=model)
         if not _print_environment(session, out):
-            session.model = _script("native.jsonl")
+            model = DemoModel.named("native.jsonl")
+            session.model = model
         out(message("demo.prompt-sections"))
         for section in session.prompt_sections():
             out(f"  [{section.order:>3} {section.name}] {_short(section.text, 110)}")
@@ -111,10 +144,7 @@ async def run_demo(workspace: Path, out: Printer = print) -> int:
                 continue
             out(f"{line} [{receipt.status.value}] " + _short(receipt.text.replace("\n", "; "), 200))
         session_id = session.agent.session_id
-        assert session.model is not None
-        requests = len(getattr(session.model, "requests", ()))
     async with ReferenceHost(workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER) as host:
         resumed = await host.resume_session(session_id)
         out(message("demo.resumed", events=len(resumed.log.events), visible=len(resumed.surface.entries)))
-    out(message("demo.model-requests", count=requests))
-    return 0
+    return len(model.requests)

@@ -1,8 +1,25 @@
-"""Seed files for the demo workspace."""
+"""Where the demo runs: a temporary directory it removes, or a directory it may claim, seeded with files.
+
+A directory given by the user is used only when it is empty or carries the
+marker a previous demo left; the demo seeds files, writes a session log and a
+notes database there, and must not do that in a directory that holds
+something else.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+from ptc_plus.demo.errors import DemoWorkspaceInUse, DemoWorkspaceNotADirectory
+
+MARKER = ".ptc-plus-demo"
+"""The file that says a directory was made by the demo (so a later demo may run there again)."""
+
+MARKER_TEXT = "This directory was made by `ptc-plus demo`; a later demo may run here again.\n"
 
 DEMO_CONFIG = """\
 # PTC Plus settings for this demo workspace (seeded by `ptc-plus demo`; edit freely,
@@ -36,3 +53,44 @@ def seed_workspace(root: Path) -> None:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+
+
+def claim_workspace(root: Path) -> None:
+    """Mark ``root`` as the demo's, if it may be: an empty directory, or one a previous demo marked.
+
+    A missing ``root`` is not made (a mistyped path must not become a
+    workspace). Raises :class:`DemoWorkspaceNotADirectory` for anything that
+    is not a directory and :class:`DemoWorkspaceInUse` when it holds anything the demo
+    did not make. Nothing is written when it refuses.
+    """
+    if not root.is_dir():
+        raise DemoWorkspaceNotADirectory(path=str(root))
+    marker = root / MARKER
+    if marker.is_file():
+        return
+    if any(root.iterdir()):
+        raise DemoWorkspaceInUse(path=str(root))
+    marker.write_text(MARKER_TEXT, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def demo_workspace(root: Path | None) -> Iterator[tuple[Path, bool]]:
+    """The claimed, seeded workspace and whether it is temporary.
+
+    With ``root`` None a temporary directory is made and removed on the way
+    out, however the demo ends (error, Ctrl-C included). A given ``root`` is
+    claimed (:func:`claim_workspace`) and kept.
+    """
+    if root is not None:
+        root = root.resolve()
+        claim_workspace(root)
+        seed_workspace(root)
+        yield root, False
+        return
+    temporary = Path(tempfile.mkdtemp(prefix="ptc-plus-demo-")).resolve()
+    try:
+        claim_workspace(temporary)
+        seed_workspace(temporary)
+        yield temporary, True
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)

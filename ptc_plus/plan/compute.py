@@ -143,8 +143,8 @@ def _entry(
 
 
 def _statistics_state(plan_input: PlanInput) -> StatisticsVote:
-    if plan_input.statistics is StatisticsVote.CORRUPT:
-        return StatisticsVote.CORRUPT
+    if plan_input.statistics in (StatisticsVote.CORRUPT, StatisticsVote.INVALID):
+        return plan_input.statistics
     if not plan_input.config.statistics.enabled:
         return StatisticsVote.DISABLED
     return plan_input.statistics

@@ -58,7 +58,10 @@ class StatisticsVote(enum.StrEnum):
 
     USABLE = "usable"
     DISABLED = "disabled"
-    """Switched off in config, or disabled by an invalid ``[statistics]`` section."""
+    """Switched off in config (``[statistics] enabled = false``)."""
+    INVALID = "invalid"
+    """A config problem took the vote away: a bad ``[statistics]`` key, or a config file that could not be
+    read at all (ADR 0033). Never reported as "disabled by the config": the config said no such thing."""
     CORRUPT = "corrupt"
     """The store could not be read: statistics lose their vote, nothing else changes."""
     UNAVAILABLE = "unavailable"

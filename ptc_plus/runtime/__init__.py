@@ -4,7 +4,8 @@ Public surface: :func:`run_code_definition` (the tool a host registers),
 :class:`CodeRuntime` (runs programs; close it on unload), :class:`RunLimits`
 and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 :class:`OutcomeKind` (what a run settles to), :data:`DiscoveryProvider`
-(what ``run_code_definition(discovery=...)`` takes), and what the session needs
+(what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
+(what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
 besides: the errors it reports and the sandbox probe. Other packages import these
 names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the
 code that runs inside the child process and imports the standard library only.
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider
-from ptc_plus.runtime.errors import InvalidLimits, UnknownToolSet
+from ptc_plus.runtime.errors import InvalidLimits
+from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.run_limits import RunLimits, limits_from_environment, resolve_timeout
 from ptc_plus.runtime.sandbox import probe as probe_sandbox
@@ -28,11 +30,11 @@ __all__ = [
     "InvalidLimits",
     "LogEntry",
     "OutcomeKind",
+    "OutputObserver",
     "RunFailure",
     "RunLimits",
     "RunOutcome",
     "SandboxPolicy",
-    "UnknownToolSet",
     "limits_from_environment",
     "probe_sandbox",
     "resolve_timeout",

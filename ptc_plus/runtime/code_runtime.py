@@ -16,6 +16,7 @@ from ptc_plus.runtime.discovery import DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable, RuntimeClosed
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.launcher import Launcher
+from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import RunOutcome
 from ptc_plus.runtime.protected import protected_paths
 from ptc_plus.runtime.run import ProgramRun, RunRequest
@@ -30,11 +31,22 @@ class CodeRuntime:
     workspace (the plugin hands in its ``.ptc-plus``): relative to the
     workspace, protected like the host's ``protected_paths`` on every run. The
     runtime knows no config of its own (ADR 0057).
+
+    ``observer`` sees every run's output as it arrives, exactly the text the
+    outcome's logs will hold (``ptc-plus exec`` streams it to a terminal,
+    ADR 0064); what a run returns is the same with or without one.
     """
 
-    def __init__(self, limits: RunLimits | None = None, *, owner_paths: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        limits: RunLimits | None = None,
+        *,
+        owner_paths: Sequence[str] = (),
+        observer: OutputObserver | None = None,
+    ) -> None:
         self.limits = limits or RunLimits()
         self.owner_paths = tuple(owner_paths)
+        self.observer = observer
         self._launcher = Launcher(self.limits)
         self._live: dict[asyncio.Event, asyncio.Future[None]] = {}
         self._closed = False
@@ -85,6 +97,7 @@ class CodeRuntime:
                 timeout=timeout or ResolvedTimeout(seconds=self.limits.timeout_s),
                 protected=self._protected.get(workspace, ()),
                 discovery=DiscoveryUnavailable() if discovery is None else discovery,
+                observer=self.observer,
             )
             return await ProgramRun(request, self._launcher, lane, abort).execute()
         finally:

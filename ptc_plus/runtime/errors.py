@@ -8,7 +8,7 @@ a :class:`~ptc_plus.runtime.outcome.RunFailure` with one of the outcome kinds
 
 from __future__ import annotations
 
-from ptc_plus.errors import PtcError, UsageError
+from ptc_plus.errors import PtcError
 
 
 class InvalidLimits(PtcError):
@@ -29,10 +29,8 @@ class RuntimeClosed(PtcError):
     code = "PTC-2003"
 
 
-class UnknownToolSet(UsageError):
-    """``ptc-plus exec --tools`` names no tool set that can be loaded (a usage error: exit code 2)."""
-
-    code = "PTC-2004"
+# PTC-2004 (a ``--tools`` value naming no tool set) is retired: every command reads ``--tools`` through
+# ``ptc_plus.sdk.load_tool_set``, whose errors are PTC-3001 and PTC-3002 (ADR 0064).
 
 
 class DiscoveryUnavailable(PtcError):

@@ -15,12 +15,18 @@ logs, and cuts what does not fit instead of refusing it: a message keeps its
 start, a traceback its start and end, and a marker says how many characters
 were cut. The child cuts too (so its ``done`` frame stays small), but it is
 not trusted to: the host cuts whatever it receives.
+
+An :data:`OutputObserver` sees each piece of text as the ledger keeps it
+(ADR 0064): exactly what the result will carry, in order, as it arrives, and
+nothing over the budget. It only watches: the result is the same with or
+without one.
 """
 
 from __future__ import annotations
 
 import codecs
 import functools
+import logging
 import re
 from collections.abc import Callable
 
@@ -33,14 +39,21 @@ from ptc_plus.runtime.worker.foreign import NAME_CHARS
 
 _ENTRY_OVERHEAD = len(b'{"stream":"","text":""},')
 
+_log = logging.getLogger(__name__)
+
+OutputObserver = Callable[[str, str], None]
+"""Called with ``(stream, text)`` for each piece of output the ledger keeps, on the event loop, as it
+arrives. It should return quickly; if it raises, the error is logged and the observer is dropped."""
+
 
 class OutputBudgetExceeded(Exception):
     pass
 
 
 class HostLedger:
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, observer: OutputObserver | None = None) -> None:
         self.max_bytes = max_bytes
+        self._observer = observer
         self.used = 2  # the enclosing brackets
         self._entries: list[tuple[str, list[str]]] = []
         self._decoders = {
@@ -60,6 +73,16 @@ class HostLedger:
             self._entries[-1][1].append(text)
         else:
             self._entries.append((stream, [text]))
+        if self._observer is not None:
+            self._notify(self._observer, stream, text)
+
+    def _notify(self, observer: OutputObserver, stream: str, text: str) -> None:
+        try:
+            observer(stream, text)
+        except Exception as error:
+            # Whoever watches (a terminal that went away) must not change the run or its result.
+            _log.warning("output observer failed (%s: %s); it sees no more of this run", type(error).__name__, error)
+            self._observer = None
 
     def add_raw(self, stream: str, data: bytes, final: bool = False) -> None:
         """Raw descriptor output; UTF-8 decoded incrementally (invalid bytes replaced)."""

@@ -44,7 +44,7 @@ from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
-from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded
+from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded, OutputObserver
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.process import ChildGone, WorkerProcess
 from ptc_plus.runtime.protocol import (
@@ -79,6 +79,8 @@ class RunRequest:
     protected: tuple[Path, ...] = ()
     """Existing paths inside the workspace bound read-only under a confined policy (ADR 0040)."""
     discovery: DiscoverySource = attrs.field(factory=DiscoveryUnavailable, eq=False)
+    observer: OutputObserver | None = attrs.field(default=None, eq=False)
+    """Sees the output the ledger keeps as it arrives (ADR 0064); the outcome does not depend on it."""
 
 
 class ProgramRun:
@@ -92,7 +94,7 @@ class ProgramRun:
         self._launcher = launcher
         self._lane = lane
         self._cancelled = cancelled or asyncio.Event()
-        self._ledger = HostLedger(self._limits.max_output_bytes)
+        self._ledger = HostLedger(self._limits.max_output_bytes, request.observer)
         self._names = frozenset(request.tool_names)
         self._next_id = 1
         self._pending: dict[int, int] = {}

@@ -6,23 +6,40 @@ The text only *describes* the tools; the host still validates every call.
 from __future__ import annotations
 
 from ptc_plus.sdk.declarations import TypeDecl, TypeExpr
-from ptc_plus.sdk.errors import InvalidToolsFile
+from ptc_plus.sdk.errors import (
+    InvalidToolsFile,
+    ToolFactoryResult,
+    ToolModuleNotFound,
+    ToolNotImplemented,
+    ToolSetNotRecognized,
+    ToolSetUnavailable,
+)
 from ptc_plus.sdk.literals import one_line
 from ptc_plus.sdk.module import Sdk, assemble, distinct_types, module_text, qualifier, render_sdk, settle
 from ptc_plus.sdk.naming import is_identifier, to_identifier, unique_identifiers, words
 from ptc_plus.sdk.stub import Parameter, RenderedTool, render_tool
+from ptc_plus.sdk.tool_source import DEMO_TOOL_SET, ToolSet, ToolSetKind, load_tool_set
 from ptc_plus.sdk.tools_file import load_tool_specs
 
 __all__ = [
+    "DEMO_TOOL_SET",
     "InvalidToolsFile",
     "Parameter",
     "RenderedTool",
     "Sdk",
+    "ToolFactoryResult",
+    "ToolModuleNotFound",
+    "ToolNotImplemented",
+    "ToolSet",
+    "ToolSetKind",
+    "ToolSetNotRecognized",
+    "ToolSetUnavailable",
     "TypeDecl",
     "TypeExpr",
     "assemble",
     "distinct_types",
     "is_identifier",
+    "load_tool_set",
     "load_tool_specs",
     "module_text",
     "one_line",

@@ -11,5 +11,21 @@ from ptc_plus.session.controller import PtcController
 from ptc_plus.session.membership import effective_snapshot
 from ptc_plus.session.provision import session_plan
 from ptc_plus.session.report import command_specs, plan_lines
+from ptc_plus.session.session_limits import (
+    ConfiguredLimits,
+    PolicyLooserThanConfig,
+    configured_limits,
+    tighten_policy,
+)
 
-__all__ = ["PtcController", "command_specs", "effective_snapshot", "plan_lines", "session_plan"]
+__all__ = [
+    "ConfiguredLimits",
+    "PolicyLooserThanConfig",
+    "PtcController",
+    "command_specs",
+    "configured_limits",
+    "effective_snapshot",
+    "plan_lines",
+    "session_plan",
+    "tighten_policy",
+]

@@ -7,19 +7,18 @@ run limits, the host's view and skills, and the gate are read here, once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import attrs
 
 from hookspecs import AgentRef, HostServices, SessionInfo, SkillSpec, ToolSpec
 from ptc_plus.capabilities import Catalog, build_catalog
-from ptc_plus.config import LoadedConfig, load_config
-from ptc_plus.gate import GateDecision, evaluate_gate, resolve_gate_settings
+from ptc_plus.config import LoadedConfig
+from ptc_plus.gate import GateDecision, evaluate_gate
 from ptc_plus.i18n import message
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment, GateSummary
-from ptc_plus.session.session_limits import SessionLimits, session_limits
+from ptc_plus.session.session_limits import SessionLimits, config_diagnostics, configured_limits
 
 
 @attrs.frozen(kw_only=True)
@@ -45,10 +44,7 @@ class Today:
 
     def diagnostics(self) -> list[str]:
         """Every config issue, then why configured run limits were not used (if they were not)."""
-        found = [message("ptc.report.config-issue", issue=issue.message()) for issue in self.loaded.issues]
-        if self.configured.diagnostic is not None:
-            found.append(self.configured.diagnostic)
-        return found
+        return config_diagnostics(self.loaded, self.configured)
 
 
 def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
@@ -58,8 +54,8 @@ def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
 
 def read_today(services: HostServices, info: SessionInfo) -> Today:
     """Read config and run limits, the host's view and skills, and evaluate the gate, for ``info``."""
-    loaded = load_config(info.workspace)
-    settings = resolve_gate_settings(os.environ, loaded)
+    configured = configured_limits(info.workspace)
+    loaded, settings = configured.loaded, configured.gate
     view = host_view(services, info.agent)
     skills = services.skills(info.agent)
     decision = evaluate_gate(
@@ -67,7 +63,7 @@ def read_today(services: HostServices, info: SessionInfo) -> Today:
     )
     return Today(
         loaded=loaded,
-        configured=session_limits(loaded.config.runtime, settings),
+        configured=configured.session,
         skills=skills,
         catalog=build_catalog(tools=view, skills=skills),
         decision=decision,

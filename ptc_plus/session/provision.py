@@ -69,7 +69,8 @@ def session_plan(
             candidates=candidates(catalog, counter),
             config=loaded.config,
             config_revision=loaded.revision,
-            statistics=statistics,
+            # A config problem switched statistics off: say so, not "disabled by the config".
+            statistics=StatisticsVote.INVALID if loaded.statistics_disabled else statistics,
             parent_members=parent_members,
             context_tokens=loaded.config.management.context_tokens,
             delivery_cost=delivery_cost(catalog, counter),

@@ -1,7 +1,9 @@
-"""Entry-point discovery for real: the installable test plugin under tests/plugins/.
+"""Entry-point discovery for real: the test plugin under tests/plugins/.
 
-The test environment installs it (``scripts/test`` does); its absence is a
-failure, not a skip, because then discovery would go untested.
+The plugin is installed nowhere (ADR 0061): ``plugin_on_path`` puts its
+directory, the module and its ``.dist-info``, on ``sys.path``, so
+``importlib.metadata`` finds a real ``agent_host`` entry point for as long as
+a test needs it, and the user's ``.venv`` never loads it into a demo.
 """
 
 from __future__ import annotations
@@ -14,10 +16,30 @@ import pytest
 from hookspecs.markers import ENTRY_POINT_GROUP
 from hookspecs.reference import BLOCKLIST_ENV, ReferenceHost, ScriptedModel
 
+PLUGIN_SITE = Path(__file__).resolve().parents[2] / "plugins" / "agent_host_testplugin"
 
-def test_the_test_plugin_is_installed() -> None:
-    names = {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    assert "testplugin" in names, "pip install ./tests/plugins/agent_host_testplugin into the test environment"
+
+@pytest.fixture
+def plugin_on_path(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test plugin's directory on ``sys.path`` for this test only (undone afterwards)."""
+    monkeypatch.syspath_prepend(str(PLUGIN_SITE))
+    return PLUGIN_SITE
+
+
+def _test_plugin_entry_points() -> list[str]:
+    return [
+        f"{ep.dist.name if ep.dist else '?'}: {ep.value}"
+        for ep in entry_points(group=ENTRY_POINT_GROUP, name="testplugin")
+    ]
+
+
+def test_the_test_plugin_is_installed_nowhere() -> None:
+    # scripts/test used to pip-install it into .venv, where `ptc-plus demo` then loaded it into the system prompt.
+    assert _test_plugin_entry_points() == [], "pip uninstall agent-host-testplugin (scripts/test does)"
+
+
+def test_the_test_plugin_is_found_through_its_distribution(plugin_on_path: Path) -> None:
+    assert _test_plugin_entry_points() == ["agent-host-testplugin: agent_host_testplugin"]
 
 
 async def _sections_and_receipt(workspace: Path) -> tuple[list[str], str]:
@@ -27,6 +49,7 @@ async def _sections_and_receipt(workspace: Path) -> tuple[list[str], str]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.usefixtures("plugin_on_path")
 async def test_host_discovers_the_plugin_from_its_entry_point(
     reference_workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -37,6 +60,7 @@ async def test_host_discovers_the_plugin_from_its_entry_point(
 
 
 @pytest.mark.asyncio
+@pytest.mark.usefixtures("plugin_on_path")
 async def test_blocklist_keeps_the_plugin_out(reference_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(BLOCKLIST_ENV, " other , testplugin ")
     sections, status = await _sections_and_receipt(reference_workspace)
@@ -45,6 +69,7 @@ async def test_blocklist_keeps_the_plugin_out(reference_workspace: Path, monkeyp
 
 
 @pytest.mark.asyncio
+@pytest.mark.usefixtures("plugin_on_path")
 async def test_builtins_load_before_entry_points_and_extras_after(reference_workspace: Path) -> None:
     class Extra:
         pass

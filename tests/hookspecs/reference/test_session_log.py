@@ -298,3 +298,14 @@ def test_a_failed_write_is_cut_off_and_later_events_survive(tmp_path: Path, monk
     reopened = SessionLog.open(tmp_path / "s.jsonl", create=False)
     assert [e.type for e in reopened.events] == ["a", "c"] and reopened.torn is None
     reopened.close()
+
+
+def test_a_closed_log_leaves_no_lock_file_beside_it(tmp_path: Path) -> None:
+    # The workspace is the user's: the writer's lock is the log's own descriptor, not a sidecar file.
+    path = tmp_path / "sessions" / "s.jsonl"
+    log = SessionLog.open(path, create=True)
+    log.append("note", {"n": 1})
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s.jsonl"]
+    log.close()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s.jsonl"]
+    assert [e.data for e in SessionLog.open(path, create=False).events] == [{"n": 1}]

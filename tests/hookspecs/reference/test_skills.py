@@ -11,7 +11,7 @@ import pytest
 from hookspecs import SkillSpec
 from hookspecs.i18n import message
 from hookspecs.reference import AssistantTurn, HostError, ReferenceHost, RequestedCall, ScriptedModel
-from hookspecs.reference.skills import load_skills
+from hookspecs.reference.skills import FrontMatter, SkillFileError, load_skills
 
 BODY = "Step 1: open the form.\nStep 2: FILL-EVERY-FIELD."
 
@@ -83,22 +83,133 @@ def test_first_root_wins_for_a_duplicate_name(tmp_path: Path) -> None:
     assert skill.spec.identity == "skill:pdf"
 
 
+FOLDED = """\
+---
+name: pdf-forms
+description: >
+  Fill PDF forms,
+  merge PDF files.
+license: Apache-2.0
+compatibility: "Needs poppler-utils: pdftotext"
+allowed-tools: Bash(pdftotext:*) Read
+metadata:
+  author: example-org
+  version: 1.10
+---
+Body
+"""
+
+
 @pytest.mark.parametrize(
-    ("text", "reason"),
+    ("front", "description"),
     [
-        ("name: pdf\ndescription: x\n\nbody\n", "missing front matter"),
-        ("---\nname: pdf\ndescription: x\nbody\n", "unterminated front matter"),
-        ("---\nname: pdf\n---\nbody\n", "name and description are required"),
-        ("---\ndescription: x\n---\nbody\n", "name and description are required"),
-        ("", "missing front matter"),
+        ("description: >\n  Fill PDF forms,\n  merge files.\n", "Fill PDF forms, merge files."),
+        ("description: |\n  Fill PDF forms.\n  Use for: scans\n", "Fill PDF forms. Use for: scans"),
+        ("description: 'It''s for forms: PDF'\n", "It's for forms: PDF"),
+        ('description: "Tab\\tand: colon"\n', "Tab and: colon"),
+        ("description: plain words, a:colon # a comment\n", "plain words, a:colon"),
+        ("description: >-\n  one\n\n  two\n", "one two"),
     ],
 )
-def test_bad_front_matter_is_host_0401(
-    make_reference_host: Callable[..., ReferenceHost], tmp_path: Path, text: str, reason: str
+def test_description_forms(tmp_path: Path, front: str, description: str) -> None:
+    write_skill(tmp_path, "pdf", f"---\nname: pdf\n{front}---\nbody\n")
+    (skill,) = load_skills([tmp_path])
+    assert skill.spec.description == description
+
+
+def test_every_field_of_the_specification_is_kept(tmp_path: Path) -> None:
+    write_skill(tmp_path, "pdf-forms", FOLDED)
+    (skill,) = load_skills([tmp_path])
+    assert skill.spec == SkillSpec(name="pdf-forms", description="Fill PDF forms, merge PDF files.")
+    assert skill.front_matter == FrontMatter(
+        name="pdf-forms",
+        description="Fill PDF forms, merge PDF files.",
+        license="Apache-2.0",
+        compatibility="Needs poppler-utils: pdftotext",
+        allowed_tools=("Bash(pdftotext:*)", "Read"),
+        metadata=(("author", "example-org"), ("version", "1.10")),
+    )
+    assert skill.body() == "Body"
+
+
+def test_a_yaml_list_of_allowed_tools_and_unknown_keys_are_accepted(tmp_path: Path) -> None:
+    write_skill(
+        tmp_path, "x", "---\nname: x\ndescription: d\nallowed-tools: [Read, Grep]\nargument-hint: '[file]'\n---\n"
+    )
+    (skill,) = load_skills([tmp_path])
+    assert skill.front_matter.allowed_tools == ("Read", "Grep")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("name: pdf\ndescription: x\n\nbody\n", 1, "missing-front-matter"),
+        ("", 1, "missing-front-matter"),
+        ("---\nname: pdf\ndescription: x\nbody\n", 1, "unterminated"),
+        ("---\n---\nbody\n", 1, "not-a-mapping"),
+        ("---\n- name\n- pdf\n---\nbody\n", 2, "not-a-mapping"),
+        ("---\nname: pdf\n---\nbody\n", 1, "description-missing"),
+        ("---\nname: pdf\ndescription: '  '\n---\n", 3, "description-missing"),
+        ("---\ndescription: x\n---\nbody\n", 1, "name-missing"),
+        ("---\ndescription: x\nname: PDF_Forms\n---\n", 3, "name-invalid"),
+        ("---\ndescription: x\nname: -pdf\n---\n", 3, "name-invalid"),
+        ("---\ndescription: x\nname: pdf--forms\n---\n", 3, "name-invalid"),
+        ("---\ndescription: x\nname: yes\n---\n", 3, "name-invalid"),
+        (f"---\nname: pdf\ndescription: x\n\n\nname: {'a' * 65}\n---\n", 6, "name-invalid"),
+        ("---\nname: pdf\ndescription: [a, b]\n---\n", 3, "not-a-string"),
+        (f"---\nname: pdf\ndescription: {'d' * 1025}\n---\n", 3, "description-too-long"),
+        ("---\nname: pdf\ndescription: x\nlicense: 2\n---\n", 4, "not-a-string"),
+        (f"---\nname: pdf\ndescription: x\ncompatibility: {'c' * 501}\n---\n", 4, "compatibility-too-long"),
+        ("---\nname: pdf\ndescription: x\nallowed-tools: {a: 1}\n---\n", 4, "allowed-tools-invalid"),
+        ("---\nname: pdf\ndescription: x\nmetadata:\n  nested: {a: 1}\n---\n", 4, "metadata-invalid"),
+    ],
+)
+def test_bad_front_matter_is_located(
+    make_reference_host: Callable[..., ReferenceHost], tmp_path: Path, text: str, line: int, problem: str
 ) -> None:
     path = write_skill(tmp_path, "broken", text)
-    with pytest.raises(HostError) as excinfo:
+    with pytest.raises(SkillFileError) as excinfo:
         make_reference_host(skills_dirs=[tmp_path])
-    assert excinfo.value.code == "HOST-0401"
-    assert excinfo.value.params == {"path": str(path), "reason": reason}
-    assert str(path) in excinfo.value.message("en")
+    error = excinfo.value
+    assert (error.code, error.path, error.line, error.column, error.problem) == ("HOST-0401", path, line, None, problem)
+    assert error.message("en").startswith(f"Skill file {path}, line {line}: ")
+    assert error.message("zh").startswith(f"技能文件 {path} 第 {line} 行：")
+
+
+@pytest.mark.parametrize(
+    ("front", "line", "column"),
+    [
+        ("name: pdf\ndescription: x: y\n", 3, 15),  # a plain scalar may not hold ": "
+        ("name: pdf\ndescription: 'unclosed\n", 4, 1),
+        ("name: pdf\n  description: x\n", 3, 14),
+        ("name: pdf\ndescription: >\n  folded\n bad: indent\n", 5, 2),
+        ("name: pdf\ndescription: x\n\tlicense: MIT\n", 4, 1),
+    ],
+)
+def test_a_yaml_syntax_error_gives_line_and_column(tmp_path: Path, front: str, line: int, column: int) -> None:
+    path = write_skill(tmp_path, "broken", f"---\n{front}---\nbody\n")
+    with pytest.raises(SkillFileError) as excinfo:
+        load_skills([tmp_path])
+    error = excinfo.value
+    assert (error.code, error.line, error.column, error.problem) == ("HOST-0402", line, column, "yaml")
+    assert error.message("en").startswith(
+        f"Skill file {path}, line {line}, column {column}: the front matter is not valid YAML ("
+    )
+    assert error.message("zh").startswith(f"技能文件 {path} 第 {line} 行第 {column} 列：")
+    assert isinstance(error, HostError)
+
+
+def test_a_file_that_is_not_utf8_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bad" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_bytes(b"---\nname: bad\ndescription: caf\xe9\n---\n")
+    with pytest.raises(SkillFileError) as excinfo:
+        load_skills([tmp_path])
+    assert (excinfo.value.line, excinfo.value.problem) == (3, "not-utf8")
+
+
+def test_front_matter_is_loaded_safely(tmp_path: Path) -> None:
+    write_skill(tmp_path, "x", "---\nname: x\ndescription: !!python/object/apply:os.system ['true']\n---\n")
+    with pytest.raises(SkillFileError) as excinfo:
+        load_skills([tmp_path])
+    assert excinfo.value.code == "HOST-0402"

@@ -1,4 +1,8 @@
-"""A plugin that exists only to be discovered through the ``agent_host`` entry-point group."""
+"""A plugin that exists only to be discovered through the ``agent_host`` entry-point group.
+
+Never installed (ADR 0061): the tests that need it put this directory, the module and
+its ``.dist-info``, on ``sys.path``, where ``importlib.metadata`` finds its entry point.
+"""
 
 from __future__ import annotations
 

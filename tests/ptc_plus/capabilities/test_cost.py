@@ -32,7 +32,7 @@ def test_host_counter_wins() -> None:
 
 
 def test_without_the_tokenizer_the_estimate_says_estimated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "bpe_openai", None)
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
     cost.offline_counter.cache_clear()
     try:
         counter = cost.offline_counter()
@@ -47,7 +47,7 @@ def test_a_broken_tokenizer_is_logged_for_the_operator(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Falling back to the estimate is not silent: the operator sees why costs are estimated (ADR 0057)."""
-    monkeypatch.setitem(sys.modules, "bpe_openai", None)
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
     cost.offline_counter.cache_clear()
     try:
         with caplog.at_level("WARNING", logger="ptc_plus.capabilities.cost"):

@@ -42,7 +42,9 @@ def test_usage_errors_are_localized() -> None:
 def test_plugins_lists_builtins_first_and_hooks() -> None:
     done = _run("plugins", "--json")
     assert done.returncode == 0
-    rows = orjson.loads(done.stdout)
+    document = orjson.loads(done.stdout)
+    assert document["version"] == 1
+    rows = document["plugins"]
     assert rows[0]["name"] == "agent-host-builtins" and rows[0]["builtin"]
     assert "agent_host_tool_execute" in rows[0]["hooks"]
     ptc = next(r for r in rows if r["name"] == "ptc_plus")
@@ -51,11 +53,12 @@ def test_plugins_lists_builtins_first_and_hooks() -> None:
 
 def test_plugins_shows_blocked_entry_points() -> None:
     done = _run("plugins", "--json", env={"AGENT_HOST_DISABLE_PLUGINS": "ptc_plus"})
-    rows = {r["name"]: r for r in orjson.loads(done.stdout)}
+    rows = {r["name"]: r for r in orjson.loads(done.stdout)["plugins"]}
     assert rows["ptc_plus"]["blocked"] and rows["ptc_plus"]["hooks"] == []
 
 
 def test_demo_runs_a_whole_session(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
     done = _run("demo", "--workspace", str(tmp_path / "ws"))
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -98,6 +101,6 @@ async def test_demo_lists_only_loaded_plugins(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("PTC_LOCALE", "en")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     lines: list[str] = []
-    assert await run_demo(tmp_path / "ws", out=lines.append) == 0
+    assert await run_demo(None, out=lines.append) == 0
     (plugins,) = [line for line in lines if line.startswith("Plugins loaded:")]
     assert "ptc_plus" not in plugins and "agent-host-builtins" in plugins

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from ptc_plus.config import Disclosure, load_config, set_capability, workspace_config_file
-from ptc_plus.config.errors import CapabilityIdentityInvalid, ConfigEditRefused, DisclosureValueInvalid
+from ptc_plus.config.errors import (
+    CapabilityIdentityInvalid,
+    ConfigEditRefused,
+    ConfigSyntaxError,
+    DisclosureValueInvalid,
+)
 
 ORIGINAL = """# Workspace settings for the demo
 version = 1
@@ -122,7 +127,7 @@ def test_concurrent_edits_all_land(tmp_path: Path) -> None:
 
 def test_refuses_a_file_that_is_not_toml_and_leaves_it_alone(tmp_path: Path) -> None:
     path = write(tmp_path, "[capabilities\nbroken")
-    with pytest.raises(ConfigEditRefused) as caught:
+    with pytest.raises(ConfigSyntaxError) as caught:
         set_capability(tmp_path, "host:a", "full")
     assert str(path) in caught.value.message("en") and str(path) in caught.value.message("zh")
     assert path.read_text(encoding="utf-8") == "[capabilities\nbroken"

@@ -84,8 +84,10 @@ def test_errors_name_file_key_path_and_reason_in_both_locales(
     (issue,) = files.load().issues
     assert (issue.file, issue.path, issue.code) == (str(files.workspace_file), path, "PTC-4010")
     english, chinese = issue.message("en"), issue.message("zh")
-    assert english.startswith(f"{files.workspace_file}: {path}: ") and en in english
-    assert chinese.startswith(f"{files.workspace_file}：{path}：") and zh in chinese
+    where = f"{files.workspace_file}:{issue.line}:{issue.column}"
+    assert issue.line is not None and issue.column is not None
+    assert english.startswith(f"{where}: {path}: ") and en in english
+    assert chinese.startswith(f"{where}：{path}：") and zh in chinese
 
 
 def test_syntax_error_is_reported_with_the_file_in_both_locales(files: ConfigFiles) -> None:

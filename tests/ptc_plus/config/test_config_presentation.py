@@ -42,8 +42,8 @@ def test_an_invalid_presentation_names_file_and_key_in_both_locales(files: Confi
     (issue,) = loaded.issues
     assert (issue.file, issue.path, issue.code) == (str(files.workspace_file), "runtime.presentation", "PTC-4010")
     english, chinese = issue.message("en"), issue.message("zh")
-    assert english.startswith(f"{files.workspace_file}: runtime.presentation: ") and "ptc, both, native" in english
-    assert chinese.startswith(f"{files.workspace_file}：runtime.presentation：") and "之一" in chinese
+    assert english.startswith(f"{files.workspace_file}:2:1: runtime.presentation: ") and "ptc, both, native" in english
+    assert chinese.startswith(f"{files.workspace_file}:2:1：runtime.presentation：") and "之一" in chinese
     # The bad key is dropped: the user file's choice and the workspace's valid keys still count.
     assert loaded.config.runtime.presentation is Presentation.BOTH
     assert loaded.config.runtime.timeout_s == 30

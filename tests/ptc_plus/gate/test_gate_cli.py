@@ -40,13 +40,27 @@ def test_json_shape_exactly(tmp_path: Path) -> None:
     done = run(tmp_path, "--user", "alice", "--json")
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
-        '{"enabled": true, "stage": "debug", "reason": "no-debug-filter", "debug_run": false, "warnings": []}\n'
+        "{\n"
+        '  "debug_run": false,\n'
+        '  "enabled": true,\n'
+        '  "reason": "no-debug-filter",\n'
+        '  "stage": "debug",\n'
+        '  "version": 1,\n'
+        '  "warnings": []\n'
+        "}\n"
     )
 
 
 def test_kill_switch_beats_debug_title(tmp_path: Path) -> None:
     result = decision(tmp_path, "--user", "alice", "--title", "useptc", PTC_MODE="off", PTC_DEBUG="opt-in")
-    assert result == {"enabled": False, "stage": "mode", "reason": "mode-off", "debug_run": True, "warnings": []}
+    assert result == {
+        "version": 1,
+        "enabled": False,
+        "stage": "mode",
+        "reason": "mode-off",
+        "debug_run": True,
+        "warnings": [],
+    }
 
 
 def test_toolsets_and_title_arguments(tmp_path: Path) -> None:

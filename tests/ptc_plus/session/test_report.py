@@ -64,5 +64,6 @@ async def test_config_problems_and_the_statistics_fallback_are_reported(
     session = await host.start_session(title="t")
     text = session.command("/capabilities").text
     assert "Config: " in text and "statistics.window" in text
-    assert "statistics disabled by the config" in text  # a bad [statistics] only switches statistics off...
+    # A bad [statistics] only switches statistics off, and says why (not "disabled by the config")...
+    assert "statistics off until the config problems are fixed" in text and "disabled by the config" not in text
     assert "host:write_file [off]: explicit choice in the config" in text  # ...valid manual choices still count

@@ -1,0 +1,128 @@
+"""The whole demo: it says the model is scripted, never contradicts its tools, and cleans up after itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptc_plus.demo import run_demo
+from ptc_plus.i18n import message
+
+
+@pytest.fixture
+def demo_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """English messages, no user config, temporary directories under the returned path."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("PTC_LOCALE", "en")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    return temp
+
+
+def _assistant(lines: list[str]) -> str:
+    (line,) = [line for line in lines if line.startswith("Assistant (")]
+    return line
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("mode", ["on", "off"])
+async def test_the_answer_is_what_the_tools_found(
+    demo_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    monkeypatch.setenv("PTC_MODE", mode)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    lines: list[str] = []
+    assert await run_demo(workspace, out=lines.append) == 0
+    assert "2 TODO lines" in _assistant(lines) and "26.2 miles, which is 42.16 km" in _assistant(lines)
+    # The user changes the docs of the previous demo's workspace: the scripted model must follow the tools.
+    routes = workspace / "docs" / "routes.md"
+    routes.write_text("# Routes\n\nThe river loop is 13.1 miles.\n", encoding="utf-8")
+    lines.clear()
+    assert await run_demo(workspace, out=lines.append) == 0
+    answer = _assistant(lines)
+    assert "found 1 TODO line: README.md:5 TODO: document the elevation model." in answer
+    assert "docs/routes.md gives the river loop as 13.1 miles, which is 21.08 km" in answer
+    assert "note 2" in answer
+    if mode == "off":
+        (environment,) = [line for line in lines if line.startswith("Capability environment:")]
+        assert "gate:" not in environment and message("gate.reason.mode-off", "en") in environment
+
+
+@pytest.mark.asyncio
+async def test_it_says_the_model_is_scripted_and_removes_its_temporary_workspace(demo_env: Path) -> None:
+    lines: list[str] = []
+    assert await run_demo(out=lines.append) == 0
+    assert lines[0] == message("demo.scripted", "en")
+    (shown,) = [line for line in lines if line.startswith("Demo workspace (temporary")]
+    assert shown.endswith(str(demo_env.resolve() / shown.rsplit("/", 1)[1]))
+    assert list(demo_env.iterdir()) == []
+    assert lines[-1].startswith("Removed the temporary workspace")
+
+
+@pytest.mark.asyncio
+async def test_an_error_midway_still_removes_the_temporary_workspace(demo_env: Path) -> None:
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        lines.append(line)
+        if line.startswith("User:"):
+            raise RuntimeError("the terminal went away")
+
+    with pytest.raises(RuntimeError):
+        await run_demo(out=out)
+    assert any(line.startswith("Demo workspace (temporary") for line in lines)
+    assert list(demo_env.iterdir()) == []
+
+
+def test_ctrl_c_removes_the_temporary_workspace(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    # The printer interrupts the run itself, as Ctrl-C would, once the session is under way.
+    program = (
+        "import asyncio, os, signal, sys\n"
+        "from ptc_plus.demo import run_demo\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "def out(line):\n"
+        "    print(line, flush=True)\n"
+        "    if line.startswith('User:'):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "try:\n"
+        "    asyncio.run(run_demo(out=out))\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(130)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(temp), "PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert "Demo workspace (temporary" in done.stdout and "User:" in done.stdout
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.asyncio
+async def test_a_foreign_workspace_is_refused_before_anything_is_printed(demo_env: Path, tmp_path: Path) -> None:
+    from ptc_plus.demo.errors import DemoWorkspaceInUse
+
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "main.py").write_text("print('mine')\n", encoding="utf-8")
+    lines: list[str] = []
+    with pytest.raises(DemoWorkspaceInUse):
+        await run_demo(tmp_path / "project", out=lines.append)
+    assert lines == [] and [p.name for p in (tmp_path / "project").iterdir()] == ["main.py"]
+
+
+@pytest.mark.parametrize(
+    "token", ["gate:mode-off", "gate:a-reason-from-the-future", "sandbox-unavailable", "presentation", "??"]
+)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_why_code_mode_is_off_is_said_in_words(token: str, lang: str) -> None:
+    from ptc_plus.demo.run import native_reason_words
+
+    words = native_reason_words(token, lang)
+    assert words != token and "gate:" not in words and "sandbox-unavailable" not in words
+    assert words != native_reason_words(token, "en" if lang == "zh" else "zh")
