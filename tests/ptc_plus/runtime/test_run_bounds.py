@@ -293,8 +293,10 @@ async def test_a_flood_of_unread_calls_stops_when_the_run_ends(nap_host: Callabl
     assert result.error is not None and result.error.data["kind"] == "protocol", result
     assert probe.big_runs < 16, probe.big_runs
     events = nested_events(session)
-    assert len(events) == 100
-    assert sum(kinds == ["tool-abandoned"] for kinds in events.values()) > 84
+    # How many of the 100 call frames the host read before the third reply ended the run depends on
+    # scheduling (on a loaded machine as few as 2): what must hold is that hardly any of them ran.
+    assert 1 <= len(events) <= 100, len(events)
+    assert len(events) - sum(kinds == ["tool-abandoned"] for kinds in events.values()) < 16, events
 
 
 # -- item 9: bounded value checks -----------------------------------------------------------------
