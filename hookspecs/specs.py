@@ -10,6 +10,11 @@ Contract 1.1 (ADR 0055) adds, compatibly with 1.0 plugins (pluggy passes an
 implementation only the arguments it names): ``services`` for the prompt-side
 hooks, :attr:`~hookspecs.types.SkillSpec.loader`, :attr:`~hookspecs.services.ToolContext.body`
 and the :func:`~hookspecs.services.tool` helper.
+
+Contract 1.2 (ADR 0065) adds the fact that a session family has settled:
+:func:`agent_host_family_settled` with :class:`~hookspecs.types.FamilySettlement`.
+A host implementing 1.1 never calls it; a plugin must then take no family
+as settled (see the hook).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from hookspecs.types import (
     CommandSpec,
     CompactionInfo,
     ContextMessage,
+    FamilySettlement,
     PromptContext,
     PromptSection,
     Refusal,
@@ -37,7 +43,7 @@ from hookspecs.types import (
     TurnSummary,
 )
 
-CONTRACT_VERSION = "1.1"
+CONTRACT_VERSION = "1.2"
 """The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore."""
 
 # --- Registration -----------------------------------------------------------
@@ -126,8 +132,43 @@ def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> Non
     :param services: The host services.
     :returns: Nothing.
     **Result**: all implementations run.
-    **Called**: after the final assistant message is persisted.
+    **Called**: after the final assistant message is persisted; before
+        ``agent_host_family_settled`` when this turn's end settles its family.
+        It says nothing about the agent's family: use that hook (1.2) for it.
     **Raises**: exceptions are reported by the host and do not undo the turn.
+    """
+
+
+@hookspec
+def agent_host_family_settled(family: FamilySettlement, services: HostServices) -> None:
+    """A session family has settled: its root and every descendant are at rest (contract 1.2).
+
+    An agent is *live* while the host does work for it: a turn in progress
+    (from its user message until it settles, fails or is cancelled) or a call
+    the host dispatches on its behalf outside a turn. A family settles when
+    work of one of its agents ends and then no agent of the family is live,
+    wherever the agents work (each member's workspace is its own). Agents
+    merely created are not live; one given work later makes the family live
+    again, and its next settlement revises this one (a higher
+    ``family.generation``, the same ``family_id``), as does new work after a
+    resume. A family in which no agent ever started never settles.
+
+    A host that cannot prove a boundary (an agent of the family may be
+    running where it cannot see, its lineage cannot be read) does not call
+    this hook. A host implementing contract 1.1 never calls it: a plugin
+    must then treat every family as unsettled — record no sample, and never
+    infer settlement from ``agent_host_turn_settled``, a resume or shutdown.
+
+    :param family: The family: id, root, every member (agent, workspace,
+        whether it started) and the settlement's generation.
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: once per settlement, after the host persisted it and after
+        ``agent_host_turn_settled`` of the turn whose end settled the family;
+        never while an agent of the family is live, never for a family none
+        of whose agents started, never once ``agent_host_shutdown`` began.
+    **Raises**: exceptions are reported by the host and do not undo the settlement.
     """
 
 

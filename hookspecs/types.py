@@ -218,6 +218,55 @@ class TurnSummary:
 
 
 @attrs.frozen(kw_only=True)
+class FamilyMember:
+    """One agent of a settled session family, as the host's lineage records it (contract 1.2).
+
+    ``workspace`` is this agent's own resolved workspace (its
+    :attr:`SessionInfo.workspace`), which may differ from the root's.
+    ``started`` is true when the host ever did work for this agent: began a
+    turn for it or dispatched a call on its behalf (in this host process or
+    an earlier one). An agent created but never started did nothing that
+    could be evidence of use or of availability.
+    """
+
+    agent: AgentRef
+    workspace: Path
+    started: bool
+
+
+@attrs.frozen(kw_only=True)
+class FamilySettlement:
+    """A provable settlement boundary of one session family (contract 1.2, ADR 0065).
+
+    At this boundary the root and every descendant are at rest: no agent of
+    the family is live (no turn in progress, no call the host dispatches for
+    it still running), so nothing more happens in the family without new
+    input. ``members`` lists every agent of the family that ever existed,
+    root first, then descendants depth-first in fork order, whether or not
+    it started. ``generation`` is 1 at the family's first settlement and
+    strictly greater at each later one of the same ``family_id`` (more
+    work, also after a resume in another host process): a later generation
+    revises the family, it is never another family. Gaps are allowed.
+    """
+
+    family_id: str
+    root: AgentRef
+    members: tuple[FamilyMember, ...]
+    generation: int
+
+    @property
+    def agents(self) -> tuple[AgentRef, ...]:
+        """Every agent of the family, in :attr:`members` order."""
+        return tuple(m.agent for m in self.members)
+
+    @property
+    def started(self) -> bool:
+        """Whether any agent of the family started; a host never settles a family that did not,
+        so this is a guard for plugins, not a state they will see ``False`` in."""
+        return any(m.started for m in self.members)
+
+
+@attrs.frozen(kw_only=True)
 class CompactionInfo:
     """A compaction that replaced the model-visible surface.
 

@@ -9,7 +9,7 @@ process never share state). Every hook receives the host's services (contract
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Generator, Sequence
 
 from hookspecs import (
     AgentRef,
@@ -17,6 +17,7 @@ from hookspecs import (
     CommandRequest,
     CommandSpec,
     ContextMessage,
+    FamilySettlement,
     HostServices,
     PromptContext,
     PromptSection,
@@ -24,7 +25,9 @@ from hookspecs import (
     SessionInfo,
     StepInfo,
     ToolCall,
+    ToolContext,
     ToolDefinition,
+    ToolResult,
     ToolSpec,
     TurnSummary,
     hookimpl,
@@ -59,6 +62,12 @@ def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> Non
 
 
 @hookimpl
+def agent_host_family_settled(family: FamilySettlement, services: HostServices) -> None:
+    # The host's proof that the family is at rest: only now is it a sample (SPEC §6, ADR 0067).
+    controller(services).family_settled(family)
+
+
+@hookimpl
 def agent_host_tools(agent: AgentRef, services: HostServices) -> Sequence[ToolDefinition]:
     return controller(services).tools(agent)
 
@@ -86,6 +95,19 @@ def agent_host_context_messages(step: StepInfo, services: HostServices) -> Seque
 @hookimpl
 def agent_host_guard(call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
     return controller(services).guard(call, spec)
+
+
+@hookimpl(wrapper=True)
+def agent_host_tool_execute(
+    call: ToolCall, spec: ToolSpec, context: ToolContext
+) -> Generator[None, ToolResult, ToolResult]:
+    # The host runs this seam only for a call that passed validation and the guard, top-level or nested:
+    # reaching it is use, whatever the body then does (ok, error, cancelled: an exception passes through).
+    ctl = controller(context.services)
+    ctl.dispatching(call, spec)
+    result = yield
+    ctl.dispatched(call, spec, result)
+    return result
 
 
 @hookimpl

@@ -3,8 +3,8 @@
 Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
-    hookspecs < hookspecs.reference < ptc_plus (errors, i18n, sandbox_policy) < sdk < capabilities
-      < runtime < config < gate | plan < session < plugin < demo < cli
+    hookspecs < hookspecs.reference < ptc_plus (errors, i18n, migration, sandbox_policy) < sdk < capabilities
+      < runtime < config < statistics < gate | plan < session < plugin < demo < cli
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus.capabilities",),
     ("ptc_plus.runtime",),
     ("ptc_plus.config",),
+    ("ptc_plus.statistics",),
     ("ptc_plus.gate", "ptc_plus.plan"),
     ("ptc_plus.session",),
     ("ptc_plus.plugin",),
@@ -65,7 +66,7 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     "hookspecs.reference": frozenset({"hookspecs.reference.demo_tools"}),
     # The root package's __init__ holds only the version; errors, the message catalog and the sandbox policy
     # (used by both the runtime and the config, so owned by neither) are its shared modules.
-    "ptc_plus": frozenset({"ptc_plus.errors", "ptc_plus.i18n", "ptc_plus.sandbox_policy"}),
+    "ptc_plus": frozenset({"ptc_plus.errors", "ptc_plus.i18n", "ptc_plus.migration", "ptc_plus.sandbox_policy"}),
 }
 """Modules other units may import besides the unit's own package; each unit's ``__init__`` is always public."""
 

@@ -10,18 +10,15 @@ from __future__ import annotations
 import importlib.util
 import re
 import string
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 from types import ModuleType
 
-import orjson
 import pytest
 
 from hookspecs import i18n as host_i18n
 from hookspecs.i18n import LOCALES, Catalog, load_catalog, message
 from ptc_plus import i18n as plugin_i18n
+from tests.installed_wheel import unpack_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS: dict[str, Catalog] = {"hookspecs": host_i18n.HOST, "ptc_plus": plugin_i18n.CATALOG}
@@ -136,23 +133,10 @@ print(json.dumps({
 
 
 def test_an_installed_wheel_finds_both_catalogs_inside_its_packages(tmp_path: Path) -> None:
-    from hatchling.builders.wheel import WheelBuilder
-
     # The wheel's force-include (pyproject.toml) moves locale/<package>/ into <package>/locale/.
-    (wheel,) = WheelBuilder(str(ROOT)).build(directory=str(tmp_path / "dist"), versions=["standard"])
-    site = tmp_path / "site"
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(site)
-    # The unpacked wheel first on the path (the source tree is not: cwd is tmp_path, and -c adds nothing else).
-    probe = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        check=True,
-        timeout=60,
-    )
-    found = orjson.loads(probe.stdout)
+    wheel = unpack_wheel(tmp_path)
+    site = wheel.site
+    found = wheel.probe(_PROBE)
     assert found["directories"] == [str(site / "hookspecs" / "locale"), str(site / "ptc_plus" / "locale")]
     assert found["catalogs"] == {
         lang: [CATALOGS["hookspecs"].load(lang), CATALOGS["ptc_plus"].load(lang)] for lang in LOCALES

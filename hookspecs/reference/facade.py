@@ -27,6 +27,7 @@ from hookspecs.types import (
     CommandSpec,
     CompactionInfo,
     ContextMessage,
+    FamilySettlement,
     PromptContext,
     PromptSection,
     ReceiptStatus,
@@ -88,6 +89,9 @@ class HookFacade:
 
     def turn_settled(self, summary: TurnSummary, services: HostServices) -> None:
         self._each("agent_host_turn_settled", summary=summary, services=services)
+
+    def family_settled(self, family: FamilySettlement, services: HostServices) -> None:
+        self._each("agent_host_family_settled", family=family, services=services)
 
     def compaction(self, compaction: CompactionInfo, services: HostServices) -> None:
         self._each("agent_host_compaction", compaction=compaction, services=services)

@@ -12,6 +12,7 @@ from hookspecs.reference.builtin import Approver, HostBuiltins
 from hookspecs.reference.dispatch import Dispatcher
 from hookspecs.reference.errors import HostError
 from hookspecs.reference.facade import HookFacade
+from hookspecs.reference.family import Families
 from hookspecs.reference.loading import build_plugin_manager
 from hookspecs.reference.model import Model
 from hookspecs.reference.registry import ToolView
@@ -30,6 +31,8 @@ class ReferenceHost:
 
     Use as ``async with ReferenceHost(...) as host``. Sessions persist under
     ``state_dir/sessions/<id>.jsonl``; spilled text under ``state_dir/spill``.
+    When a family's last turn or direct call in this host ends, :attr:`families`
+    settles it (contract 1.2, ADR 0065).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class ReferenceHost:
         self._sessions: dict[str, Session] = {}
         self._views: dict[str, ToolView] = {}
         self._closed = False
+        self.families = Families(self)
 
     async def __aenter__(self) -> ReferenceHost:
         return self
@@ -82,6 +86,11 @@ class ReferenceHost:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        """Whether shutdown began (no seam is called any more)."""
+        return self._closed
 
     async def aclose(self) -> None:
         """Shut plugins down (they abort and await live work), then close every session log."""
@@ -136,13 +145,17 @@ class ReferenceHost:
         except KeyError:
             raise HostError("HOST-0307", session=session_id) from None
 
-    def _log_path(self, session_id: str) -> Path:
+    def loaded(self, session_id: str) -> Session | None:
+        """The session if this host has it open (started, forked or resumed here), else ``None``."""
+        return self._sessions.get(session_id)
+
+    def log_path(self, session_id: str) -> Path:
         return self.state_dir / "sessions" / f"{session_id}.jsonl"
 
     def _new_session(
         self, info: SessionInfo, scope: frozenset[str] | None, model: Model | None, *, log: SessionLog | None = None
     ) -> Session:
-        log = log or SessionLog.open(self._log_path(info.agent.session_id), create=True)
+        log = log or SessionLog.open(self.log_path(info.agent.session_id), create=True)
         session = Session(self, info, log, scope)
         session.model = model
         self._sessions[info.agent.session_id] = session
@@ -173,8 +186,14 @@ class ReferenceHost:
         self.invalidate_views()  # plugins may contribute tools once they know the session
         return session
 
-    async def fork_session(self, parent: Session, *, title: str = "", tools: list[str] | None = None) -> Session:
-        """A child agent: same family, a view never wider than the parent's."""
+    async def fork_session(
+        self, parent: Session, *, title: str = "", tools: list[str] | None = None, workspace: Path | None = None
+    ) -> Session:
+        """A child agent: same family, a view never wider than the parent's.
+
+        ``workspace`` (default: the parent's) is where the child works; it stays in its parent's family.
+        The child is not live until it is given work (a turn or a call).
+        """
         parent_names = set(self.view(parent.agent).names())
         if tools is not None and (missing := sorted(set(tools) - parent_names)):
             raise HostError("HOST-0304", names=", ".join(missing))
@@ -187,7 +206,7 @@ class ReferenceHost:
                 family_id=parent.agent.family_id,
                 parent_session_id=parent.agent.session_id,
             ),
-            workspace=parent.info.workspace,
+            workspace=parent.info.workspace if workspace is None else Path(workspace).resolve(),
             user_id=parent.info.user_id,
             title=title,
             model_route=parent.info.model_route,
@@ -202,7 +221,7 @@ class ReferenceHost:
 
     async def resume_session(self, session_id: str, *, model: Model | None = None) -> Session:
         """Reopen a persisted session: replay its log (reporting a torn tail), then call the resume hook."""
-        path = self._log_path(session_id)
+        path = self.log_path(session_id)
         log = SessionLog.open(path, create=False)
         if not log.events or log.events[0].type != "session-started":
             log.close()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hookspecs.i18n import message
 from hookspecs.reference.builtin import host_sections
 from hookspecs.reference.errors import HostError
+from hookspecs.reference.family import Lineage
 from hookspecs.reference.model import Model, ModelRequest
 from hookspecs.reference.session_log import Event, SessionLog
 from hookspecs.reference.surface import Surface
@@ -52,6 +54,8 @@ class Session:
         self.turn = 0
         self.records: list[SessionRecord] = []
         self.diagnostics: list[str] = []
+        self.lineage = Lineage()
+        """This session's part of its family's lineage: children forked, started, settlements."""
         self._direct_calls = 0
 
     @property
@@ -66,6 +70,7 @@ class Session:
 
     def apply(self, event: Event) -> None:
         self.surface.apply(event)
+        self.lineage.apply(event)
         if event.type == "user-message":
             self.turn = int(event.data["turn"])
         elif event.type == "record":
@@ -99,6 +104,10 @@ class Session:
         """Send a user message and loop model steps until the model answers without tool calls."""
         if self.model is None:
             raise HostError("HOST-0305", session=self.agent.session_id)
+        with self.host.families.work(self):  # live until the turn ends; its end may settle the family
+            return await self._turn(self.model, text)
+
+    async def _turn(self, model: Model, text: str) -> TurnSummary:
         turn = self.turn + 1
         total_calls = 0
         for step_number in range(1, self.host.max_steps + 1):
@@ -118,7 +127,7 @@ class Session:
                 messages=self.surface.messages(),
                 tools=tuple(self.model_tools()),
             )
-            answer = await self.model.complete(request)
+            answer = await model.complete(request)
             calls = [
                 ToolCall(
                     call_id=c.call_id or f"call-{turn}-{step_number}-{i}",
@@ -165,7 +174,8 @@ class Session:
         while any(e.data.get("call_id") == call.call_id for e in self.log.of_type("tool-started", "tool-settled")):
             self._direct_calls += 1  # resumed session: keep ids unique
             call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
-        return await self.host.dispatcher.dispatch(call, self.host.dispatcher.new_lane(), top_level=False)
+        with self.host.families.work(self):
+            return await self.host.dispatcher.dispatch(call, self.host.dispatcher.new_lane(), top_level=False)
 
     # -- commands and compaction ---------------------------------------------------------
     def command(self, line: str) -> CommandReceipt:
@@ -202,9 +212,10 @@ class Session:
         self.host.facade.compaction(info, self.host.services)
         return info
 
-    async def fork(self, *, title: str = "", tools: list[str] | None = None) -> Session:
-        """Start a child agent in this session's family; ``tools`` narrows (never widens) the view."""
-        return await self.host.fork_session(self, title=title, tools=tools)
+    async def fork(self, *, title: str = "", tools: list[str] | None = None, workspace: Path | None = None) -> Session:
+        """Start a child agent in this session's family; ``tools`` narrows (never widens) the view,
+        ``workspace`` (default: this session's) is where the child works."""
+        return await self.host.fork_session(self, title=title, tools=tools, workspace=workspace)
 
     def close(self) -> None:
         self.log.close()

@@ -125,6 +125,49 @@ class SessionLog:
             self._fd = -1
 
 
+def read_events(path: Path) -> list[Event]:
+    """The complete events of a log another writer may own, read without touching the file.
+
+    Unlike :meth:`SessionLog.open` it takes no lock and moves nothing aside: a
+    last line without its newline, or one that does not parse, is a write in
+    progress (or a torn tail the owner will repair) and is left out. Raises
+    :class:`HostError` ``HOST-0103`` if there is no log, ``HOST-0104`` for a
+    bad line before the last.
+    """
+    try:
+        blob = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise HostError("HOST-0103", path=str(path)) from exc
+    lines = blob.split(b"\n")[:-1]  # the part after the last newline never finished
+    events: list[Event] = []
+    for number, line in enumerate(lines):
+        parsed = _parse(line)
+        if parsed is None:
+            if number == len(lines) - 1:
+                break
+            raise HostError("HOST-0104", path=str(path), seq=len(events))
+        events.append(parsed)
+    return events
+
+
+def open_elsewhere(path: Path) -> bool:
+    """Whether a writer (another host, in this process or another) holds the log's lock right now.
+
+    Raises :class:`HostError` ``HOST-0103`` if there is no log.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError as exc:
+        raise HostError("HOST-0103", path=str(path)) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also drops the probe's own shared lock
+    return False
+
+
 def _replay(path: Path) -> tuple[list[Event], TornTail | None]:
     blob = path.read_bytes()
     events: list[Event] = []

@@ -47,7 +47,7 @@ from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.i18n import message
 
 # Module names under ptc_plus.cli, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("demo", "exec", "sdk", "capabilities", "plugins", "gate", "config", "completion")
+COMMANDS: tuple[str, ...] = ("demo", "exec", "sdk", "capabilities", "stats", "plugins", "gate", "config", "completion")
 
 EXIT_INTERRUPTED = 130
 INTERNAL_ERROR = "PTC-1000"

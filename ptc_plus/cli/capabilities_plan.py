@@ -1,9 +1,10 @@
 """``ptc-plus capabilities plan`` and ``ptc-plus capabilities set``: the plan and its editor.
 
 ``plan`` shows what a new session in the workspace would get, over the
-reference host's demo tools, computed exactly as session start computes it
-(:mod:`ptc_plus.cli.workspace_plan`), with every config issue (a loosening
-the workspace file may not make included). ``set`` edits the workspace
+reference host's demo tools or the tool set ``--tools`` names, computed
+exactly as session start computes it (:mod:`ptc_plus.cli.workspace_plan`),
+with every config issue (a loosening the workspace file may not make
+included). ``set`` edits the workspace
 config file (atomic, comments kept); running and resumed sessions keep their
 frozen plans. A malformed identity or value is a usage error; an identity
 the current catalog does not offer is saved with a warning (it applies when

@@ -7,14 +7,23 @@ from. Both read the same files a session in the workspace reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from ptc_plus.cli.invocation import PtcGroup, ptc_command
 from ptc_plus.cli.options import json_option, workspace_option
-from ptc_plus.cli.output import JSON_VERSION, emit_json, paint, styled, table
-from ptc_plus.config import ConfigReport, Scope, init_config, inspect_config, problem_line, toml_literal
+from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
+from ptc_plus.config import (
+    ConfigIssue,
+    ConfigReport,
+    Scope,
+    init_config,
+    inspect_config,
+    problem_line,
+    toml_literal,
+)
 from ptc_plus.i18n import message
 
 
@@ -34,8 +43,7 @@ def init_command() -> click.Command:
             emit_json({**document, "problems": [problem.to_json() for problem in problems]})
             return 0
         click.echo(message("config.init.wrote", path=str(path)))
-        for problem in problems:
-            click.echo(paint(message("config.show.problem", problem=problem_line(problem)), fg="yellow"), err=True)
+        _warn(problems)
         click.echo(message("config.init.next"))
         return 0
 
@@ -51,7 +59,7 @@ def show_command() -> click.Command:
         if as_json:
             emit_json({"version": JSON_VERSION, **report.show_json()})
             return 0
-        if not styled():
+        if not on_terminal():
             for line in report.show_lines():
                 click.echo(line)
             return 0
@@ -81,7 +89,12 @@ def _show_table(report: ConfigReport) -> None:
         message("config.show.header-source"),
     ]
     click.echo(table(headers, rows))
-    for problem in report.problems:
+    _warn(report.problems)
+
+
+def _warn(problems: Sequence[ConfigIssue]) -> None:
+    """Each problem on standard error, with its code: the command still did its work."""
+    for problem in problems:
         click.echo(paint(message("config.show.problem", problem=problem_line(problem)), fg="yellow"), err=True)
 
 

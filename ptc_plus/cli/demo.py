@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ptc_plus.cli.invocation import ptc_command, usage_errors
+from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import workspace_option
-from ptc_plus.demo import DemoWorkspaceInUse, DemoWorkspaceNotADirectory, run_demo
+from ptc_plus.demo import run_demo
 from ptc_plus.i18n import message
 
 
@@ -17,7 +17,7 @@ def command() -> click.Command:
     @ptc_command(help=message("cli.demo.help"), epilog=message("cli.demo.examples"))
     @workspace_option("cli.demo.workspace", default_cwd=False)
     def demo(workspace: Path | None) -> int:
-        with usage_errors(DemoWorkspaceInUse, DemoWorkspaceNotADirectory):
-            return asyncio.run(run_demo(workspace))
+        # A workspace the demo refuses (ptc_plus.demo.errors) is a UsageError: exit 2 with this usage.
+        return asyncio.run(run_demo(workspace))
 
     return demo

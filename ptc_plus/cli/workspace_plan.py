@@ -4,7 +4,7 @@ The catalog is the reference host's demo tools for the workspace (MCP
 servers join later) or the tools of a file given on the command line; the
 plan is computed exactly as session start computes it
 (:func:`ptc_plus.session.provision.session_plan`), from the workspace's
-effective config.
+effective config and the usage statistics of its store and the user store.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def new_session_plan(workspace: Path, catalog: Catalog | None = None) -> Workspa
     loaded = load_config(workspace)
     catalog = catalog if catalog is not None else workspace_catalog(workspace)
     counter = offline_counter()
-    plan = session_plan(catalog, loaded, counter)
+    plan = session_plan(catalog, loaded, counter, workspace=workspace)
     return WorkspacePlan(workspace=workspace, loaded=loaded, catalog=catalog, counter=counter, plan=plan)
 
 

@@ -150,6 +150,9 @@ class StatisticsSection:
     threshold: float = _key(
         0.3, "coverage (0-1) a capability needs to be backed by statistics", limits={"minimum": 0, "maximum": 1}
     )
+    share_with_user: bool = _key(
+        True, "also count this workspace's families in the user-global statistics (other workspaces' cold start)"
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -106,6 +106,8 @@ def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLa
         if key == "version":
             if type(value) is not int:  # ``true == 1`` in Python; TOML keeps them apart
                 issues.append(ConfigIssue(file=file, path="version", reason="type", params={"expected": "integer"}))
+            else:  # the supported version (checked above), kept so the loader records which file set it
+                data[key] = value
             continue
         if key not in SECTIONS:
             issues.append(unknown_key(file, keypath.join(key), key, ("version", *SECTIONS)))

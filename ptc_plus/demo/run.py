@@ -17,6 +17,7 @@ import orjson
 from hookspecs.reference import ReferenceHost, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
+from ptc_plus.demo.learning import statistics_line
 from ptc_plus.demo.scripted_model import DemoModel
 from ptc_plus.demo.workspace import demo_workspace
 from ptc_plus.i18n import message
@@ -105,6 +106,7 @@ async def run_demo(workspace: Path | None = None, out: Printer = print) -> int:
     with demo_workspace(workspace) as (root, temporary):
         out(message("demo.scripted"))
         out(message("demo.workspace-temporary" if temporary else "demo.workspace", path=str(root)))
+        out(statistics_line(root, temporary))
         requests = await _session(root, out)
         out(message("demo.model-requests", count=requests))
     if temporary:

@@ -29,9 +29,18 @@ version = 1
 [management]
 # Decide which contracts the model gets up front; the rest stay callable and findable on demand.
 enabled = true
-budget_tokens = 250
-# Common capabilities, most important first: they fill the budget in this order.
+budget_tokens = 400
+# Common capabilities, most important first: they fill the budget in this order until usage
+# statistics of this workspace have enough samples to decide instead.
 baseline = ["host:search_files", "host:notes_add", "host:read_file"]
+
+[statistics]
+# Each demo run here is one session family: after 3 runs, what the runs really used decides
+# (the unit converter the demo always looks up becomes full; read_file, never used, on demand).
+enabled = true
+min_samples = 3
+# The demo's tool names may be a real host's too: its families stay out of your user-global statistics.
+share_with_user = false
 
 # The demo never deletes notes: off means absent from programs, discovery and the catalog.
 [capabilities."host:notes_delete"]

@@ -15,17 +15,21 @@
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Sequence
 
 import attrs
 
 from ptc_plus.config import Disclosure
 from ptc_plus.plan.errors import PlanInputInvalid
-from ptc_plus.plan.evidence import Evidence, evidence_for
+from ptc_plus.plan.evidence import Evidence, EvidenceRule
 from ptc_plus.plan.inputs import PlanCandidate, PlanInput, StatisticsVote
 from ptc_plus.plan.model import CapabilityPlan, PlanEntry, Reason
 
 _NO_RANK = float("inf")
+_IDENTITY = operator.attrgetter("identity")
+_VOTING = frozenset({StatisticsVote.USABLE, StatisticsVote.WORKSPACE_ONLY})
+"""Votes under which workspace statistics decide (``workspace-only``: without the user-global fallback)."""
 
 
 def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
@@ -33,7 +37,7 @@ def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
 
     Raises :class:`PlanInputInvalid` for duplicate identities or negative costs.
     """
-    candidates = sorted(plan_input.candidates, key=lambda c: c.identity)
+    candidates = sorted(plan_input.candidates, key=_IDENTITY)
     _check(candidates)
     config = plan_input.config
     management = config.management
@@ -78,7 +82,7 @@ def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
         else:
             undecided.append(candidate)
     overage = max(0, used - management.budget_tokens)
-    used = _fill(plan_input, undecided, full, used, delivery, entries, statistics == StatisticsVote.USABLE)
+    used = _fill(plan_input, undecided, full, used, delivery, entries, statistics)
     return _plan(plan_input, statistics, entries, used, overage)
 
 
@@ -89,7 +93,7 @@ def _fill(
     used: int,
     delivery: Callable[[Sequence[str]], int],
     entries: dict[str, PlanEntry],
-    statistics_vote: bool,
+    statistics: StatisticsVote,
 ) -> int:
     """Steps 4 and 5: returns the tokens used after filling."""
     config = plan_input.config
@@ -98,13 +102,13 @@ def _fill(
     if plan_input.context_tokens is not None:
         limit = min(limit, plan_input.context_tokens)
     backed: list[tuple[tuple[float, float, int, str], PlanCandidate, Evidence]] = []
+    rule = EvidenceRule(
+        settings=config.statistics,
+        statistics_vote=statistics in _VOTING,
+        user_vote=statistics is StatisticsVote.USABLE,
+    )
     for candidate in undecided:
-        found = evidence_for(
-            candidate,
-            settings=config.statistics,
-            statistics_vote=statistics_vote,
-            baseline_rank=ranks.get(candidate.identity),
-        )
+        found = rule(candidate, ranks.get(candidate.identity))
         if found.backed:
             rank = _NO_RANK if found.baseline_rank is None else float(found.baseline_rank)
             coverage = found.coverage if found.coverage is not None else -1.0
@@ -127,6 +131,16 @@ def _fill(
 def _entry(
     candidate: PlanCandidate, disclosure: Disclosure | None, reason: Reason, found: Evidence | None = None
 ) -> PlanEntry:
+    if found is None:
+        return PlanEntry(
+            identity=candidate.identity,
+            disclosure=disclosure,
+            reason=reason,
+            name=candidate.name,
+            kind=candidate.kind,
+            revision=candidate.revision,
+            cost_tokens=candidate.cost_tokens,
+        )
     return PlanEntry(
         identity=candidate.identity,
         disclosure=disclosure,
@@ -135,10 +149,12 @@ def _entry(
         kind=candidate.kind,
         revision=candidate.revision,
         cost_tokens=candidate.cost_tokens,
-        coverage=found.coverage if found else None,
-        samples=found.samples if found else None,
-        scope=found.scope if found else None,
-        baseline_rank=found.baseline_rank if found else None,
+        coverage=found.coverage,
+        samples=found.samples,
+        scope=found.scope,
+        baseline_rank=found.baseline_rank,
+        window=found.window,
+        passed_over=found.passed_over,
     )
 
 
@@ -161,6 +177,7 @@ def _plan(
         used_tokens=used,
         overage_tokens=overage,
         entries=tuple(entries[identity] for identity in sorted(entries)),
+        statistics_detail=plan_input.statistics_detail,
     )
 
 

@@ -63,7 +63,11 @@ class StatisticsVote(enum.StrEnum):
     """A config problem took the vote away: a bad ``[statistics]`` key, or a config file that could not be
     read at all (ADR 0033). Never reported as "disabled by the config": the config said no such thing."""
     CORRUPT = "corrupt"
-    """The store could not be read: statistics lose their vote, nothing else changes."""
+    """The workspace store (or the only store there is) could not be read: statistics lose their vote,
+    nothing else changes. The user-global fallback does not stand in for a damaged workspace store."""
+    WORKSPACE_ONLY = "workspace-only"
+    """The user-global store could not be read but the workspace store could: workspace statistics vote,
+    the user-global fallback does not."""
     UNAVAILABLE = "unavailable"
     """No statistics store exists here (yet): no vote, never a guess."""
 
@@ -81,6 +85,8 @@ class PlanInput:
     capability its parent's scope lacks. ``context_tokens`` is the model's
     real context size, when known: explicit ``full`` may exceed the budget but
     never that. ``delivery_cost`` defaults to the sum of ``cost_tokens``.
+    ``statistics_detail`` is recorded in the plan as is: which store cost
+    statistics their vote, and why.
     """
 
     candidates: Sequence[PlanCandidate]
@@ -89,4 +95,5 @@ class PlanInput:
     statistics: StatisticsVote = StatisticsVote.USABLE
     parent_members: frozenset[str] | None = None
     context_tokens: int | None = None
+    statistics_detail: str = ""
     delivery_cost: DeliveryCost | None = attrs.field(default=None, eq=False)

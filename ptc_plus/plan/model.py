@@ -38,10 +38,26 @@ class Scope(enum.StrEnum):
 
 
 @attrs.frozen(kw_only=True)
+class Shortfall:
+    """One scope whose statistics were looked at for a capability but were too few to vote: the fallback cause.
+
+    ``samples`` eligible families had it available within the window (``0``: no sample), fewer than
+    ``min_samples``.
+    """
+
+    scope: Scope
+    samples: int
+    min_samples: int
+
+
+@attrs.frozen(kw_only=True)
 class PlanEntry:
     """One capability's outcome. ``disclosure`` is ``None`` when it is not in the plan at all
     (host absent, outside the parent's scope); ``coverage``/``samples``/``scope`` are the
-    statistics that decided, if any; ``overage`` marks an explicit ``full`` beyond the budget."""
+    statistics that decided, if any, over the last ``window`` eligible families; ``passed_over``
+    names the scopes that were looked at first and why they could not decide (a capability left to
+    the user-global fallback or the baseline says why); ``window`` is ``None`` when statistics had no
+    vote for it. ``overage`` marks an explicit ``full`` beyond the budget."""
 
     identity: str
     disclosure: Disclosure | None
@@ -55,6 +71,8 @@ class PlanEntry:
     scope: Scope | None = None
     baseline_rank: int | None = None
     overage: bool = False
+    window: int | None = None
+    passed_over: tuple[Shortfall, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -63,6 +81,8 @@ class CapabilityPlan:
 
     ``used_tokens`` is the delivery cost of the ``full`` set; ``overage_tokens``
     how far explicit ``full`` choices alone go beyond ``budget_tokens``.
+    ``statistics_detail`` says which store cost statistics (part of) their vote
+    and how (``PTC-5xxx: ...``, English, as recorded), ``""`` when none did.
     """
 
     version: int = PLAN_VERSION
@@ -73,6 +93,7 @@ class CapabilityPlan:
     used_tokens: int
     overage_tokens: int
     entries: tuple[PlanEntry, ...]
+    statistics_detail: str = ""
 
     def members(self, disclosure: Disclosure) -> tuple[str, ...]:
         """Identities with ``disclosure``, sorted."""

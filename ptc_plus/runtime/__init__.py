@@ -18,7 +18,7 @@ from ptc_plus.runtime.discovery import DiscoveryProvider
 from ptc_plus.runtime.errors import InvalidLimits
 from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
-from ptc_plus.runtime.run_limits import RunLimits, limits_from_environment, resolve_timeout
+from ptc_plus.runtime.run_limits import RunLimits, resolve_timeout
 from ptc_plus.runtime.sandbox import probe as probe_sandbox
 from ptc_plus.runtime.tool import TOOL_NAME, run_code_definition
 from ptc_plus.sandbox_policy import SandboxPolicy
@@ -35,7 +35,6 @@ __all__ = [
     "RunLimits",
     "RunOutcome",
     "SandboxPolicy",
-    "limits_from_environment",
     "probe_sandbox",
     "resolve_timeout",
     "run_code_definition",

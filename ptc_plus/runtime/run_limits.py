@@ -11,7 +11,6 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -95,16 +94,6 @@ class RunLimits:
         """Memory of all a run's processes together, ``/tmp`` pages included (the run cgroup's limit)."""
         extra = self.tmp_bytes if self.policy is SandboxPolicy.WORKSPACE_WRITE else 0
         return self.memory_bytes + extra
-
-
-def limits_from_environment(limits: RunLimits, environ: Mapping[str, str] | None = None) -> RunLimits:
-    """Apply ``PTC_SEQUENTIAL`` and ``PTC_DEBUG`` (SPEC §5) from ``environ`` (default: ``os.environ``)."""
-    env = os.environ if environ is None else environ
-    return attrs.evolve(
-        limits,
-        sequential=env.get("PTC_SEQUENTIAL", "").strip().lower() == "true",
-        debug_run=bool(env.get("PTC_DEBUG", "").strip()),
-    )
 
 
 @attrs.frozen(kw_only=True)

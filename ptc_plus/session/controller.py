@@ -13,12 +13,15 @@ plan (found through ``AgentRef.parent_session_id``). The catalog counts as deliv
 once the host is proven to have committed it (:mod:`.delivery`); a session
 that went native gets a notice superseding the catalog it saw. The
 controller owns the host's code runtime, so shutdown aborts and awaits live
-runs and refuses new ones.
+runs and refuses new ones. It also observes each session family's usage
+(what its agents had available, what reached an owner) and records the
+family's sample when the host says the family settled (:mod:`.usage`, ADR 0067).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
@@ -27,6 +30,7 @@ from hookspecs import (
     CommandReceipt,
     CommandRequest,
     ContextMessage,
+    FamilySettlement,
     HostServices,
     PromptContext,
     PromptSection,
@@ -36,6 +40,7 @@ from hookspecs import (
     StepInfo,
     ToolCall,
     ToolDefinition,
+    ToolResult,
     ToolSpec,
     TurnSummary,
 )
@@ -58,6 +63,8 @@ from ptc_plus.session.projection import (
 from ptc_plus.session.provision import session_plan
 from ptc_plus.session.readiness import sandbox_readiness
 from ptc_plus.session.report import COMMAND, SessionView, capabilities_receipt
+from ptc_plus.session.usage import FamilyUsage, agent_offers, prior_samples
+from ptc_plus.statistics import FamilyObserver, real_workspace, record_settled
 
 __all__ = ["PtcController", "SessionState"]
 
@@ -95,6 +102,9 @@ class PtcController:
         self._sessions: dict[str, SessionState] = {}
         self._runtimes: dict[RunLimits, tuple[CodeRuntime, ToolDefinition]] = {}
         self._closed = False
+        self.usage = FamilyObserver()
+        self._usage_written: dict[str, FamilyUsage] = {}
+        """Session id -> the family usage record last written into (or read from) that session's log."""
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, info: SessionInfo) -> SessionState:
@@ -112,7 +122,14 @@ class PtcController:
             presentation=presentation,
             gate=gate,
             token_unit=counter.unit,
-            plan=session_plan(catalog, today.loaded, counter, parent_members=parent_members),
+            plan=session_plan(
+                catalog,
+                today.loaded,
+                counter,
+                parent_members=parent_members,
+                # Statistics are read where they are recorded: the workspace's resolved real path (ADR 0067).
+                workspace=Path(real_workspace(info.workspace)),
+            ),
         )
         self.services.append_record(info.agent, environment.to_record())
         state = SessionState(
@@ -171,6 +188,10 @@ class PtcController:
             gate_warnings=gate_warnings,
             diagnostics=tuple(diagnostics),
         )
+        # The family settled before, maybe in another process: its revision keeps the use counted then.
+        if prior := prior_samples(records):
+            self.usage.restore(info.agent.family_id, prior)
+            self._usage_written[info.agent.session_id] = FamilyUsage(family_id=info.agent.family_id, samples=prior)
         return self._hold(state, today.skills)
 
     def _hold(self, state: SessionState, skills: Sequence[SkillSpec]) -> SessionState:
@@ -187,6 +208,9 @@ class PtcController:
             )
         held = attrs.evolve(state, membership=membership)
         self._sessions[state.info.agent.session_id] = held
+        agent = state.info.agent
+        offers = agent_offers(state.info, state.environment, state.catalog, skills, code_mode=held.ptc)
+        self.usage.hold(agent.family_id, agent.session_id, offers)
         return held
 
     def turn_settled(self, summary: TurnSummary) -> None:
@@ -194,6 +218,35 @@ class PtcController:
         state = self.session(summary.agent)
         if state is not None and state.delivery.proven_by_turn(summary.turn):
             self._prove(state)
+
+    def dispatching(self, call: ToolCall, spec: ToolSpec) -> None:
+        """The host runs ``call``'s ``tool-execute`` seam (top-level or nested): it reached its owner."""
+        self.usage.dispatching(call, spec)
+
+    def dispatched(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> None:
+        self.usage.dispatched(call, spec, result)
+
+    def family_settled(self, family: FamilySettlement) -> None:
+        """The host proved the family settled: record its samples (a later settlement revises them).
+
+        Members merely created (never started) contribute nothing; a family
+        none of whose members started is no sample. Store problems are logged,
+        never raised (:func:`~ptc_plus.statistics.record_settled`). The samples
+        are then written into each member this host holds whose log does not
+        have them yet, so that resuming any of them, in another process too,
+        revises the family's sample instead of starting over from what it sees anew.
+        """
+        started = {m.agent.session_id for m in family.members if m.started}
+        settled = self.usage.settle(family.family_id, family.root.session_id, started)
+        if not settled.workspaces:
+            return
+        record_settled(settled)
+        usage = FamilyUsage(family_id=family.family_id, samples=settled.workspaces)
+        for member in family.members:
+            sid = member.agent.session_id
+            if sid in self._sessions and self._usage_written.get(sid) != usage:
+                self.services.append_record(member.agent, usage.to_record())
+                self._usage_written[sid] = usage
 
     async def aclose(self) -> None:
         """Refuse new runs, then abort and await live ones."""

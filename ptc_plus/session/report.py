@@ -65,7 +65,10 @@ class SessionView:
 
 
 def plan_lines(plan: CapabilityPlan, unit: str, lang: str | None = None) -> list[str]:
-    """Summary, budget line and one line per capability with its reason (token counts in ``unit``)."""
+    """Summary, budget line, the damaged statistics store if any, and one line per capability with its
+    reason (token counts in ``unit``): a reason statistics decided, or could not, names the scope, the
+    families that used it of those where it was available (the samples), the coverage, the window and
+    the fallback cause."""
     on, off = message("ptc.report.on", lang), message("ptc.report.off", lang)
     lines = [
         message(
@@ -88,11 +91,19 @@ def plan_lines(plan: CapabilityPlan, unit: str, lang: str | None = None) -> list
             overage=plan.overage_tokens,
         ),
     ]
+    if plan.statistics_detail:
+        lines.append(message("ptc.report.statistics-detail", lang, detail=plan.statistics_detail))
     for entry in plan.entries:
         key = "ptc.report.entry-overage" if entry.overage else "ptc.report.entry"
         disclosure = entry.disclosure.value if entry.disclosure is not None else message("ptc.report.absent", lang)
         lines.append(
-            message(key, lang, identity=entry.identity, disclosure=disclosure, reason=reason_text(entry, lang))
+            message(
+                key,
+                lang,
+                identity=entry.identity,
+                disclosure=disclosure,
+                reason=reason_text(entry, lang),
+            )
         )
     return lines
 

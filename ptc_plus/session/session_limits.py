@@ -80,8 +80,8 @@ class ConfiguredLimits:
 
 
 def config_diagnostics(loaded: LoadedConfig, session: SessionLimits) -> list[str]:
-    """The lines a session (and ``ptc-plus exec``) reports about its config: every issue, then why the
-    configured run limits were not used (if they were not)."""
+    """The lines a session reports about its config: every issue, then why the configured run limits were
+    not used (if they were not). ``ptc-plus exec`` reports the same two things, each issue with its code."""
     found = [message("ptc.report.config-issue", issue=issue.message()) for issue in loaded.issues]
     if session.diagnostic is not None:
         found.append(session.diagnostic)

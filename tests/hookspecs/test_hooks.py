@@ -23,6 +23,8 @@ from hookspecs import (
     CommandSpec,
     CompactionInfo,
     ContextMessage,
+    FamilyMember,
+    FamilySettlement,
     HostServices,
     PromptContext,
     PromptSection,
@@ -278,6 +280,57 @@ async def test_hook_agent_host_turn_settled(make_reference_host: Callable[..., R
     assert trace[-2] == ("turn-settled", ("all done", []))
     assert summaries == [summary]
     assert (summary.turn, summary.steps, summary.tool_calls, summary.final_text) == (1, 2, 2, "all done")
+
+
+@pytest.mark.asyncio
+async def test_hook_agent_host_family_settled(make_reference_host: Callable[..., ReferenceHost]) -> None:
+    trace: Trace = []
+    settled: list[FamilySettlement] = []
+
+    class Settled:
+        @hookimpl
+        def agent_host_turn_settled(self, summary: TurnSummary, services: HostServices) -> None:
+            trace.append(("turn-settled", summary.turn))
+
+        @hookimpl
+        def agent_host_family_settled(self, family: FamilySettlement, services: HostServices) -> None:
+            path = services.workspace / ".agent-host" / "sessions" / f"{family.family_id}.jsonl"
+            last = disk_events(path)[-1]
+            trace.append(("family-settled", (last["type"], last["data"]["generation"])))
+            settled.append(family)
+            raise RuntimeError("reported, never raised")
+
+    class AlsoSettled:  # registered first, so called after Settled raised: it still runs
+        @hookimpl
+        def agent_host_family_settled(self, family: FamilySettlement, services: HostServices) -> None:
+            trace.append(("also-settled", family.generation))
+
+    model = TracingModel([answer("", ("a", "echo", {"text": "1"})), answer("one"), answer("two")], trace)
+    async with make_reference_host(plugins=[AlsoSettled(), Settled()], tools=[echo_tool(trace)]) as host:
+        root = await host.start_session(model=model)
+        child = await root.fork(title="never started")
+        root.command("/help")
+        assert trace == []  # created, forked, a command: nothing started, nothing settled
+        await root.run_turn("first")
+        await root.run_turn("second")
+        assert any("RuntimeError: reported, never raised" in r for r in host.facade.reports)
+    assert names(trace) == [
+        *("model-request", "body", "model-request", "turn-settled", "family-settled", "also-settled"),
+        *("model-request", "turn-settled", "family-settled", "also-settled"),
+    ]
+    # Persisted before the hook ran, after the turn settled; once per settlement, the generation growing.
+    assert [entry for entry in trace if entry[0] == "family-settled"] == [
+        ("family-settled", ("family-settled", 1)),
+        ("family-settled", ("family-settled", 2)),
+    ]
+    first, second = settled
+    members = (
+        FamilyMember(agent=root.agent, workspace=host.workspace, started=True),
+        FamilyMember(agent=child.agent, workspace=host.workspace, started=False),
+    )
+    assert first == FamilySettlement(family_id=root.agent.session_id, root=root.agent, members=members, generation=1)
+    assert second == FamilySettlement(family_id=root.agent.session_id, root=root.agent, members=members, generation=2)
+    assert first.agents == (root.agent, child.agent) and first.started
 
 
 @pytest.mark.asyncio

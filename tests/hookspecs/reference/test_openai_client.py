@@ -223,4 +223,5 @@ async def test_model_failure_surfaces_from_run_turn(
         with pytest.raises(HostError) as excinfo:
             await session.run_turn("hi")
         assert excinfo.value.code == "HOST-0310"
-        assert [e.type for e in session.log.events] == ["session-started", "user-message"]
+        # A failed turn still ends the agent's work: its family settles (ADR 0065).
+        assert [e.type for e in session.log.events] == ["session-started", "user-message", "family-settled"]

@@ -24,7 +24,7 @@ from hookspecs import (
     hookimpl,
 )
 from hookspecs.reference import AssistantTurn, HostError, ReferenceHost, RequestedCall, ScriptedModel
-from hookspecs.reference.session_log import SessionLog
+from hookspecs.reference.session_log import SessionLog, open_elsewhere, read_events
 
 CRASHING_WRITER = textwrap.dedent(
     """
@@ -96,7 +96,8 @@ async def test_resume_after_a_process_killed_mid_append_keeps_every_earlier_even
     complete = blob[: len(blob) - len(torn)]
     expected = [orjson.loads(line) for line in complete.splitlines()]
     assert [e["type"] for e in expected][:2] == ["session-started", "record"]
-    assert expected[-1]["type"] == "turn-settled"
+    # The turn settled, and with it the family (contract 1.2): the settlement is the last complete event.
+    assert [e["type"] for e in expected][-2:] == ["turn-settled", "family-settled"]
 
     async with make_reference_host(tools=[echo_tool()]) as host:
         session = await host.resume_session("s-crash", model=ScriptedModel([AssistantTurn(text="after")]))
@@ -309,3 +310,30 @@ def test_a_closed_log_leaves_no_lock_file_beside_it(tmp_path: Path) -> None:
     log.close()
     assert sorted(p.name for p in path.parent.iterdir()) == ["s.jsonl"]
     assert [e.data for e in SessionLog.open(path, create=False).events] == [{"n": 1}]
+
+
+def test_another_hosts_log_is_read_without_touching_it(tmp_path: Path) -> None:
+    """Family settlement reads members it has not opened: no lock taken, a torn tail neither kept nor moved."""
+    path = tmp_path / "s.jsonl"
+    with pytest.raises(HostError) as missing:
+        open_elsewhere(path)
+    assert missing.value.code == "HOST-0103"
+    log = SessionLog.open(path, create=True)
+    try:
+        log.append("session-started", {"n": 1})
+        log.append("user-message", {"turn": 1, "text": "hi"})
+        assert open_elsewhere(path)
+        with path.open("ab") as fh:
+            fh.write(b'{"v": 1, "seq": 2, "ty')  # a write in progress
+        before = path.read_bytes()
+        assert [e.type for e in read_events(path)] == ["session-started", "user-message"]
+        assert path.read_bytes() == before and not list(tmp_path.glob("*.torn-*"))
+    finally:
+        log.close()
+    assert not open_elsewhere(path)
+    path.write_bytes(
+        b'{"v": 1, "seq": 0, "type": "a", "data": {}}\nnot json\n{"v": 1, "seq": 2, "type": "b", "data": {}}\n'
+    )
+    with pytest.raises(HostError) as corrupt:
+        read_events(path)
+    assert corrupt.value.code == "HOST-0104"

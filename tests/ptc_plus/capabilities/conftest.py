@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hookspecs.types import SkillSpec, ToolSpec
-from ptc_plus.capabilities import ResourceEntry, ResourceSource, build_catalog
+from ptc_plus.capabilities import ResourceEntry, ResourceSource, build_catalog, cost
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.sdk.tools_file import load_tool_specs
 
@@ -32,3 +33,11 @@ def corpus_snapshot(corpus_specs: list[ToolSpec]) -> CatalogSnapshot:
         ],
     )
     return build_snapshot(catalog)
+
+
+@pytest.fixture
+def fresh_offline_counter() -> Iterator[None]:
+    """``cost.offline_counter`` is built anew in the test (under its patches) and again after it (without them)."""
+    cost.offline_counter.cache_clear()
+    yield
+    cost.offline_counter.cache_clear()

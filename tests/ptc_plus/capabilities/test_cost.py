@@ -31,29 +31,23 @@ def test_host_counter_wins() -> None:
     assert cost.measure("a b c", host) == cost.Cost(tokens=3, unit="host tokens")
 
 
+@pytest.mark.usefixtures("fresh_offline_counter")
 def test_without_the_tokenizer_the_estimate_says_estimated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tiktoken", None)
-    cost.offline_counter.cache_clear()
-    try:
-        counter = cost.offline_counter()
-        assert isinstance(counter, cost.EstimatedTokenCounter)
-        assert "estimated" in counter.unit
-        assert counter.count("abcdefgh") == 2 and counter.count("时间") == 2
-    finally:
-        cost.offline_counter.cache_clear()
+    counter = cost.offline_counter()
+    assert isinstance(counter, cost.EstimatedTokenCounter)
+    assert "estimated" in counter.unit
+    assert counter.count("abcdefgh") == 2 and counter.count("时间") == 2
 
 
+@pytest.mark.usefixtures("fresh_offline_counter")
 def test_a_broken_tokenizer_is_logged_for_the_operator(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Falling back to the estimate is not silent: the operator sees why costs are estimated (ADR 0057)."""
     monkeypatch.setitem(sys.modules, "tiktoken", None)
-    cost.offline_counter.cache_clear()
-    try:
-        with caplog.at_level("WARNING", logger="ptc_plus.capabilities.cost"):
-            assert isinstance(cost.offline_counter(), cost.EstimatedTokenCounter)
-    finally:
-        cost.offline_counter.cache_clear()
+    with caplog.at_level("WARNING", logger="ptc_plus.capabilities.cost"):
+        assert isinstance(cost.offline_counter(), cost.EstimatedTokenCounter)
     (record,) = [r for r in caplog.records if r.name == "ptc_plus.capabilities.cost"]
     assert record.levelname == "WARNING" and "estimated" in record.getMessage()
     assert record.exc_info is not None and issubclass(record.exc_info[0], ImportError)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +10,7 @@ import pytest
 
 from ptc_plus.capabilities import cost, o200k
 from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from tests.installed_wheel import unpack_wheel
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -68,18 +66,15 @@ def test_the_encoding_is_tiktokens_own_o200k_base(monkeypatch: pytest.MonkeyPatc
     assert len(official["mergeable_ranks"]) == 199_998 and ours.n_vocab == 200_019
 
 
+@pytest.mark.usefixtures("fresh_offline_counter")
 def test_a_vocabulary_that_is_not_o200k_base_is_refused(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(o200k, "VOCAB_SHA256", "0" * 64)
     with pytest.raises(ValueError, match="not o200k_base's"):
         o200k.load_ranks()
-    cost.offline_counter.cache_clear()
-    try:
-        with caplog.at_level("WARNING", logger="ptc_plus.capabilities.cost"):
-            assert isinstance(cost.offline_counter(), cost.EstimatedTokenCounter)
-    finally:
-        cost.offline_counter.cache_clear()
+    with caplog.at_level("WARNING", logger="ptc_plus.capabilities.cost"):
+        assert isinstance(cost.offline_counter(), cost.EstimatedTokenCounter)
 
 
 _PROBE = """
@@ -98,28 +93,13 @@ print(json.dumps({
 
 
 def test_an_installed_wheel_counts_from_the_vocabulary_inside_the_package(tmp_path: Path) -> None:
-    from hatchling.builders.wheel import WheelBuilder
-
-    (wheel,) = WheelBuilder(str(ROOT)).build(directory=str(tmp_path / "dist"), versions=["standard"])
-    site = tmp_path / "site"
-    with zipfile.ZipFile(wheel) as archive:
-        names = set(archive.namelist())
-        archive.extractall(site)
+    wheel = unpack_wheel(tmp_path)
     assert {
         "ptc_plus/capabilities/vocab/o200k_base.tiktoken.gz",
         "ptc_plus/capabilities/vocab/LICENSE-o200k_base.txt",
-    } <= names
-    # The unpacked wheel first on the path, the source tree nowhere (cwd is tmp_path); tiktoken and the
-    # other dependencies come from this interpreter's site-packages.
-    probe = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    found = orjson.loads(probe.stdout)
+    } <= wheel.names
+    site = wheel.site
+    found = wheel.probe(_PROBE)
     assert found["package"] == str(site / "ptc_plus" / "__init__.py")
     assert found["vocab"] == str(site / "ptc_plus" / "capabilities" / "vocab" / "o200k_base.tiktoken.gz")
     assert (found["counter"], found["unit"]) == ("BpeTokenCounter", "o200k_base tokens")

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.cli_runner import CliRunner
-
-
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("PTC_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
 
 
 def plan_json(workspace: Path, run_cli: CliRunner) -> dict[str, Any]:

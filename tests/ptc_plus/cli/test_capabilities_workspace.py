@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -10,15 +9,6 @@ import pytest
 from tests.cli_runner import CliRunner
 
 MANAGED = 'version = 1\n\n[management]\nenabled = true\n\n[capabilities."host:convert_units"]\ndisclosure = "off"\n'
-
-
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("PTC_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PTC_LOCALE", "en")
 
 
 def workspace_with(tmp_path: Path, text: str) -> Path:

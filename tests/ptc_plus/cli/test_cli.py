@@ -98,8 +98,6 @@ def test_a_closed_stdout_ends_quietly(tmp_path: Path) -> None:
 @pytest.mark.asyncio
 async def test_demo_lists_only_loaded_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_HOST_DISABLE_PLUGINS", "ptc_plus")
-    monkeypatch.setenv("PTC_LOCALE", "en")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     lines: list[str] = []
     assert await run_demo(None, out=lines.append) == 0
     (plugins,) = [line for line in lines if line.startswith("Plugins loaded:")]

@@ -13,15 +13,6 @@ import pytest
 from tests.cli_runner import CliRunner
 
 
-@pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PTC_LOCALE", "en")
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
 def write(workspace: Path, text: str) -> Path:
     path = workspace / ".ptc-plus" / "config.toml"
     path.parent.mkdir(exist_ok=True)

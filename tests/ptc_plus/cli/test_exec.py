@@ -15,19 +15,6 @@ JSON_KEYS = ["calls", "error", "logs", "notes", "ok", "value", "version"]
 """Every key ``exec --json`` prints, and only those (its help lists them)."""
 
 
-@pytest.fixture(autouse=True)
-def no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The developer's own config file must not decide these tests."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path.resolve()
-
-
 @pytest.mark.needs_bwrap
 def test_json_success_with_demo_tools(workspace: Path, run_cli: CliRunner) -> None:
     (workspace / "notes.txt").write_text("alpha\nbeta\n")
@@ -141,7 +128,7 @@ def test_a_missing_sandbox_ends_the_run_with_a_way_out(workspace: Path, tmp_path
     # As on a machine without bubblewrap (macOS): the real executable, with no bwrap on PATH.
     empty = tmp_path / "bin"
     empty.mkdir()
-    env = {**os.environ, "PATH": str(empty), "PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(tmp_path / "user-config")}
+    env = {**os.environ, "PATH": str(empty)}
     done = subprocess.run(
         [str(Path(sys.executable).with_name("ptc-plus")), "exec", "--workspace", str(workspace)],
         input="print('hi')",

@@ -18,18 +18,9 @@ WRITE = "open('written.txt', 'w').write('x')\nreturn 'wrote'\n"
 
 
 @pytest.fixture
-def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user config file (not created): under a scratch ``XDG_CONFIG_HOME``."""
-    home = tmp_path / "user-config"
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
-    return home / "ptc-plus" / "config.toml"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path, user_config: Path) -> Path:
-    path = tmp_path / "workspace"
-    (path / ".ptc-plus").mkdir(parents=True)
-    return path.resolve()
+def user_config(tmp_path: Path) -> Path:
+    """The user config file (not created) under the scratch ``XDG_CONFIG_HOME`` conftest.py sets."""
+    return tmp_path / "xdg" / "ptc-plus" / "config.toml"
 
 
 def _configure(file: Path, text: str) -> None:
@@ -52,7 +43,7 @@ def test_a_read_only_workspace_policy_stops_a_write(workspace: Path, run_cli: Cl
 
 
 def test_a_configured_timeout_stops_a_longer_program(workspace: Path, run_cli: CliRunner) -> None:
-    # danger-full-access from the user file, so this runs where bubblewrap is missing too.
+    # --policy danger-full-access (no file sets a policy to bound it), so this runs where bubblewrap is missing too.
     _workspace_config(workspace, "[runtime]\ntimeout_s = 2\n")
     done = run_cli(
         "exec", "--workspace", str(workspace), "--policy", "danger-full-access", "--json",
@@ -117,6 +108,7 @@ def test_config_problems_are_reported_and_the_valid_keys_still_apply(workspace: 
 def test_an_unusable_config_file_is_reported_and_the_run_goes_on(
     content: bytes, workspace: Path, run_cli: CliRunner
 ) -> None:
+    (workspace / ".ptc-plus").mkdir()
     (workspace / ".ptc-plus" / "config.toml").write_bytes(content)
     done = run_cli("exec", "--workspace", str(workspace), "--policy", "danger-full-access", stdin="return 7")
     assert done.code == 0 and "=> 7" in done.out

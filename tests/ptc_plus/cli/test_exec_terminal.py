@@ -37,17 +37,11 @@ def make_tools(workspace):
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env() -> dict[str, str]:
+    """This process's environment (isolated by conftest.py) on a dumb terminal, without ``PYTHONPATH``."""
     merged = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    merged.update(XDG_CONFIG_HOME=str(tmp_path / "user-config"), PTC_LOCALE="en", TERM="dumb")
+    merged.update(TERM="dumb")
     return merged
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path.resolve()
 
 
 class Terminal:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import orjson
-import pytest
 
 from tests.cli_runner import CliRunner
 
@@ -17,18 +16,6 @@ SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required":
 OPENAI_TOOLS = [
     {"type": "function", "function": {"name": "lookup", "description": "Look a word up.", "parameters": SCHEMA}}
 ]
-
-
-@pytest.fixture(autouse=True)
-def no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path.resolve()
 
 
 def test_a_tools_file_gives_contracts_and_a_call_fails_with_a_typed_error(
@@ -69,7 +56,6 @@ def test_a_factory_is_found_in_the_current_directory_without_pythonpath(tmp_path
         "    return [shout]\n"
     )
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "user-config"), PTC_LOCALE="en")
     argv = [CLI, "exec", "--tools", "my_exec_tools:make_tools", "--policy", "danger-full-access", "--json"]
     done = subprocess.run(
         argv, input="return await tools.shout(text='hi')", capture_output=True, text=True, cwd=project, env=env,

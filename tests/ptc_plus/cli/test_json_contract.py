@@ -26,15 +26,6 @@ TOOLS = ROOT / "tests" / "data" / "mcp" / "git.json"
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("PTC_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PTC_LOCALE", "en")
-
-
 def schema(name: str) -> dict[str, Any]:
     loaded: dict[str, Any] = orjson.loads((SCHEMAS / f"{name}.schema.json").read_bytes())
     return loaded
@@ -109,6 +100,17 @@ def test_capabilities_set(tmp_path: Path, run_cli: CliRunner) -> None:
         "capabilities-set",
     )
     assert again["changed"] is False
+
+
+@pytest.mark.parametrize("scope", [[], ["--scope", "workspace"], ["--scope", "user"]])
+def test_stats(tmp_path: Path, run_cli: CliRunner, scope: list[str]) -> None:
+    root = workspace(tmp_path)
+    done = run_cli("stats", "--workspace", str(root), *scope, "--json")
+    assert done.code == 0
+    document = conforms(done, "stats")
+    assert (document["window"], document["min_samples"]) == (20, 5)
+    assert {row["reason"] for row in document["capabilities"]} == {"no-sample"}
+    assert all(row["coverage"] is None for row in document["capabilities"])
 
 
 def workspace_file(root: Path, text: str | bytes) -> Path:
@@ -276,6 +278,8 @@ ERRORS = [
     (["config", "check", "--workspace", "{missing}"], "PTC-1002"),
     (["config", "check", "--no-such-option"], "PTC-1001"),
     (["config", "no-such-command"], "PTC-1001"),
+    (["stats", "--workspace", "{missing}"], "PTC-1002"),
+    (["stats", "--scope", "nowhere"], "PTC-1001"),
     (["no-such-command"], "PTC-1001"),
 ]
 
@@ -305,7 +309,7 @@ def test_errors_a_config_file_causes_under_json(tmp_path: Path, run_cli: CliRunn
 
 
 def test_the_real_executable_prints_the_same_object(tmp_path: Path) -> None:
-    env = {**os.environ, "PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    env = dict(os.environ)
     done = subprocess.run(
         [CLI, "capabilities", "plan", "--workspace", str(tmp_path / "nope"), "--json"],
         capture_output=True,
@@ -357,6 +361,7 @@ DOCUMENTED = {
     "config-init": ("ptc-plus config init", ("ptc-plus config",)),
     "config-show": ("ptc-plus config show", ("ptc-plus config",)),
     "config-check": ("ptc-plus config check", ("ptc-plus config",)),
+    "stats": ("ptc-plus stats", ()),
 }
 VALUES_UNLISTED = {"capabilities-plan"}
 """Schemas whose sections do not (yet) list every enum value (plan: the entries' ``scope``)."""

@@ -7,11 +7,6 @@ import pytest
 from tests.cli_runner import CliRunner
 
 
-@pytest.fixture(autouse=True)
-def english(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PTC_LOCALE", "en")
-
-
 def _interrupt() -> None:
     raise KeyboardInterrupt
 
@@ -47,8 +42,6 @@ def test_an_internal_error_is_one_line_with_a_code(run_cli: CliRunner, monkeypat
     def broken(*_: object, **__: object) -> None:
         raise TypeError("unsupported operand")
 
-    monkeypatch.setenv("PTC_LOCALE", "en")
-    monkeypatch.delenv("PTC_TRACEBACK", raising=False)
     monkeypatch.setattr("ptc_plus.cli.gate.evaluate_gate", broken)
     done = run_cli("gate", "--user", "u")
     assert done.code == 1 and "Traceback" not in done.err

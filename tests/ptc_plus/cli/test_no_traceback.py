@@ -20,7 +20,6 @@ Cases:
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import subprocess
@@ -34,6 +33,7 @@ import pytest
 
 from ptc_plus.cli import build_cli
 from tests.cli_runner import CliRun, CliRunner
+from tests.privileges import without_dac_override
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 TOOLS = Path(__file__).resolve().parents[2] / "data" / "mcp" / "time.json"
@@ -174,15 +174,6 @@ def _prepare(case: Case, root: Path) -> Setup:
     return Setup(with_workspace, (0, 1, 2), None)
 
 
-def _without_dac_override() -> None:
-    """In the child: give up root's right to ignore file modes, so mode 000 means unreadable (tests run as root)."""
-    if os.geteuid() == 0:
-        libc = ctypes.CDLL(None, use_errno=True)
-        for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, from the bounding set: gone after exec
-            if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
-                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
-
-
 def _run_subprocess(argv: list[str], env: dict[str, str], cwd: Path) -> CliRun:
     done = subprocess.run(
         [CLI, *argv],
@@ -192,7 +183,7 @@ def _run_subprocess(argv: list[str], env: dict[str, str], cwd: Path) -> CliRun:
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         timeout=180,
-        preexec_fn=_without_dac_override,
+        preexec_fn=without_dac_override,
     )
     return CliRun(code=done.returncode, out=done.stdout, err=done.stderr)
 

@@ -27,15 +27,6 @@ OVERBUDGET = (
 )
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("PTC_") or key == "NO_COLOR":
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("PTC_LOCALE", "en")
-
-
 def on_a_terminal(*args: str, **env: str) -> str:
     """Standard output of ``ptc-plus args`` written to a pseudo-terminal, as a user sees it."""
     merged = {**os.environ, "TERM": "xterm-256color", **env}
@@ -86,6 +77,13 @@ def test_plan_is_a_coloured_table_on_a_terminal(tmp_path: Path) -> None:
 def test_no_color_keeps_the_table_without_colour(tmp_path: Path) -> None:
     shown = on_a_terminal("capabilities", "plan", "--workspace", str(tmp_path), NO_COLOR="1")
     assert not ANSI.search(shown) and re.search(r"^CAPABILITY +DISCLOSURE +WHY$", shown, re.MULTILINE)
+
+
+def test_config_show_is_a_table_on_a_terminal_with_or_without_colour(tmp_path: Path) -> None:
+    header = r"^key +value +from$"
+    assert re.search(header, ANSI.sub("", on_a_terminal("config", "show", "--workspace", str(tmp_path))), re.M)
+    assert re.search(header, on_a_terminal("config", "show", "--workspace", str(tmp_path), NO_COLOR="1"), re.M)
+    assert not re.search(header, piped("config", "show", "--workspace", str(tmp_path)), re.M)
 
 
 def test_piped_output_is_plain_lines(tmp_path: Path) -> None:

@@ -57,7 +57,6 @@ def _identities(command: str, document: dict[str, Any]) -> set[str]:
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The user's project, the current directory: no PYTHONPATH, no demo tools."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path

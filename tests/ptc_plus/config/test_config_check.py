@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from ptc_plus.cli.workspace_plan import new_session_plan
@@ -12,6 +15,7 @@ from ptc_plus.config import set_capability
 from ptc_plus.config.errors import ConfigSyntaxError, ConfigUnreadable
 from ptc_plus.config.report import ConfigReport, inspect_config
 from ptc_plus.session.report import plan_lines
+from tests.privileges import without_dac_override
 from tests.ptc_plus.config.conftest import ConfigFiles
 
 
@@ -170,12 +174,23 @@ def test_non_utf8_bytes_name_the_line_and_byte(files: ConfigFiles) -> None:
     assert isinstance(problem.to_error(), ConfigUnreadable)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_permission_denied(files: ConfigFiles) -> None:
-    files.write(user="version = 1\n")
-    files.user_file.chmod(0)
-    (problem,) = check(files).problems
-    assert problem.message("en").endswith(": permission denied")
+def test_permission_denied(tmp_path: Path) -> None:
+    # The real open failing: in a child without root's right to ignore file modes (CI runs as root).
+    user_file = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text("version = 1\n", encoding="utf-8")
+    user_file.chmod(0)
+    env = {**os.environ, "PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("ptc-plus")), "config", "check", "--json", "--workspace", str(tmp_path)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        preexec_fn=without_dac_override,
+    )
+    (problem,) = orjson.loads(done.stdout)["problems"]
+    assert done.returncode == 1 and problem["file"] == str(user_file)
+    assert problem["message"].endswith(": permission denied"), problem
 
 
 def test_permission_denied_wording(files: ConfigFiles) -> None:

@@ -26,6 +26,19 @@ def test_every_key_with_its_value_and_source(files: ConfigFiles) -> None:
     assert [(f.scope.value, f.exists) for f in report.files] == [("user", True), ("workspace", True)]
 
 
+def test_the_version_comes_from_the_file_that_writes_it(files: ConfigFiles) -> None:
+    files.write(user="version = 1\n", workspace="[runtime]\nnetwork = false\n")
+    shown = {key.key: key for key in inspect_config(files.workspace, user_file=files.user_file).keys}
+    assert (shown["version"].value, shown["version"].source, shown["version"].file) == (1, "user", str(files.user_file))
+    files.write(workspace="version = 1\n")
+    shown = {key.key: key for key in inspect_config(files.workspace, user_file=files.user_file).keys}
+    assert (shown["version"].source, shown["version"].file) == ("workspace", str(files.workspace_file))
+    files.user_file.unlink()
+    files.workspace_file.unlink()
+    shown = {key.key: key for key in inspect_config(files.workspace, user_file=files.user_file).keys}
+    assert (shown["version"].value, shown["version"].source, shown["version"].file) == (1, DEFAULT, None)
+
+
 def test_a_statistics_problem_is_shown_as_the_reason_they_are_off(files: ConfigFiles) -> None:
     files.write(user="[statistics]\nwindow = 0\n")
     report = inspect_config(files.workspace, user_file=files.user_file)

@@ -13,9 +13,11 @@ def test_seeded_config_turns_management_on(tmp_path: Path) -> None:
     loaded = load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert loaded.issues == ()
     management = loaded.config.management
-    assert management.enabled and management.budget_tokens == 250
+    assert management.enabled and management.budget_tokens == 400
     assert management.baseline[0] == "host:search_files"
     assert loaded.config.disclosure_of("host:notes_delete") is Disclosure.OFF
+    # Statistics vote after three runs: repeated demos in one workspace show the plan learning.
+    assert loaded.config.statistics.enabled and loaded.config.statistics.min_samples == 3
 
 
 def test_an_existing_config_is_kept(tmp_path: Path) -> None:

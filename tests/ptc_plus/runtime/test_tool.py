@@ -11,7 +11,7 @@ import pytest
 from hookspecs import Concurrency, ToolFailure
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.errors import InvalidLimits, InvalidTimeout, RuntimeClosed
-from ptc_plus.runtime.run_limits import RunLimits, limits_from_environment, resolve_timeout
+from ptc_plus.runtime.run_limits import RunLimits, resolve_timeout
 from ptc_plus.runtime.tool import run_code_definition
 
 from .conftest import FakeServices, limits_with, outer_context
@@ -45,13 +45,6 @@ def test_timeout_above_the_cap_is_clamped() -> None:
     assert resolved.seconds == 600 and resolved.clamped_from == 3600
     assert resolve_timeout(None, RunLimits()).seconds == 120
     assert resolve_timeout(2.5, RunLimits()).clamped_from is None
-
-
-def test_environment_switches() -> None:
-    limits = limits_from_environment(RunLimits(), {"PTC_SEQUENTIAL": " TRUE ", "PTC_DEBUG": "opt-in"})
-    assert limits.sequential and limits.debug_run
-    limits = limits_from_environment(RunLimits(), {})
-    assert not limits.sequential and not limits.debug_run
 
 
 def test_spec_and_concurrency() -> None:

@@ -9,7 +9,6 @@ sandbox), so checks that do not depend on confinement run everywhere.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ import ptc_plus.plugin
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.plan import CapabilityPlan, PlanEntry
+from tests.isolation import isolate_from_the_machine
 
 if TYPE_CHECKING:
     from ptc_plus.session.controller import SessionState
@@ -72,10 +72,7 @@ baseline = {baseline}
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No PTC_* variable and no user config file leak in from the machine."""
-    for key in list(os.environ):
-        if key.startswith("PTC_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    isolate_from_the_machine(monkeypatch, tmp_path)
 
 
 def write_user_config(tmp_path: Path, text: str) -> Path:

@@ -23,7 +23,12 @@ def pretend_statistics(coverage: Callable[[str], float]) -> Callable[..., Capabi
     """A ``session_plan`` stand-in whose workspace statistics give ``coverage(identity)`` over 20 families."""
 
     def plan(
-        catalog: Catalog, loaded: LoadedConfig, counter: TokenCounter, *, parent_members: frozenset[str] | None = None
+        catalog: Catalog,
+        loaded: LoadedConfig,
+        counter: TokenCounter,
+        *,
+        parent_members: frozenset[str] | None = None,
+        **_: object,
     ) -> CapabilityPlan:
         cands = [
             attrs.evolve(c, workspace=ScopeStats(coverage=coverage(c.identity), samples=20))

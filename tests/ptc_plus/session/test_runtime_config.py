@@ -10,7 +10,7 @@ import pytest
 from ptc_plus.config import RuntimeSection, SandboxPolicy
 from ptc_plus.gate import GateSettings
 from ptc_plus.runtime.run_limits import RunLimits
-from ptc_plus.session.session_limits import session_limits
+from ptc_plus.session.session_limits import configured_limits, session_limits
 
 from .conftest import HostFactory, state_of, write_config, write_user_config
 
@@ -53,3 +53,12 @@ def test_limits_the_runtime_refuses_fall_back_to_the_defaults_with_a_diagnostic(
     assert configured.limits.timeout_s == RunLimits().timeout_s
     assert configured.diagnostic is not None and "default" in configured.diagnostic
     assert session_limits(RuntimeSection(), settings).diagnostic is None
+
+
+def test_the_environment_switches_reach_the_run_limits(workspace: Path, tmp_path: Path) -> None:
+    """``PTC_SEQUENTIAL`` and ``PTC_DEBUG`` (SPEC §5) reach a session's and ``exec``'s runs through the gate."""
+    machine = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    switched = configured_limits(workspace, env={**machine, "PTC_SEQUENTIAL": " TRUE ", "PTC_DEBUG": "opt-in"})
+    assert switched.limits.sequential and switched.limits.debug_run
+    plain = configured_limits(workspace, env=machine)
+    assert not plain.limits.sequential and not plain.limits.debug_run

@@ -1,0 +1,110 @@
+"""A session's part in its family's usage statistics (SPEC §6, ADR 0067).
+
+:func:`agent_offers` says what one agent had available when its plan was
+held. :class:`FamilyUsage` is the record ``ptc-family-usage/v1`` the plugin
+writes into the root session when its family settles: the samples it
+recorded, so that a family resumed in another process revises its own
+sample (keeping the use seen before) rather than starting a new one from
+nothing. It holds only identities, revisions and evidence bits, as the
+store does. Reading it back restores what was already counted; it is never
+a replay of the log's tool events, which are not use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import attrs
+from cattrs import BaseValidationError
+
+from hookspecs import SessionInfo, SessionRecord, SkillSpec
+from hookspecs.serialization import structure, unstructure
+from ptc_plus.capabilities import CapabilityKind, Catalog
+from ptc_plus.config import Disclosure
+from ptc_plus.session.environment import Environment
+from ptc_plus.statistics import AgentOffers, FamilySample, Offer, real_workspace, schema_revision_of
+
+KIND = "ptc-family-usage/v1"
+VERSION = 1
+
+UNOBSERVABLE = frozenset({CapabilityKind.MCP_RESOURCES.value})
+"""Kinds whose use no host fact reports (contract 1.2 has no resource-read seam): never evidence, so they
+show "no sample" instead of a 0 % that only says we could not see."""
+
+_log = logging.getLogger(__name__)
+
+
+@attrs.frozen(kw_only=True)
+class FamilyUsage:
+    """The payload of ``ptc-family-usage/v1``: a family's samples as last recorded, one per workspace."""
+
+    version: int = VERSION
+    family_id: str
+    samples: tuple[FamilySample, ...]
+
+    def to_record(self) -> SessionRecord:
+        return SessionRecord(kind=KIND, version=VERSION, payload=unstructure(self))
+
+
+def agent_offers(
+    info: SessionInfo,
+    environment: Environment | None,
+    catalog: Catalog,
+    skills: Sequence[SkillSpec],
+    *,
+    code_mode: bool,
+) -> AgentOffers:
+    """What ``info``'s agent can really call: under code mode its plan's effective set; otherwise (native,
+    or no environment) the host's own provision, every managed capability of its view, ``full``.
+    Capabilities whose use cannot be observed are left out (:data:`UNOBSERVABLE`)."""
+
+    def shape(identity: str, revision: str) -> str:
+        # The call shape of the contract the agent saw; unknown when the host's contract moved since.
+        found = catalog.get(identity)
+        return schema_revision_of(found) if found is not None and found.revision == revision else ""
+
+    if code_mode and environment is not None:
+        offers = {
+            e.identity: Offer(
+                identity=e.identity,
+                revision=e.revision,
+                disclosure="full" if e.disclosure is Disclosure.FULL else "on-demand",
+                schema_revision=shape(e.identity, e.revision),
+            )
+            for e in environment.plan.effective()
+            if e.kind not in UNOBSERVABLE
+        }
+    else:
+        offers = {
+            c.identity: Offer(
+                identity=c.identity,
+                revision=c.revision,
+                disclosure="full",
+                schema_revision=shape(c.identity, c.revision),
+            )
+            for c in catalog.managed()
+            if c.kind.value not in UNOBSERVABLE
+        }
+    return AgentOffers(
+        workspace=real_workspace(info.workspace),
+        config_revision=environment.config_revision if environment is not None else "",
+        offers=offers,
+        loaders={s.loader: s.loader_argument for s in skills},
+    )
+
+
+def prior_samples(records: Sequence[SessionRecord]) -> tuple[FamilySample, ...]:
+    """The samples of the latest ``ptc-family-usage/v1`` record; none (logged) when it is unreadable."""
+    found = [r for r in records if r.kind == KIND]
+    if not found:
+        return ()
+    latest = found[-1]
+    try:
+        if latest.version != VERSION:
+            raise ValueError(f"record version {latest.version}")
+        return structure(dict(latest.payload), FamilyUsage).samples
+    except (BaseValidationError, TypeError, ValueError, KeyError) as error:
+        # Statistics never block a session: the family's earlier use is lost to its revision, nothing else.
+        _log.warning("unreadable %s record; the family's earlier use is not carried: %s", KIND, error)
+        return ()

@@ -1,0 +1,28 @@
+"""Fixtures every ``ptc-plus`` command test shares: an isolated, English environment and an empty workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.isolation import isolate_from_the_machine
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No ``PTC_*`` variable, ``NO_COLOR`` or user config file from the machine; English unless a test says otherwise.
+
+    The user config file is ``tmp_path/xdg/ptc-plus/config.toml`` (absent until a test writes it).
+    """
+    isolate_from_the_machine(monkeypatch, tmp_path)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("PTC_LOCALE", "en")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace directory, ``tmp_path/workspace``, resolved."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path.resolve()
