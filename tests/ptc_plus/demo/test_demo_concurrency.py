@@ -42,8 +42,8 @@ def test_eight_concurrent_demos_record_exactly_eight_families(tmp_path: Path) ->
     assert not [out for out in outputs if "Traceback" in out or "PTC-5" in out]
     workspace_view = workspace_store(root).read()
     assert workspace_view.status == "ok" and workspace_view.families() == before + PROCESSES
-    user_view = user_store({"XDG_CONFIG_HOME": str(xdg)}).read()
-    assert user_view.status == "ok" and user_view.families() == before + PROCESSES
+    # The demo's families stay out of the user-global store ([statistics] share_with_user = false).
+    assert user_store({"XDG_CONFIG_HOME": str(xdg)}).read().status == "missing"
     leftovers = sorted(
         p.name for p in (root / ".ptc-plus").iterdir() if p.name not in {"config.toml", "statistics.json"}
     )

@@ -26,6 +26,9 @@ WRITER = textwrap.dedent(
 
     workspace, worker, families = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     store = workspace_store(workspace, retention=100_000)
+    # About losing nothing, not the wait bound: a writer polling for the lock behind 7 busy peers may be
+    # passed over for longer than the default wait, which bounds a host's stall, not this burst.
+    store.lock_wait_s = 3600.0
     sys.stdin.readline()  # start together
     for n in range(families):
         items = [Evidence(identity="host:a", revision="{rev}", disclosure="full", used=n % 2 == 0)]
