@@ -298,7 +298,7 @@ def plan_with_statistics(directory: Path) -> dict[str, Any]:
     with_statistics = plan_input(StatisticsVote.USABLE)
     without = attrs.evolve(with_statistics, statistics=StatisticsVote.UNAVAILABLE)
     best, median = best_of(lambda: compute_plan(with_statistics), 15)
-    base, _ = best_of(lambda: compute_plan(without), 15)
+    base, base_median = best_of(lambda: compute_plan(without), 15)
     plan = compute_plan(with_statistics)
     by_reason: dict[str, int] = {}
     for entry in plan.entries:
@@ -319,9 +319,13 @@ def plan_with_statistics(directory: Path) -> dict[str, Any]:
         "compute_plan_seconds_best": round(best, 6),
         "compute_plan_seconds_median": round(median, 6),
         "target_seconds": 0.05,
-        "within_target": best <= 0.05,
+        # The median, not the best: on a shared machine the best run says what the code can do, the median what
+        # a session start will see.
+        "within_target": median <= 0.05,
         "baseline_without_statistics_seconds_best": round(base, 6),
+        "baseline_without_statistics_seconds_median": round(base_median, 6),
         "ratio_to_baseline": round(best / base, 2),
+        "ratio_to_baseline_median": round(median / base_median, 2),
         "reasons": dict(sorted(by_reason.items())),
         "store_read_and_lookups_seconds_best": round(read_best, 4),
         "store_bytes": path.stat().st_size,

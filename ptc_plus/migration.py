@@ -89,6 +89,10 @@ class Migrations:
         if self.steps and set(self.steps) != set(range(min(self.steps), self.current)):
             raise ValueError(f"steps must be consecutive up to {self.current}, got {sorted(self.steps)}")
 
+    def reads(self, version: int) -> bool:
+        """``version`` is :attr:`current` or has a step chain to it (checks a header before its payload)."""
+        return version == self.current or version in self.steps
+
     def upgrade(self, data: Mapping[str, Any]) -> Upgraded:
         """``data`` at :attr:`current`, with ``version`` set by each step's result.
 

@@ -37,9 +37,18 @@ from ptc_plus.config.model import (
     StatisticsSection,
     is_valid_identity,
 )
+from ptc_plus.migration import MigrationError, Migrations
 
 WHOLE_FILE = "*"
 """The gate-blocker key meaning "this file's gate settings could not be read at all"."""
+
+MIGRATIONS = Migrations(current=CONFIG_VERSION)
+"""Steps taking an older config file's TOML to :data:`CONFIG_VERSION` (ADR 0066), in memory only.
+
+None yet: every release wrote version 1. A version 2 adds ``{1: step}``; a
+step works on a person's file, so it moves what is there and leaves values
+to the per-key checks that follow, rather than raising on them.
+"""
 
 _GATE_KEYS = frozenset(field.name for field in attrs.fields(GateSection))
 
@@ -90,14 +99,35 @@ def unusable_layer(issue: ConfigIssue) -> CleanLayer:
     )
 
 
-def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLayer:
-    """Validate one parsed file; never raises for bad content."""
-    version = raw.get("version", CONFIG_VERSION)
-    if isinstance(version, int) and not isinstance(version, bool) and version != CONFIG_VERSION:
-        issue = ConfigIssue.file_problem(
+def current_format(raw: Mapping[str, Any], file: str) -> Mapping[str, Any] | ConfigIssue:
+    """``raw`` in the format of :data:`CONFIG_VERSION`, migrated through :data:`MIGRATIONS`, or why not.
+
+    Migration happens in memory only: a config file is never rewritten by a
+    migration (a person's file stays as they wrote it; only ``ptc-plus
+    config set`` writes, and then in the current version). A file without
+    ``version`` is in the current format; a ``version`` that is not an
+    integer is left to the per-key check (a type issue, the rest of the file
+    still counts). A newer version, an older one with no step from it, or an
+    older file its step cannot migrate is a whole-file
+    :class:`ConfigVersionUnsupported` (PTC-4003).
+    """
+    version = raw.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        return raw
+    try:
+        return MIGRATIONS.upgrade(raw).data
+    except MigrationError:
+        return ConfigIssue.file_problem(
             ConfigVersionUnsupported, file, "version", found=str(version), supported=str(CONFIG_VERSION)
         )
-        return unusable_layer(issue)
+
+
+def clean_layer(raw: Mapping[str, Any], file: str, caps: RuntimeCaps) -> CleanLayer:
+    """Validate one parsed file (after :func:`current_format`); never raises for bad content."""
+    current = current_format(raw, file)
+    if isinstance(current, ConfigIssue):
+        return unusable_layer(current)
+    raw = current
     issues: list[ConfigIssue] = []
     data: dict[str, Any] = {}
     statistics_invalid: list[str] = []

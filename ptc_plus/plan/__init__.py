@@ -6,7 +6,7 @@ belong to this package; the catalog and the statistics store map onto them.
 
 from __future__ import annotations
 
-from ptc_plus.plan.codec import plan_bytes, plan_from_json, plan_to_json
+from ptc_plus.plan.codec import PLAN_MIGRATIONS, plan_bytes, plan_from_json, plan_to_json
 from ptc_plus.plan.compute import compute_plan
 from ptc_plus.plan.describe import reason_text
 from ptc_plus.plan.errors import PlanInputInvalid
@@ -14,6 +14,7 @@ from ptc_plus.plan.inputs import DeliveryCost, PlanCandidate, PlanInput, ScopeSt
 from ptc_plus.plan.model import PLAN_VERSION, CapabilityPlan, PlanEntry, Reason, Scope
 
 __all__ = [
+    "PLAN_MIGRATIONS",
     "PLAN_VERSION",
     "CapabilityPlan",
     "DeliveryCost",

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
 from ptc_plus.config import Disclosure
 from ptc_plus.plan.errors import PlanInputInvalid
-from ptc_plus.plan.evidence import Evidence, EvidenceRule
-from ptc_plus.plan.inputs import PlanCandidate, PlanInput, StatisticsVote
+from ptc_plus.plan.evidence import Decision, EvidenceRule
+from ptc_plus.plan.inputs import DeliveryCost, PlanCandidate, PlanInput, StatisticsVote
 from ptc_plus.plan.model import CapabilityPlan, PlanEntry, Reason
 
 _NO_RANK = float("inf")
@@ -52,24 +52,23 @@ def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
             entries[candidate.identity] = _entry(candidate, None, Reason.OUTSIDE_PARENT_SCOPE)
         else:
             present.append(candidate)
-    costs = {c.identity: c.cost_tokens for c in present}
-    delivery = plan_input.delivery_cost or (lambda ids: sum(costs[i] for i in ids))
+    delivery = plan_input.delivery_cost  # None: the sum of the costs, kept as the plan goes
     statistics = _statistics_state(plan_input)
     if not management.enabled:  # step 2, management off
         for candidate in present:
             entries[candidate.identity] = _entry(candidate, Disclosure.FULL, Reason.MANAGEMENT_OFF)
-        return _plan(plan_input, statistics, entries, delivery([c.identity for c in present]), 0)
+        used = sum(c.cost_tokens for c in present) if delivery is None else delivery([c.identity for c in present])
+        return _plan(plan_input, statistics, entries, used, 0)
     known = {c.identity for c in candidates}
     for identity in sorted({*config.capabilities, *management.baseline} - known):
         entries[identity] = PlanEntry(identity=identity, disclosure=None, reason=Reason.HOST_ABSENT)
     full: list[str] = []
     undecided: list[PlanCandidate] = []
-    additive = plan_input.delivery_cost is None
     used = 0
     for candidate in present:  # steps 2 and 3
         choice = config.disclosure_of(candidate.identity)
         if choice is Disclosure.FULL:
-            after = used + candidate.cost_tokens if additive else delivery([*full, candidate.identity])
+            after = used + candidate.cost_tokens if delivery is None else delivery([*full, candidate.identity])
             if plan_input.context_tokens is not None and after > plan_input.context_tokens:
                 entries[candidate.identity] = _entry(candidate, Disclosure.ON_DEMAND, Reason.CONTEXT_LIMIT)
                 continue
@@ -91,7 +90,7 @@ def _fill(
     undecided: Sequence[PlanCandidate],
     full: list[str],
     used: int,
-    delivery: Callable[[Sequence[str]], int],
+    delivery: DeliveryCost | None,
     entries: dict[str, PlanEntry],
     statistics: StatisticsVote,
 ) -> int:
@@ -101,46 +100,45 @@ def _fill(
     limit = config.management.budget_tokens
     if plan_input.context_tokens is not None:
         limit = min(limit, plan_input.context_tokens)
-    backed: list[tuple[tuple[float, float, int, str], PlanCandidate, Evidence]] = []
+    backed: list[tuple[float, float, int, str, PlanCandidate, Decision]] = []
     rule = EvidenceRule(
         settings=config.statistics,
         statistics_vote=statistics in _VOTING,
         user_vote=statistics is StatisticsVote.USABLE,
     )
+    decide = rule.decide
+    on_demand = Disclosure.ON_DEMAND
     for candidate in undecided:
-        found = rule(candidate, ranks.get(candidate.identity))
-        if found.backed:
-            rank = _NO_RANK if found.baseline_rank is None else float(found.baseline_rank)
-            coverage = found.coverage if found.coverage is not None else -1.0
-            key = (-coverage, rank, candidate.cost_tokens, candidate.identity)
-            backed.append((key, candidate, found))
+        found = decide(candidate, ranks.get(candidate.identity))
+        if found[1]:  # backed
+            rank = found[5]
+            coverage = found[2]
+            # Identities are unique, so the order never reaches the candidate or the decision.
+            backed.append(
+                (
+                    1.0 if coverage is None else -coverage,
+                    _NO_RANK if rank is None else float(rank),
+                    candidate.cost_tokens,
+                    candidate.identity,
+                    candidate,
+                    found,
+                )
+            )
         else:
-            entries[candidate.identity] = _entry(candidate, Disclosure.ON_DEMAND, found.reason, found)
-    additive = plan_input.delivery_cost is None
-    for _, candidate, found in sorted(backed, key=lambda item: item[0]):
-        after = used + candidate.cost_tokens if additive else delivery([*full, candidate.identity])
+            entries[candidate.identity] = _decided(candidate, on_demand, found[0], found)
+    backed.sort()  # step 5's order: coverage desc, baseline rank, cost asc, identity
+    for _, _, cost, identity, candidate, found in backed:
+        after = used + cost if delivery is None else delivery([*full, identity])
         if after <= limit:
-            full.append(candidate.identity)
+            full.append(identity)
             used = after
-            entries[candidate.identity] = _entry(candidate, Disclosure.FULL, found.reason, found)
+            entries[identity] = _decided(candidate, Disclosure.FULL, found[0], found)
         else:
-            entries[candidate.identity] = _entry(candidate, Disclosure.ON_DEMAND, Reason.BUDGET_EXHAUSTED, found)
+            entries[identity] = _decided(candidate, on_demand, Reason.BUDGET_EXHAUSTED, found)
     return used
 
 
-def _entry(
-    candidate: PlanCandidate, disclosure: Disclosure | None, reason: Reason, found: Evidence | None = None
-) -> PlanEntry:
-    if found is None:
-        return PlanEntry(
-            identity=candidate.identity,
-            disclosure=disclosure,
-            reason=reason,
-            name=candidate.name,
-            kind=candidate.kind,
-            revision=candidate.revision,
-            cost_tokens=candidate.cost_tokens,
-        )
+def _decided(candidate: PlanCandidate, disclosure: Disclosure, reason: Reason, found: Decision) -> PlanEntry:
     return PlanEntry(
         identity=candidate.identity,
         disclosure=disclosure,
@@ -149,12 +147,24 @@ def _entry(
         kind=candidate.kind,
         revision=candidate.revision,
         cost_tokens=candidate.cost_tokens,
-        coverage=found.coverage,
-        samples=found.samples,
-        scope=found.scope,
-        baseline_rank=found.baseline_rank,
-        window=found.window,
-        passed_over=found.passed_over,
+        coverage=found[2],
+        samples=found[3],
+        scope=found[4],
+        baseline_rank=found[5],
+        window=found[6],
+        passed_over=found[7],
+    )
+
+
+def _entry(candidate: PlanCandidate, disclosure: Disclosure | None, reason: Reason) -> PlanEntry:
+    return PlanEntry(
+        identity=candidate.identity,
+        disclosure=disclosure,
+        reason=reason,
+        name=candidate.name,
+        kind=candidate.kind,
+        revision=candidate.revision,
+        cost_tokens=candidate.cost_tokens,
     )
 
 
@@ -176,7 +186,7 @@ def _plan(
         budget_tokens=plan_input.config.management.budget_tokens,
         used_tokens=used,
         overage_tokens=overage,
-        entries=tuple(entries[identity] for identity in sorted(entries)),
+        entries=tuple(map(entries.__getitem__, sorted(entries))),
         statistics_detail=plan_input.statistics_detail,
     )
 

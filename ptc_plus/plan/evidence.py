@@ -40,12 +40,18 @@ def sufficient(stats: ScopeStats | None, settings: StatisticsSection) -> bool:
     return stats is not None and stats.coverage is not None and stats.samples >= settings.min_samples
 
 
+Decision = tuple[Reason, bool, float | None, int | None, Scope | None, int | None, int | None, tuple[Shortfall, ...]]
+"""An :class:`Evidence` as a plain tuple, in its field order (``reason``, ``backed``, ``coverage``, ``samples``,
+``scope``, ``baseline_rank``, ``window``, ``passed_over``): plan computation makes one per candidate, and a tuple
+costs a sixth of a frozen instance, which a plan of 10,000 capabilities notices."""
+
+
 class EvidenceRule:
     """Step 4 for every candidate of one plan: :func:`evidence_for` with the plan's settings bound once.
 
     Plans of 10,000 capabilities call it 10,000 times, so it shares what
     repeats: the settings' values, one :class:`Shortfall` per (scope,
-    samples) and one evidence per baseline rank without statistics.
+    samples) and one decision per baseline rank without statistics.
     """
 
     def __init__(self, *, settings: StatisticsSection, statistics_vote: bool, user_vote: bool = True) -> None:
@@ -55,7 +61,7 @@ class EvidenceRule:
         self._min = settings.min_samples
         self._threshold = settings.threshold
         self._shortfalls: dict[tuple[Scope, int], Shortfall] = {}
-        self._plain: dict[int | None, Evidence] = {}
+        self._plain: dict[tuple[int | None, tuple[Shortfall, ...]], Decision] = {}
 
     def _shortfall(self, scope: Scope, stats: ScopeStats | None) -> Shortfall:
         samples = stats.samples if stats is not None and stats.coverage is not None else 0
@@ -64,46 +70,62 @@ class EvidenceRule:
             found = self._shortfalls[scope, samples] = Shortfall(scope=scope, samples=samples, min_samples=self._min)
         return found
 
-    def _decides(self, stats: ScopeStats | None) -> bool:
-        return stats is not None and stats.coverage is not None and stats.samples >= self._min
-
     def __call__(self, candidate: PlanCandidate, baseline_rank: int | None) -> Evidence:
-        if not self._vote:
-            found = self._plain.get(baseline_rank)
-            if found is None:
-                found = self._plain[baseline_rank] = _fallback(baseline_rank, None, ())
-            return found
-        workspace = candidate.workspace
-        if workspace is not None and workspace.coverage is not None and workspace.samples >= self._min:
-            return self._statistics(Reason.WORKSPACE_STATISTICS, Scope.WORKSPACE, workspace, baseline_rank, ())
-        passed: tuple[Shortfall, ...] = (self._shortfall(Scope.WORKSPACE, workspace),)
-        if self._user:
-            user = candidate.user
-            if user is not None and user.coverage is not None and user.samples >= self._min:
-                return self._statistics(Reason.USER_STATISTICS, Scope.USER, user, baseline_rank, passed)
-            passed = (*passed, self._shortfall(Scope.USER, user))
-        return _fallback(baseline_rank, self._window, passed)
-
-    def _statistics(
-        self, reason: Reason, scope: Scope, stats: ScopeStats, rank: int | None, passed: tuple[Shortfall, ...]
-    ) -> Evidence:
-        coverage = stats.coverage if stats.coverage is not None else 0.0
+        (reason, backed, coverage, samples, scope, rank, window, passed) = self.decide(candidate, baseline_rank)
         return Evidence(
             reason=reason,
-            backed=coverage >= self._threshold,
+            backed=backed,
             coverage=coverage,
-            samples=stats.samples,
+            samples=samples,
             scope=scope,
             baseline_rank=rank,
-            window=self._window,
+            window=window,
             passed_over=passed,
         )
 
+    def decide(self, candidate: PlanCandidate, baseline_rank: int | None) -> Decision:
+        """What :meth:`__call__` returns, as a :data:`Decision` tuple."""
+        if not self._vote:
+            return self._fallback(baseline_rank, ())
+        workspace = candidate.workspace
+        if workspace is not None and (coverage := workspace.coverage) is not None and workspace.samples >= self._min:
+            return (
+                Reason.WORKSPACE_STATISTICS,
+                coverage >= self._threshold,
+                coverage,
+                workspace.samples,
+                Scope.WORKSPACE,
+                baseline_rank,
+                self._window,
+                (),
+            )
+        passed: tuple[Shortfall, ...] = (self._shortfall(Scope.WORKSPACE, workspace),)
+        if self._user:
+            user = candidate.user
+            if user is not None and (coverage := user.coverage) is not None and user.samples >= self._min:
+                return (
+                    Reason.USER_STATISTICS,
+                    coverage >= self._threshold,
+                    coverage,
+                    user.samples,
+                    Scope.USER,
+                    baseline_rank,
+                    self._window,
+                    passed,
+                )
+            passed = (*passed, self._shortfall(Scope.USER, user))
+        return self._fallback(baseline_rank, passed)
 
-def _fallback(rank: int | None, window: int | None, passed: tuple[Shortfall, ...]) -> Evidence:
-    if rank is not None:
-        return Evidence(reason=Reason.BASELINE, backed=True, baseline_rank=rank, window=window, passed_over=passed)
-    return Evidence(reason=Reason.NOT_BACKED, backed=False, window=window, passed_over=passed)
+    def _fallback(self, rank: int | None, passed: tuple[Shortfall, ...]) -> Decision:
+        # Shortfalls are shared per (scope, samples), so the causes repeat: a few keys for a whole plan.
+        found = self._plain.get((rank, passed))
+        if found is None:
+            if rank is not None:
+                found = (Reason.BASELINE, True, None, None, None, rank, self._window, passed)
+            else:
+                found = (Reason.NOT_BACKED, False, None, None, None, None, self._window, passed)
+            self._plain[rank, passed] = found
+        return found
 
 
 def evidence_for(

@@ -23,11 +23,20 @@ from cattrs import BaseValidationError, transform_error
 from hookspecs import SessionRecord
 from hookspecs.serialization import canonical_bytes, structure, unstructure
 from ptc_plus.config import Disclosure, Presentation
-from ptc_plus.plan import PLAN_VERSION, CapabilityPlan, PlanEntry
+from ptc_plus.migration import MigrationError, Migrations, VersionTooNew, VersionUnknown
+from ptc_plus.plan import PLAN_MIGRATIONS, CapabilityPlan, PlanEntry
 
 KIND_PREFIX = "ptc-capability-environment/"
-KIND = KIND_PREFIX + "v1"
 VERSION = 1
+KIND = f"{KIND_PREFIX}v{VERSION}"
+
+MIGRATIONS = Migrations(current=VERSION)
+"""Steps taking an older environment payload to :data:`VERSION` (ADR 0066).
+
+None yet: no release wrote another version (``presentation`` was added with a
+default, so older records read as they are). A version 2 sets ``VERSION = 2``
+and adds ``{1: step}``; a ``/v1`` record then migrates on resume.
+"""
 
 
 @attrs.frozen(kw_only=True)
@@ -92,9 +101,9 @@ class RestoreStatus(enum.StrEnum):
     MISSING = "missing"
     """No record: the session predates the plugin; it keeps the host's own provision."""
     CORRUPT = "corrupt"
-    """A v1 record that does not parse: the environment is unproven."""
+    """A record of a readable format that does not parse or migrate: the environment is unproven."""
     UNSUPPORTED = "unsupported"
-    """A record of a format this version cannot read (no migration exists)."""
+    """A record of a format this version cannot read: newer, or older with no migration from it."""
 
 
 @attrs.frozen(kw_only=True)
@@ -105,33 +114,51 @@ class Restored:
 
 
 def restore(records: Sequence[SessionRecord]) -> Restored:
-    """The latest environment record among ``records`` (oldest first), diagnosed."""
+    """The latest environment record among ``records`` (oldest first), diagnosed.
+
+    A legal older format is migrated in memory (ADR 0066): the record is the
+    header ``ptc-capability-environment/v<n>`` with version ``n``, its payload
+    goes through :data:`MIGRATIONS` and the plan inside it through
+    :data:`~ptc_plus.plan.PLAN_MIGRATIONS`. ``records`` are never changed and
+    nothing is written back, so the original record stays as it was. A newer
+    version, or an older one no step chain starts from, is *unsupported*; a
+    payload whose version is not an integer, or whose migration step fails,
+    is *corrupt*.
+    """
     candidates = [r for r in records if r.kind.startswith(KIND_PREFIX)]
     if not candidates:
         return Restored(status=RestoreStatus.MISSING)
     latest = candidates[-1]
-    if latest.kind != KIND or latest.version != VERSION:
+    if latest.kind != f"{KIND_PREFIX}v{latest.version}" or not MIGRATIONS.reads(latest.version):
         return Restored(status=RestoreStatus.UNSUPPORTED, detail=f"{latest.kind} version {latest.version}")
-    payload = latest.payload
-    if (unknown := _unknown_version(payload)) is not None:
-        return Restored(status=RestoreStatus.UNSUPPORTED, detail=f"{latest.kind} {unknown}")
+    upgraded = _upgrade(MIGRATIONS, latest.payload, f"{latest.kind} payload")
+    if isinstance(upgraded, Restored):
+        return upgraded
+    plan = upgraded.get("plan")
+    if isinstance(plan, dict):  # anything else does not structure: corrupt, below
+        upgraded_plan = _upgrade(PLAN_MIGRATIONS, plan, f"{latest.kind} plan")
+        if isinstance(upgraded_plan, Restored):
+            return upgraded_plan
+        upgraded["plan"] = upgraded_plan
     try:
-        return Restored(status=RestoreStatus.RESTORED, environment=structure(dict(payload), Environment))
+        return Restored(status=RestoreStatus.RESTORED, environment=structure(upgraded, Environment))
     except BaseValidationError as error:
         return Restored(status=RestoreStatus.CORRUPT, detail="; ".join(transform_error(error)))
     except (TypeError, ValueError, KeyError, AttributeError) as error:
         return Restored(status=RestoreStatus.CORRUPT, detail=f"{type(error).__name__}: {error}")
 
 
-def _unknown_version(payload: Any) -> str | None:
-    """A legal-looking payload of a version this code does not know (not corruption)."""
-    if not isinstance(payload, dict):
-        return None
-    version = payload.get("version")
-    if isinstance(version, int) and not isinstance(version, bool) and version != VERSION:
-        return f"payload version {version}"
-    plan = payload.get("plan")
-    plan_version = plan.get("version") if isinstance(plan, dict) else None
-    if isinstance(plan_version, int) and not isinstance(plan_version, bool) and plan_version != PLAN_VERSION:
-        return f"plan version {plan_version}"
-    return None
+def _upgrade(chain: Migrations, data: Any, what: str) -> dict[str, Any] | Restored:
+    """``data`` migrated to ``chain``'s current version (a copy), or why it cannot be."""
+    if not isinstance(data, dict):
+        return Restored(status=RestoreStatus.CORRUPT, detail=f"{what} is not an object")
+    try:
+        return dict(chain.upgrade(data).data)
+    except VersionTooNew as error:
+        return Restored(status=RestoreStatus.UNSUPPORTED, detail=f"{what} version {error.found}")
+    except VersionUnknown as error:
+        if isinstance(error.found, int) and not isinstance(error.found, bool):  # legal, but no migration from it
+            return Restored(status=RestoreStatus.UNSUPPORTED, detail=f"{what} version {error.found}")
+        return Restored(status=RestoreStatus.CORRUPT, detail=f"{what}: {error}")
+    except MigrationError as error:
+        return Restored(status=RestoreStatus.CORRUPT, detail=f"{what}: {error}")

@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -160,21 +160,27 @@ class StoreView:
         record = self._by_identity.get(identity)
         if record is None:
             return NO_SAMPLE
-        samples: list[tuple[int, bool]] = []
-        for entry in record.revisions:
+        counted = [
+            entry
+            for entry in record.revisions
             if carries_over(
                 stored_revision=entry.revision,
                 stored_schema_revision=entry.schema_revision,
                 revision=revision,
                 schema_revision=schema_revision,
-            ):
-                used = set(entry.used)
-                samples.extend((sequence, sequence in used) for sequence in entry.available)
-        if not samples:
+            )
+        ]
+        # A read store is checked: each list ascending, used within available, and no sequence in two
+        # revisions of one identity. So the window is the newest ``window`` numbers and its uses are the used
+        # numbers at or above the window's oldest: a slice and a bisection, not a sort of every sample.
+        if len(counted) == 1:
+            recent: Sequence[int] = counted[0].available[-window:]
+        else:
+            recent = sorted(s for entry in counted for s in entry.available)[-window:]
+        if not recent:
             return NO_SAMPLE
-        samples.sort(reverse=True)
-        recent = samples[:window]
-        used_count = sum(1 for _, used in recent if used)
+        oldest = recent[0]
+        used_count = sum(len(entry.used) - bisect.bisect_left(entry.used, oldest) for entry in counted)
         return CapabilityStats(
             available=len(recent),
             used=used_count,

@@ -61,3 +61,8 @@ def test_a_malformed_old_payload_fails_its_step() -> None:
 def test_steps_must_be_consecutive() -> None:
     with pytest.raises(ValueError):
         Migrations(current=3, steps={0: rename, 2: count})
+
+
+def test_reads_names_the_versions_with_a_chain_to_the_current_one() -> None:
+    assert [v for v in range(-1, 5) if CHAIN.reads(v)] == [1, 2, 3]
+    assert Migrations(current=1).reads(1) and not Migrations(current=1).reads(0)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ptc_plus.config import Disclosure, PtcConfig, SandboxPolicy, user_config_file
+from ptc_plus.config import CONFIG_VERSION, Disclosure, PtcConfig, SandboxPolicy, user_config_file, validate
 from ptc_plus.config.errors import (
     ConfigError,
     ConfigInvalid,
@@ -14,6 +15,7 @@ from ptc_plus.config.errors import (
     ConfigUnreadable,
     ConfigVersionUnsupported,
 )
+from ptc_plus.migration import Migrations
 
 from .conftest import ConfigFiles
 
@@ -218,3 +220,57 @@ def test_version_must_be_an_integer(files: ConfigFiles, value: str) -> None:
     loaded = files.load()
     assert [(i.path, i.reason) for i in loaded.issues] == [("version", "type")]
     assert loaded.config.management.enabled is True
+
+
+def _management_renamed(data: dict[str, Any]) -> dict[str, Any]:
+    """A fake version 0 (no release wrote one) whose ``[management]`` table was called ``[manage]``."""
+    if "manage" in data:
+        data["management"] = data.pop("manage")
+    return data
+
+
+def _failing_step(data: dict[str, Any]) -> dict[str, Any]:
+    raise KeyError("manage")
+
+
+def test_a_registered_older_version_migrates_in_memory_on_load(
+    files: ConfigFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(validate, "MIGRATIONS", Migrations(current=CONFIG_VERSION, steps={0: _management_renamed}))
+    text = "version = 0\n[manage]\nenabled = true\nbudget_tokens = 300\n"
+    files.write(workspace=text)
+    loaded = files.load()
+    assert loaded.issues == ()
+    assert loaded.config.management.enabled is True and loaded.config.management.budget_tokens == 300
+    assert files.workspace_file.read_text() == text  # a migration never rewrites the file
+
+
+def test_an_older_version_without_a_step_is_refused_whole(files: ConfigFiles) -> None:
+    files.write(workspace="version = 0\n[management]\nenabled = true\n")
+    loaded = files.load()
+    assert [i.code for i in loaded.issues] == ["PTC-4003"]
+    assert loaded.config.management.enabled is False
+
+
+def test_an_older_file_its_step_cannot_migrate_is_refused_whole(
+    files: ConfigFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(validate, "MIGRATIONS", Migrations(current=CONFIG_VERSION, steps={0: _failing_step}))
+    files.write(workspace="version = 0\n[management]\nenabled = true\n")
+    assert [i.code for i in files.load().issues] == ["PTC-4003"]
+
+
+def test_a_newer_version_stays_refused_with_older_ones_known(
+    files: ConfigFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(validate, "MIGRATIONS", Migrations(current=CONFIG_VERSION, steps={0: _management_renamed}))
+    files.write(user="version = 9\n")
+    (issue,) = files.load().issues
+    assert issue.code == "PTC-4003"
+    assert "config format version 9 is not supported" in issue.message("en")
+
+
+def test_every_released_config_version_has_its_chain() -> None:
+    """Raising ``CONFIG_VERSION`` without a step from the old one fails here."""
+    assert validate.MIGRATIONS.current == CONFIG_VERSION
+    assert all(validate.MIGRATIONS.reads(v) for v in range(1, CONFIG_VERSION + 1))
