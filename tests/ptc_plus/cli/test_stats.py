@@ -8,48 +8,17 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.capabilities import Catalog, build_catalog
-from ptc_plus.statistics import Evidence, FamilySample, StatisticsStore, schema_revision_of, user_store, workspace_store
+from ptc_plus.statistics import Evidence, FamilySample, user_store, workspace_store
 from tests.cli_runner import CliRunner
+from tests.statistics_samples import record_families
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 CONVERTER, READER, SEARCH = "host:convert_units", "host:read_file", "host:search_files"
-
-
-def demo_catalog(workspace: Path) -> Catalog:
-    return build_catalog(tools=[d.spec for d in demo_tool_definitions(workspace)])
-
-
-def record(
-    store: StatisticsStore,
-    workspace: Path,
-    families: Iterable[str],
-    used: Sequence[str],
-    available: Sequence[str] | None = None,
-) -> None:
-    catalog = demo_catalog(workspace)
-    for family in families:
-        evidence = [
-            Evidence(
-                identity=c.identity,
-                revision=c.revision,
-                schema_revision=schema_revision_of(c),
-                disclosure="on-demand",
-                used=c.identity in used,
-            )
-            for c in catalog.managed()
-            if available is None or c.identity in available
-        ]
-        store.record(
-            FamilySample(family_id=family, workspace=str(workspace), plan_config_revision="sha256:t", evidence=evidence)
-        )
 
 
 def rows(document: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
@@ -68,9 +37,11 @@ def configure(workspace: Path) -> None:
 def test_numbers_per_capability_with_the_workspace_first(workspace: Path, run_cli: CliRunner) -> None:
     configure(workspace)
     # Five families, the window holds the newest four: the converter was used in f2..f5, the reader only in f1.
-    record(workspace_store(workspace), workspace, ["f1"], [READER, SEARCH])
-    record(workspace_store(workspace), workspace, ["f2", "f3", "f4", "f5"], [CONVERTER, SEARCH])
-    record(workspace_store(workspace), workspace, ["f6"], [], available=[SEARCH])  # the converter absent: no dilution
+    record_families(workspace_store(workspace), workspace, ["f1"], [READER, SEARCH])
+    record_families(workspace_store(workspace), workspace, ["f2", "f3", "f4", "f5"], [CONVERTER, SEARCH])
+    record_families(
+        workspace_store(workspace), workspace, ["f6"], [], available=[SEARCH]
+    )  # the converter absent: no dilution
     done = run_cli("stats", "--workspace", str(workspace), "--json")
     assert done.code == 0, done.err
     document = done.json()
@@ -96,8 +67,8 @@ def test_numbers_per_capability_with_the_workspace_first(workspace: Path, run_cl
 
 def test_no_sample_below_minimum_and_the_user_fallback(workspace: Path, run_cli: CliRunner) -> None:
     configure(workspace)
-    record(workspace_store(workspace), workspace, ["f1", "f2"], [CONVERTER], available=[CONVERTER, READER])
-    record(user_store(), workspace, ["u1", "u2", "u3"], [CONVERTER])
+    record_families(workspace_store(workspace), workspace, ["f1", "f2"], [CONVERTER], available=[CONVERTER, READER])
+    record_families(user_store(), workspace, ["u1", "u2", "u3"], [CONVERTER])
     got = rows(run_cli("stats", "--workspace", str(workspace), "--json").json())
     assert got[CONVERTER] == (3, 3, 1.0, "user", "fallback")
     assert got[READER] == (3, 0, 0.0, "user", "fallback")
@@ -143,7 +114,7 @@ def test_a_damaged_workspace_store_is_an_error_with_its_own_code(
 
 def test_a_damaged_user_store_only_costs_the_fallback(workspace: Path, run_cli: CliRunner) -> None:
     configure(workspace)
-    record(workspace_store(workspace), workspace, ["f1", "f2", "f3"], [SEARCH])
+    record_families(workspace_store(workspace), workspace, ["f1", "f2", "f3"], [SEARCH])
     user = user_store().path
     user.parent.mkdir(parents=True)
     user.write_bytes(b"[]")
@@ -157,8 +128,8 @@ def test_a_damaged_user_store_only_costs_the_fallback(workspace: Path, run_cli: 
 
 
 def test_reset_with_yes_deletes_one_scope(workspace: Path, run_cli: CliRunner) -> None:
-    record(workspace_store(workspace), workspace, ["f1"], [SEARCH])
-    record(user_store(), workspace, ["u1"], [SEARCH])
+    record_families(workspace_store(workspace), workspace, ["f1"], [SEARCH])
+    record_families(user_store(), workspace, ["u1"], [SEARCH])
     done = run_cli("stats", "reset", "--workspace", str(workspace), "--yes")
     assert done.code == 0 and "Deleted the workspace usage statistics" in done.out
     assert not workspace_store(workspace).path.exists() and user_store().path.exists()
@@ -167,7 +138,7 @@ def test_reset_with_yes_deletes_one_scope(workspace: Path, run_cli: CliRunner) -
 
 
 def test_reset_refuses_without_a_terminal_and_without_yes(workspace: Path, run_cli: CliRunner) -> None:
-    record(workspace_store(workspace), workspace, ["f1"], [SEARCH])
+    record_families(workspace_store(workspace), workspace, ["f1"], [SEARCH])
     done = run_cli("stats", "reset", "--workspace", str(workspace), stdin="y\n")
     assert done.code == 2 and "PTC-1001" in done.err and "--yes" in done.err
     assert done.err.startswith("Usage: ptc-plus stats reset")
@@ -204,7 +175,7 @@ def _on_a_terminal(argv: list[str], answer: bytes, env: dict[str, str]) -> tuple
 
 @pytest.mark.parametrize(("answer", "code", "kept"), [(b"n\n", 1, True), (b"y\n", 0, False)], ids=["no", "yes"])
 def test_reset_asks_on_a_terminal(workspace: Path, answer: bytes, code: int, kept: bool) -> None:
-    record(workspace_store(workspace), workspace, ["f1"], [SEARCH])
+    record_families(workspace_store(workspace), workspace, ["f1"], [SEARCH])
     env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")} | {"PTC_LOCALE": "en", "NO_COLOR": "1"}
     done, shown = _on_a_terminal(["stats", "reset", "--workspace", str(workspace)], answer, env)
     assert "Delete the workspace usage statistics in" in shown and "Traceback" not in shown

@@ -2,54 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
 
-from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.cost import offline_counter
 from ptc_plus.config import Disclosure, load_config
 from ptc_plus.plan import CapabilityPlan, Reason, Scope, reason_text
 from ptc_plus.plan.model import Shortfall
 from ptc_plus.session.provision import session_plan
 from ptc_plus.statistics import (
-    Evidence,
-    FamilySample,
-    StatisticsStore,
-    schema_revision_of,
     user_store,
     workspace_store,
 )
+from tests.statistics_samples import demo_catalog, record_families
 
 from .conftest import entry_of, write_config
 
 FULL, ON_DEMAND = Disclosure.FULL, Disclosure.ON_DEMAND
 CONVERTER, READER, SEARCH = "host:convert_units", "host:read_file", "host:search_files"
 STATISTICS = "\n[statistics]\nmin_samples = 3\nwindow = 10\n"
-
-
-def demo_catalog(workspace: Path) -> Catalog:
-    return build_catalog(tools=[d.spec for d in demo_tool_definitions(workspace)])
-
-
-def record(store: StatisticsStore, catalog: Catalog, families: Iterable[str], used: Sequence[str], root: Path) -> None:
-    """Record ``families`` in ``store``: every managed capability of ``catalog`` available, ``used`` used."""
-    for family in families:
-        evidence = [
-            Evidence(
-                identity=c.identity,
-                revision=c.revision,
-                schema_revision=schema_revision_of(c),
-                disclosure="on-demand",
-                used=c.identity in used,
-            )
-            for c in catalog.managed()
-        ]
-        store.record(
-            FamilySample(family_id=family, workspace=str(root), plan_config_revision="sha256:t", evidence=evidence)
-        )
 
 
 def plan_in(workspace: Path) -> CapabilityPlan:
@@ -67,7 +39,7 @@ def test_without_stores_statistics_are_unavailable_and_the_reasons_say_so(worksp
 
 def test_sufficient_workspace_statistics_replace_the_baseline(workspace: Path) -> None:
     write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
-    record(workspace_store(workspace), demo_catalog(workspace), ["f1", "f2", "f3"], [CONVERTER, SEARCH], workspace)
+    record_families(workspace_store(workspace), workspace, ["f1", "f2", "f3"], [CONVERTER, SEARCH])
     plan = plan_in(workspace)
     assert plan.statistics == "usable"
     converter, reader = entry_of(plan, CONVERTER), entry_of(plan, READER)
@@ -86,9 +58,8 @@ def test_sufficient_workspace_statistics_replace_the_baseline(workspace: Path) -
 
 def test_too_few_workspace_samples_fall_back_to_the_user_scope_and_say_why(workspace: Path) -> None:
     write_config(workspace, budget=100_000, extra=STATISTICS)
-    catalog = demo_catalog(workspace)
-    record(workspace_store(workspace), catalog, ["f1", "f2"], [CONVERTER], workspace)
-    record(user_store(), catalog, ["u1", "u2", "u3", "u4"], [CONVERTER], workspace)
+    record_families(workspace_store(workspace), workspace, ["f1", "f2"], [CONVERTER])
+    record_families(user_store(), workspace, ["u1", "u2", "u3", "u4"], [CONVERTER])
     converter = entry_of(plan_in(workspace), CONVERTER)
     assert (converter.disclosure, converter.reason, converter.samples) == (FULL, Reason.USER_STATISTICS, 4)
     assert converter.passed_over == (Shortfall(scope=Scope.WORKSPACE, samples=2, min_samples=3),)
@@ -101,7 +72,7 @@ def test_too_few_workspace_samples_fall_back_to_the_user_scope_and_say_why(works
 
 def test_a_capability_neither_scope_can_decide_names_both_shortfalls(workspace: Path) -> None:
     write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
-    record(user_store(), demo_catalog(workspace), ["u1"], [READER], workspace)
+    record_families(user_store(), workspace, ["u1"], [READER])
     reader = entry_of(plan_in(workspace), READER)
     assert (reader.disclosure, reader.reason) == (FULL, Reason.BASELINE)
     assert reason_text(reader, "en") == (
@@ -123,9 +94,8 @@ def test_a_damaged_workspace_store_loses_the_whole_vote_with_its_own_diagnostic(
     workspace: Path, content: bytes, code: str
 ) -> None:
     write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
-    catalog = demo_catalog(workspace)
     # The user scope would back the converter: a damaged workspace store must not let it speak instead.
-    record(user_store(), catalog, ["u1", "u2", "u3"], [CONVERTER], workspace)
+    record_families(user_store(), workspace, ["u1", "u2", "u3"], [CONVERTER])
     path = workspace_store(workspace).path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
@@ -141,8 +111,7 @@ def test_a_damaged_workspace_store_loses_the_whole_vote_with_its_own_diagnostic(
 
 def test_a_damaged_user_store_costs_only_the_fallback(workspace: Path) -> None:
     write_config(workspace, budget=100_000, extra=STATISTICS)
-    catalog = demo_catalog(workspace)
-    record(workspace_store(workspace), catalog, ["f1", "f2", "f3"], [SEARCH], workspace)
+    record_families(workspace_store(workspace), workspace, ["f1", "f2", "f3"], [SEARCH])
     user = user_store().path
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_bytes(b"not json")
@@ -174,7 +143,7 @@ def test_statistics_switched_off_in_the_config_are_not_read(workspace: Path) -> 
 
 def test_management_off_records_the_store_state_but_no_statistics(workspace: Path) -> None:
     write_config(workspace, enabled=False)
-    record(workspace_store(workspace), demo_catalog(workspace), ["f1"], [SEARCH], workspace)
+    record_families(workspace_store(workspace), workspace, ["f1"], [SEARCH])
     plan = plan_in(workspace)
     assert plan.statistics == "usable"
     assert {(e.reason, e.coverage) for e in plan.entries} == {(Reason.MANAGEMENT_OFF, None)}

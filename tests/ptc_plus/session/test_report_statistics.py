@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
 
 from hookspecs.reference import AssistantTurn, ScriptedModel
-from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.config import Disclosure
-from ptc_plus.statistics import Evidence, FamilySample, schema_revision_of, workspace_store
+from ptc_plus.statistics import workspace_store
+from tests.statistics_samples import record_families
 
 from .conftest import HostFactory, entry_of, environment_of, write_config
 
@@ -19,30 +17,10 @@ CONVERTER, READER = "host:convert_units", "host:read_file"
 STATISTICS = "\n[statistics]\nmin_samples = 3\nwindow = 10\n"
 
 
-def record(workspace: Path, families: Iterable[str], used: Sequence[str]) -> None:
-    """Record ``families`` in the workspace's store: every demo tool available, ``used`` used."""
-    root = workspace.resolve()
-    catalog = build_catalog(tools=[d.spec for d in demo_tool_definitions(root)])
-    for family in families:
-        evidence = [
-            Evidence(
-                identity=c.identity,
-                revision=c.revision,
-                schema_revision=schema_revision_of(c),
-                disclosure="on-demand",
-                used=c.identity in used,
-            )
-            for c in catalog.managed()
-        ]
-        workspace_store(root).record(
-            FamilySample(family_id=family, workspace=str(root), plan_config_revision="sha256:t", evidence=evidence)
-        )
-
-
 @pytest.mark.asyncio
 async def test_capabilities_shows_coverage_samples_scope_and_window(open_host: HostFactory, workspace: Path) -> None:
     write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
-    record(workspace, ["f1", "f2", "f3"], [CONVERTER])
+    record_families(workspace_store(workspace.resolve()), workspace.resolve(), ["f1", "f2", "f3"], [CONVERTER])
     host = await open_host()
     session = await host.start_session(title="t")
     receipt = session.command("/capabilities")
@@ -86,7 +64,7 @@ async def test_live_and_resumed_sessions_keep_their_plan_while_statistics_grow(
     session = await host.start_session(title="t", model=ScriptedModel([AssistantTurn(text="ok")]))
     before = environment_of(host, session).to_bytes()
     assert entry_of(environment_of(host, session).plan, CONVERTER).disclosure is Disclosure.ON_DEMAND
-    record(workspace, ["f1", "f2", "f3", "f4"], [CONVERTER])
+    record_families(workspace_store(workspace.resolve()), workspace.resolve(), ["f1", "f2", "f3", "f4"], [CONVERTER])
     await session.run_turn("hi")  # the live session works on after the store changed
     assert environment_of(host, session).to_bytes() == before  # live: frozen
     session_id = session.agent.session_id
