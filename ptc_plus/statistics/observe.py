@@ -257,24 +257,22 @@ def union(samples: Sequence[FamilySample]) -> FamilySample | None:
     )
 
 
-def statistics_enabled(workspace: str) -> bool:
-    """Whether families are recorded for ``workspace``: management and ``[statistics] enabled`` both on in its
-    effective config (a problem there disables them). Management is off by default, so a workspace that never
-    opted in never gets a statistics file."""
+def recording_scopes(workspace: str) -> tuple[bool, bool]:
+    """Whether ``workspace``'s families are recorded, and whether they also count in the user-global store.
+
+    Recorded: management and ``[statistics] enabled`` both on in its effective config (a problem there
+    disables them); management is off by default, so a workspace that never opted in never gets a
+    statistics file. Shared: ``[statistics] share_with_user``. One config load answers both.
+    """
     config = load_config(Path(workspace)).config
-    return config.management.enabled and config.statistics.enabled
-
-
-def shared_with_user(workspace: str) -> bool:
-    """``[statistics] share_with_user``: whether ``workspace``'s families also count in the user-global store."""
-    return load_config(Path(workspace)).config.statistics.share_with_user
+    recorded = config.management.enabled and config.statistics.enabled
+    return recorded, recorded and config.statistics.share_with_user
 
 
 def record_settled(
     settled: Settled,
     *,
-    enabled: Callable[[str], bool] = statistics_enabled,
-    shared: Callable[[str], bool] = shared_with_user,
+    scopes: Callable[[str], tuple[bool, bool]] = recording_scopes,
     workspace_for: Callable[[Path], StatisticsStore] = workspace_store,
     user: Callable[[], StatisticsStore] = user_store,
 ) -> list[str]:
@@ -288,11 +286,12 @@ def record_settled(
 
     :returns: one line per problem (empty when everything was recorded).
     """
-    kept = tuple(s for s in settled.workspaces if enabled(s.workspace))
+    decided = [(sample, *scopes(sample.workspace)) for sample in settled.workspaces]
     problems: list[str] = []
-    for sample in kept:
-        problems.extend(_record(functools.partial(workspace_for, Path(sample.workspace)), sample))
-    merged = union(tuple(s for s in kept if shared(s.workspace)))
+    for sample, recorded, _ in decided:
+        if recorded:
+            problems.extend(_record(functools.partial(workspace_for, Path(sample.workspace)), sample))
+    merged = union(tuple(sample for sample, _, shared in decided if shared))
     if merged is not None:
         problems.extend(_record(user, merged))
     return problems

@@ -628,7 +628,7 @@ def test_a_store_problem_in_one_scope_never_stops_the_other(tmp_path: Path) -> N
     user = StatisticsStore(tmp_path / "user" / "statistics.json")
     problems = record_settled(
         Settled(family_id="f", workspaces=(sample,)),
-        enabled=lambda ws: True,
+        scopes=lambda ws: (True, True),
         workspace_for=lambda ws: Broken(tmp_path / "ws.json"),
         user=lambda: user,
     )
