@@ -14,6 +14,8 @@ from __future__ import annotations
 from hookspecs import workspace_files
 from hookspecs.markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl, hookspec
 from hookspecs.services import (
+    PRESENTATION_TRUNCATED,
+    SPILL_HANDLE,
     HostServices,
     SpillStore,
     TokenCounter,
@@ -69,7 +71,9 @@ __all__ = [
     "CONTRACT_VERSION",
     "DEFAULT_SKILL_LOADER",
     "ENTRY_POINT_GROUP",
+    "PRESENTATION_TRUNCATED",
     "PROJECT_NAME",
+    "SPILL_HANDLE",
     "AgentRef",
     "CommandReceipt",
     "CommandRequest",

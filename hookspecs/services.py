@@ -39,15 +39,34 @@ class TokenCounter(Protocol):
         """Tokens in ``text``."""
 
 
+PRESENTATION_TRUNCATED = "presentation_truncated"
+"""Result metadata key (contract 1.3): ``True`` when the presentation a result carries is already
+truncated or previewed (by the host, or by an earlier ``tool-result`` hook). Whoever sets it has said
+where the rest is; plugins leave such a result's presentation alone, so no notice is wrapped twice."""
+
+SPILL_HANDLE = "spill_handle"
+"""Result metadata key (contract 1.3): the :class:`SpillStore` handle holding the full text of a
+result whose presentation was replaced by a preview. A host keeps that spill readable while the
+result is on the session's surface (a resumed session reads it too)."""
+
+
 @runtime_checkable
 class SpillStore(Protocol):
-    """Keeps large text out of the model's context, readable later by handle."""
+    """Keeps large text out of the model's context, readable later by handle.
+
+    Text is stored and read back exactly: reading every part of a handle's text in
+    order, by character offsets, gives the stored ``str`` again. A store may be bounded
+    (total size); it may then forget handles no longer needed, and refuses text it
+    cannot keep with ``OSError`` rather than keep part of it.
+    """
 
     def put(self, text: str) -> str:
-        """Store ``text``; return a handle. Raises ``OSError`` when it cannot."""
+        """Store ``text``; return a handle. Raises ``OSError`` when it cannot (nothing is kept then)."""
 
     def read(self, handle: str, offset: int = 0, limit: int | None = None) -> str:
-        """Read back stored text; ``KeyError`` for an unknown handle."""
+        """Read back stored text: at most ``limit`` characters (``None``: all) from character
+        ``offset``; ``""`` at or past the end. ``KeyError`` for an unknown (or forgotten) handle;
+        ``OSError`` when the store cannot read it now."""
 
 
 class HostServices(Protocol):

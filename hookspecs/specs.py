@@ -15,6 +15,12 @@ Contract 1.2 (ADR 0065) adds the fact that a session family has settled:
 :func:`agent_host_family_settled` with :class:`~hookspecs.types.FamilySettlement`.
 A host implementing 1.1 never calls it; a plugin must then take no family
 as settled (see the hook).
+
+Contract 1.3 (ADR 0068) adds :attr:`~hookspecs.types.ReceiptStatus.UNCHANGED`
+(a change command found nothing to change), which context messages survive a
+compaction (:attr:`~hookspecs.types.CompactionInfo.kept_provenances`, ADR 0070)
+and the result metadata a host sets when it already cut a presentation
+(ADR 0069). A plugin reading these from a 1.2 host finds the defaults.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from hookspecs.types import (
     TurnSummary,
 )
 
-CONTRACT_VERSION = "1.2"
+CONTRACT_VERSION = "1.3"
 """The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore."""
 
 # --- Registration -----------------------------------------------------------
@@ -177,9 +183,12 @@ def agent_host_compaction(compaction: CompactionInfo, services: HostServices) ->
     """The model-visible surface was replaced by a compaction summary.
 
     Context messages to re-deliver (for example recovered contracts) are
-    returned from the next ``agent_host_context_messages`` call.
+    returned from the next ``agent_host_context_messages`` call. Since 1.3 the
+    host says which context messages survived (``kept_provenances``: their
+    provenances; the others are gone from the surface); ``None`` (a 1.2 host)
+    means it does not say, and a plugin assumes none survived.
 
-    :param compaction: The summary and which tool calls stay visible.
+    :param compaction: The summary, which tool calls and (since 1.3) which context messages stay visible.
     :param services: The host services.
     :returns: Nothing.
     **Result**: all implementations run.
@@ -327,9 +336,17 @@ def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostSer
 
     :param call: The call.
     :param result: The canonical result; its ``value`` is never altered.
+        Its ``metadata`` is what the host set (contract 1.3:
+        :data:`~hookspecs.services.PRESENTATION_TRUNCATED` when the host
+        already truncated or previewed the presentation itself: leave it alone).
     :param services: The host services.
     :returns: An annotation: ``metadata`` is merged into the result (later
-        keys win), ``presentation`` replaces what the model sees.
+        keys win), ``presentation`` replaces what the model sees (also a
+        presentation the result already carried). A hook that replaces it
+        with a preview of a longer text sets ``PRESENTATION_TRUNCATED`` and,
+        when the rest is in the host's spill store,
+        :data:`~hookspecs.services.SPILL_HANDLE` (contract 1.3): the host
+        then keeps that spill readable while the result is on the surface.
     **Result**: all results; metadata merged in hook-call order; the first
         non-``None`` presentation wins.
     **Called**: once per settled top-level or nested call, in commit order;

@@ -271,11 +271,15 @@ class CompactionInfo:
     """A compaction that replaced the model-visible surface.
 
     ``kept_call_ids`` are the tool calls still visible after compaction.
+    ``kept_provenances`` (since 1.3) are the provenances of the context
+    messages still visible after it; ``None`` means the host does not say
+    (a 1.2 host): a plugin then assumes none of its context messages survived.
     """
 
     agent: AgentRef
     summary: str
     kept_call_ids: tuple[str, ...] = ()
+    kept_provenances: tuple[str, ...] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -296,11 +300,16 @@ class CommandRequest:
 
 
 class ReceiptStatus(enum.StrEnum):
+    """How a slash command ended, for the person who typed it."""
+
     APPLIED = "applied"
     PENDING = "pending"
+    """Accepted; it takes effect at a later safe boundary (for example when a running tool call ends)."""
     FAILED = "failed"
     SHOWN = "shown"
     """Read-only commands: nothing changed."""
+    UNCHANGED = "unchanged"
+    """A change command found nothing to change (contract 1.3): nothing was applied or announced."""
 
 
 @attrs.frozen(kw_only=True)

@@ -16,12 +16,14 @@ from hookspecs import (
     CommandReceipt,
     CommandRequest,
     CommandSpec,
+    CompactionInfo,
     ContextMessage,
     FamilySettlement,
     HostServices,
     PromptContext,
     PromptSection,
     Refusal,
+    ResultAnnotation,
     SessionInfo,
     StepInfo,
     ToolCall,
@@ -53,6 +55,12 @@ def agent_host_session_start(session: SessionInfo, services: HostServices) -> No
 @hookimpl
 def agent_host_session_resume(session: SessionInfo, services: HostServices) -> None:
     controller(services).resume(session)
+
+
+@hookimpl
+def agent_host_compaction(compaction: CompactionInfo, services: HostServices) -> None:
+    # What the compaction dropped from the surface is recovered at the next step, within its budget (ADR 0070).
+    controller(services).compaction(compaction)
 
 
 @hookimpl
@@ -105,9 +113,19 @@ def agent_host_tool_execute(
     # reaching it is use, whatever the body then does (ok, error, cancelled: an exception passes through).
     ctl = controller(context.services)
     ctl.dispatching(call, spec)
-    result = yield
-    ctl.dispatched(call, spec, result)
+    try:
+        result = yield
+        ctl.dispatched(call, spec, result)
+    finally:
+        # Raised or returned, the call is over: a cell that ended may let a waiting refresh apply.
+        ctl.released(call)
     return result
+
+
+@hookimpl
+def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostServices) -> ResultAnnotation | None:
+    # The model display boundary: a large top-level result becomes a preview plus a spill handle (ADR 0069).
+    return controller(services).tool_result(call, result)
 
 
 @hookimpl

@@ -4,7 +4,7 @@ Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, i18n, migration, sandbox_policy) < sdk < capabilities
-      < runtime < config < statistics < gate | plan < session < plugin < demo < cli
+      < runtime < preview < config < statistics < gate | plan < session < plugin < demo < cli
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus.sdk",),
     ("ptc_plus.capabilities",),
     ("ptc_plus.runtime",),
+    ("ptc_plus.preview",),
     ("ptc_plus.config",),
     ("ptc_plus.statistics",),
     ("ptc_plus.gate", "ptc_plus.plan"),

@@ -186,12 +186,14 @@ class HookFacade:
             self.reports.append(f"agent_host_tool_result: {type(exc).__name__}: {exc}")
             return result
         metadata = dict(result.metadata)
-        presentation = result.presentation
+        presentation: str | None = None
         for annotation in annotations:
             metadata.update(annotation.metadata)
             if presentation is None and annotation.presentation is not None:
                 presentation = annotation.presentation
-        return attrs.evolve(result, metadata=metadata, presentation=presentation)
+        # An annotation's presentation replaces the result's own (contract 1.3: a preview of it).
+        shown = presentation if presentation is not None else result.presentation
+        return attrs.evolve(result, metadata=metadata, presentation=shown)
 
     # -- commands -----------------------------------------------------------------
     def command(self, request: CommandRequest, services: HostServices) -> CommandReceipt | None:

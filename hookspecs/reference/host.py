@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from hookspecs.reference.services import ReferenceServices
 from hookspecs.reference.session import Session
 from hookspecs.reference.session_log import SessionLog
 from hookspecs.reference.skills import LOAD_SKILL, Skill, load_skill_tool, load_skills
-from hookspecs.reference.spill import FileSpillStore
+from hookspecs.reference.spill import DEFAULT_MAX_BYTES, FileSpillStore
 from hookspecs.serialization import structure, unstructure
 from hookspecs.services import TokenCounter, ToolDefinition
 from hookspecs.types import AgentRef, CommandSpec, SessionInfo, SkillSpec
@@ -30,7 +31,9 @@ class ReferenceHost:
     """A small, real agent host implementing the whole contract.
 
     Use as ``async with ReferenceHost(...) as host``. Sessions persist under
-    ``state_dir/sessions/<id>.jsonl``; spilled text under ``state_dir/spill``.
+    ``state_dir/sessions/<id>.jsonl``; spilled text under ``state_dir/spill``, at most
+    ``spill_max_bytes`` of it (``None``: the host has no spill store), pinned by the sessions
+    whose surface shows it and swept at shutdown when no session does (ADR 0069).
     When a family's last turn or direct call in this host ends, :attr:`families`
     settles it (contract 1.2, ADR 0065).
     """
@@ -50,6 +53,7 @@ class ReferenceHost:
         token_counter: TokenCounter | None = None,
         user_id: str = "",
         skill_loader: str = LOAD_SKILL,
+        spill_max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.state_dir = Path(state_dir).resolve() if state_dir else self.workspace / ".agent-host"
@@ -57,9 +61,10 @@ class ReferenceHost:
         self._skills: list[Skill] = load_skills(skills_dirs, loader=skill_loader)
         host_tools = list(tools) + ([load_skill_tool(self._skills, skill_loader)] if self._skills else [])
         self._host_tools = ToolView(host_tools)
-        self.services = ReferenceServices(
-            self, user_id=user_id, token_counter=token_counter, spill_store=FileSpillStore(self.state_dir / "spill")
+        self.spill = (
+            FileSpillStore(self.state_dir / "spill", max_bytes=spill_max_bytes) if spill_max_bytes is not None else None
         )
+        self.services = ReferenceServices(self, user_id=user_id, token_counter=token_counter, spill_store=self.spill)
         pm = build_plugin_manager(
             [("agent-host-builtins", HostBuiltins(self, approver))],
             [(_plugin_name(p), p) for p in plugins],
@@ -100,6 +105,9 @@ class ReferenceHost:
         await self.facade.shutdown(self.services)
         for session in self._sessions.values():
             session.close()
+        if self.spill is not None:
+            with contextlib.suppress(OSError):
+                self.spill.sweep()  # what no session shows any more (ADR 0069)
 
     # -- views ------------------------------------------------------------------------
     def view(self, agent: AgentRef) -> ToolView:

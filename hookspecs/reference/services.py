@@ -20,7 +20,12 @@ class ReferenceServices:
     """Services lent to plugins; every method resolves the agent's session on the host."""
 
     def __init__(
-        self, host: ReferenceHost, *, user_id: str, token_counter: TokenCounter | None, spill_store: FileSpillStore
+        self,
+        host: ReferenceHost,
+        *,
+        user_id: str,
+        token_counter: TokenCounter | None,
+        spill_store: FileSpillStore | None,
     ) -> None:
         self._host = host
         self._user_id = user_id

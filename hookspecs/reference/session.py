@@ -15,6 +15,7 @@ from hookspecs.reference.model import Model, ModelRequest
 from hookspecs.reference.session_log import Event, SessionLog
 from hookspecs.reference.surface import Surface
 from hookspecs.serialization import detached, unstructure
+from hookspecs.services import SPILL_HANDLE
 from hookspecs.types import (
     AgentRef,
     CommandReceipt,
@@ -56,6 +57,8 @@ class Session:
         self.diagnostics: list[str] = []
         self.lineage = Lineage()
         """This session's part of its family's lineage: children forked, started, settlements."""
+        self.spilled: dict[str, str] = {}
+        """Top-level call id -> the spill handle its result's preview names (contract 1.3, ADR 0069)."""
         self._direct_calls = 0
 
     @property
@@ -66,13 +69,27 @@ class Session:
     def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
         event = self.log.append(type_, data, durable=durable)
         self.apply(event)
+        if self.host.spill is not None and (
+            type_ == "compaction" or (type_ == "tool-settled" and data.get("call_id") in self.spilled)
+        ):
+            # Pinned as the surface changes, so shutdown's sweep keeps what a resume shows (ADR 0069).
+            self.host.spill.pin(self.agent.session_id, self.spill_handles())
         return event
+
+    def spill_handles(self) -> set[str]:
+        """Spill handles named by results the surface shows now."""
+        visible = self.surface.visible_call_ids()
+        return {handle for call_id, handle in self.spilled.items() if call_id in visible}
 
     def apply(self, event: Event) -> None:
         self.surface.apply(event)
         self.lineage.apply(event)
         if event.type == "user-message":
             self.turn = int(event.data["turn"])
+        elif event.type == "tool-settled" and event.data.get("top_level", False):
+            handle = (event.data["result"].get("metadata") or {}).get(SPILL_HANDLE)
+            if isinstance(handle, str):
+                self.spilled[event.data["call_id"]] = handle
         elif event.type == "record":
             data = event.data
             self.records.append(SessionRecord(kind=data["kind"], version=data["version"], payload=data["payload"]))
@@ -202,13 +219,21 @@ class Session:
         return receipt
 
     def compact(self, summary: str | None = None) -> CompactionInfo:
-        """Replace the surface with a summary, keeping the tool calls of the latest turn."""
+        """Replace the surface with a summary, keeping the tool calls and the context messages of the latest turn.
+
+        The kept context messages' provenances are reported (contract 1.3), so a
+        plugin knows which of its messages the model still sees.
+        """
         latest = {cid for e in self.surface.entries if e.turn == self.turn for cid in e.call_ids}
         text = summary or message("host.compaction-summary", count=len(self.surface.entries))
-        info = CompactionInfo(agent=self.agent, summary=text, kept_call_ids=tuple(sorted(latest)))
-        self.append(
-            "compaction", {"summary": text, "kept_call_ids": list(info.kept_call_ids), "turn": self.turn}, durable=True
+        info = CompactionInfo(
+            agent=self.agent,
+            summary=text,
+            kept_call_ids=tuple(sorted(latest)),
+            kept_provenances=self.surface.provenances(self.turn),
         )
+        kept = {"kept_call_ids": list(info.kept_call_ids), "kept_provenances": list(info.kept_provenances or ())}
+        self.append("compaction", {"summary": text, **kept, "turn": self.turn}, durable=True)
         self.host.facade.compaction(info, self.host.services)
         return info
 

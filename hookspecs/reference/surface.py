@@ -3,7 +3,10 @@
 Live sessions and resumed ones build the surface through the same
 :meth:`Surface.apply`, so a resume reproduces exactly what the model saw.
 Context messages supersede earlier ones with the same provenance;
-compaction replaces everything but the kept entries with a summary.
+compaction replaces everything but the kept entries (tool calls and, since
+contract 1.3, context messages) with a summary. A compaction event written
+before 1.3 has no ``kept_provenances``: it kept no context message, and
+replaying it still keeps none.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ class Surface:
     def visible_call_ids(self) -> set[str]:
         return {cid for e in self.entries for cid in e.call_ids}
 
+    def provenances(self, turn: int) -> tuple[str, ...]:
+        """Provenances of the context messages ``turn`` committed that are still on the surface, in order."""
+        return tuple(e.provenance for e in self.entries if e.provenance is not None and e.turn == turn)
+
     def apply(self, event: Event) -> None:
         """Update the surface for one persisted event (events that change nothing are ignored)."""
         data = event.data
@@ -63,7 +70,13 @@ class Surface:
             self._add({"role": "system", "content": data["text"]}, data["turn"], provenance=provenance)
         elif event.type == "compaction":
             kept = set(data["kept_call_ids"])
-            survivors = [e for e in self.entries if e.call_ids and set(e.call_ids) <= kept]
+            provenances = set(data.get("kept_provenances") or ())
+            survivors = [
+                e
+                for e in self.entries
+                if (e.call_ids and set(e.call_ids) <= kept)
+                or (e.provenance is not None and e.provenance in provenances)
+            ]
             summary = SurfaceEntry(message={"role": "user", "content": data["summary"]}, turn=data["turn"])
             self.entries = [summary, *survivors]
 

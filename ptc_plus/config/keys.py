@@ -24,6 +24,7 @@ from ptc_plus.config.model import (
     LIMITS,
     TIGHTEN_ONLY,
     CapabilityChoice,
+    ContextSection,
     GateSection,
     ManagementSection,
     PtcConfig,
@@ -39,6 +40,7 @@ SECTION_HELP: Mapping[str, str] = {
     "management": "Capability management: which contracts the model sees in full, within a token budget.",
     "capabilities": "Explicit disclosure choices, one entry per capability identity (source:member).",
     "statistics": "Whether usage statistics vote in new plans.",
+    "context": "Token budgets of discovery answers, compaction recovery and result previews.",
     "runtime": "How programs run: presentation, sandbox policy and limits.",
 }
 """One line per section, in file order."""
@@ -48,6 +50,7 @@ _SECTION_CLASSES: Mapping[str, type[Any]] = {
     "management": ManagementSection,
     "capabilities": CapabilityChoice,
     "statistics": StatisticsSection,
+    "context": ContextSection,
     "runtime": RuntimeSection,
 }
 

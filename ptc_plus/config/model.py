@@ -156,6 +156,27 @@ class StatisticsSection:
 
 
 @attrs.frozen(kw_only=True)
+class ContextSection:
+    """``[context]``: the token budgets of what PTC Plus adds to the model's context besides the plan.
+
+    With ``[management] budget_tokens`` (the contracts shown in full) these are
+    the four budgets of SPEC §7, all in the session's token unit. They are not
+    plan decisions: a session reads them when it starts or resumes, and a
+    refresh reads them again.
+    """
+
+    discovery_tokens: int = _key(
+        2000, "token budget of one discovery answer and of one expansion message", limits={"minimum": 1}
+    )
+    recovery_tokens: int = _key(
+        2000, "token budget of the contracts re-delivered after a compaction", limits={"minimum": 0}
+    )
+    preview_tokens: int = _key(
+        2000, "tokens a result may cost the model before it is shown as a preview and a handle", limits={"minimum": 1}
+    )
+
+
+@attrs.frozen(kw_only=True)
 class RuntimeSection:
     """``[runtime]``: presentation, sandbox policy and limits, each limit within :class:`RuntimeCaps`.
 
@@ -210,6 +231,7 @@ class PtcConfig:
     management: ManagementSection = ManagementSection()
     capabilities: Mapping[str, CapabilityChoice] = attrs.field(factory=dict)
     statistics: StatisticsSection = StatisticsSection()
+    context: ContextSection = ContextSection()
     runtime: RuntimeSection = RuntimeSection()
 
     def disclosure_of(self, identity: str) -> Disclosure | None:
@@ -218,7 +240,7 @@ class PtcConfig:
         return choice.disclosure if choice else None
 
 
-SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "runtime")
+SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "context", "runtime")
 """Top-level tables a config file may hold, besides the ``version`` key."""
 
 

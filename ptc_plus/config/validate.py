@@ -30,6 +30,7 @@ from ptc_plus.config.model import (
     CONFIG_VERSION,
     SECTIONS,
     CapabilityChoice,
+    ContextSection,
     GateSection,
     ManagementSection,
     RuntimeCaps,
@@ -318,6 +319,14 @@ def _check_statistics(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tu
     return _structured(StatisticsSection, table, "statistics", file, semantics)
 
 
+def _check_context(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    def semantics(section: ContextSection) -> list[Finding]:
+        lows = {"discovery_tokens": 1, "recovery_tokens": 0, "preview_tokens": 1}
+        return [(key, "minimum", {"low": str(low)}) for key, low in lows.items() if getattr(section, key) < low]
+
+    return _structured(ContextSection, table, "context", file, semantics)
+
+
 def _check_runtime(table: Mapping[str, Any], file: str, caps: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
     def semantics(section: RuntimeSection) -> list[Finding]:
         found: list[Finding] = []
@@ -339,5 +348,6 @@ _SECTION_CHECKS: dict[
     "management": _check_management,
     "capabilities": _check_capabilities,
     "statistics": _check_statistics,
+    "context": _check_context,
     "runtime": _check_runtime,
 }

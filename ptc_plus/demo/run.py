@@ -14,13 +14,16 @@ from pathlib import Path
 
 import orjson
 
-from hookspecs.reference import ReferenceHost, Session
+from hookspecs import CommandReceipt, ReceiptStatus
+from hookspecs.reference import ModelRequest, ReferenceHost, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
+from ptc_plus.demo.change import ConfigChange, Edit, change_config, restore_config
 from ptc_plus.demo.learning import statistics_line
 from ptc_plus.demo.scripted_model import DemoModel
 from ptc_plus.demo.workspace import demo_workspace
 from ptc_plus.i18n import message
+from ptc_plus.plan import reason_text
 from ptc_plus.plugin import controller
 
 Printer = Callable[[str], None]
@@ -107,46 +110,141 @@ async def run_demo(workspace: Path | None = None, out: Printer = print) -> int:
         out(message("demo.scripted"))
         out(message("demo.workspace-temporary" if temporary else "demo.workspace", path=str(root)))
         out(statistics_line(root, temporary))
-        requests = await _session(root, out)
+        requests = await _session(root, out, keep=not temporary)
         out(message("demo.model-requests", count=requests))
     if temporary:
         out(message("demo.workspace-removed", path=str(root)))
     return 0
 
 
-async def _session(workspace: Path, out: Printer) -> int:
-    """The demo session, then its resume; returns how many requests the scripted model got."""
-    async with ReferenceHost(workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER) as host:
-        out(message("demo.plugins", names=", ".join(loaded_plugins(host))))
-        model = DemoModel.named("ptc.jsonl")
-        session = await host.start_session(title="demo", model=model)
-        if not _print_environment(session, out):
-            model = DemoModel.named("native.jsonl")
-            session.model = model
-        out(message("demo.prompt-sections"))
-        for section in session.prompt_sections():
-            out(f"  [{section.order:>3} {section.name}] {_short(section.text, 110)}")
-        out(message("demo.model-tools", names=", ".join(s.name for s in session.model_tools())))
-        question = message("demo.question")
-        out(message("demo.user", text=question))
-        before = len(session.log.events)
-        summary = await session.run_turn(question)
-        for entry in session.surface.entries:
-            if entry.provenance is not None:
-                first = entry.message["content"].splitlines()[0]
-                out(message("demo.context-message", provenance=entry.provenance, first=_short(first, 100)))
-        _print_calls(session, before, out)
-        out(message("demo.assistant", text=summary.final_text, steps=summary.steps, calls=summary.tool_calls))
-        for line in ("/capabilities", "/tools", "/compact"):
-            receipt = session.command(line)
-            if line == "/capabilities":  # the plan with every reason: worth reading whole
-                out(f"{line} [{receipt.status.value}]")
-                for text in receipt.text.splitlines():
-                    out("  " + text.strip())
-                continue
-            out(f"{line} [{receipt.status.value}] " + _short(receipt.text.replace("\n", "; "), 200))
-        session_id = session.agent.session_id
-    async with ReferenceHost(workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER) as host:
-        resumed = await host.resume_session(session_id)
-        out(message("demo.resumed", events=len(resumed.log.events), visible=len(resumed.surface.entries)))
+async def _session(workspace: Path, out: Printer, *, keep: bool) -> int:
+    """The demo session, a config change and its refresh, then the resume; returns the scripted model's requests.
+
+    A workspace the user keeps gets its config back as it was, however the run ends (:mod:`.change`).
+    """
+    change = ConfigChange()
+    try:
+        async with ReferenceHost(
+            workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER
+        ) as host:
+            out(message("demo.plugins", names=", ".join(loaded_plugins(host))))
+            model = DemoModel.named("ptc.jsonl")
+            session = await host.start_session(title="demo", model=model)
+            code_mode = _print_environment(session, out)
+            if not code_mode:
+                model = DemoModel.named("native.jsonl")
+                session.model = model
+            out(message("demo.prompt-sections"))
+            for section in session.prompt_sections():
+                out(f"  [{section.order:>3} {section.name}] {_short(section.text, 110)}")
+            out(message("demo.model-tools", names=", ".join(s.name for s in session.model_tools())))
+            await _turn(session, model, message("demo.question"), out)
+            for line in ("/capabilities", "/tools"):
+                _print_receipt(line, session.command(line), out, whole=line == "/capabilities")
+            change = _change_and_refresh(session, workspace, code_mode, out)
+            await _turn(session, model, message("demo.question.units"), out)
+            _print_receipt("/compact", session.command("/compact"), out)
+            session_id = session.agent.session_id
+        async with ReferenceHost(
+            workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER
+        ) as host:
+            resumed = await host.resume_session(session_id)
+            out(message("demo.resumed", events=len(resumed.log.events), visible=len(resumed.surface.entries)))
+    finally:
+        undone = restore_config(workspace, change) if keep else ()
+    if undone:
+        out(message("demo.change.restored", commands="; ".join(edit.undo for edit in undone)))
     return len(model.requests)
+
+
+def _change_and_refresh(session: Session, workspace: Path, code_mode: bool, out: Printer) -> ConfigChange:
+    """Edit the config as the user would, then ``/capabilities refresh``; returns the edit (to undo it later)."""
+    change = change_config(workspace)
+    _print_edits(change.edits, out)
+    refreshed = session.command("/capabilities refresh")
+    _print_receipt("/capabilities refresh", refreshed, out, whole=True)
+    if refreshed.status is ReceiptStatus.APPLIED:
+        _print_refreshed(session, out)
+    # The receipt speaks of the plan; natively the model sees none: name what it does see.
+    names = ", ".join(s.name for s in session.model_tools())
+    state = controller(session.host.services).session(session.agent)
+    if state is None or state.environment is None:
+        out(message("demo.refresh.no-plan", names=names))
+    elif not code_mode:
+        out(message("demo.refresh.native", names=names))
+    return change
+
+
+async def _turn(session: Session, model: DemoModel, question: str, out: Printer) -> None:
+    """One user turn: the context messages its model steps received first, the calls, the answer."""
+    out(message("demo.user", text=question))
+    before = len(session.log.events)
+    first_step = len(model.requests)
+    summary = await session.run_turn(question)
+    delivered = [(str(e.data["provenance"]), str(e.data["text"])) for e in session.log.of_type("context-message")]
+    seen = _system_texts(model.requests[first_step - 1]) if first_step else set()
+    for step in model.requests[first_step:]:
+        for index, (provenance, text) in enumerate(delivered):
+            if text in _system_texts(step) - seen:
+                earlier = [t for p, t in delivered[:index] if p == provenance]
+                _print_context_message(provenance, text, earlier[-1] if earlier else None, out)
+        seen |= _system_texts(step)
+    _print_calls(session, before, out)
+    out(message("demo.assistant", text=summary.final_text, steps=summary.steps, calls=summary.tool_calls))
+
+
+def _system_texts(request: ModelRequest) -> set[str]:
+    return {str(m.get("content")) for m in request.messages if m.get("role") == "system"}
+
+
+def _print_context_message(provenance: str, text: str, replaced: str | None, out: Printer) -> None:
+    """A context message by its first line; one that replaces ``replaced`` (a refresh notice replacing the
+    catalog) by the lines it opens with before the replaced text's first line: what it says changed."""
+    lines = text.splitlines()
+    out(message("demo.context-message", provenance=provenance, first=_short(lines[0], 100)))
+    anchor = replaced.splitlines()[0] if replaced else None
+    if anchor is None or anchor not in lines[1:]:
+        return
+    head = lines[: lines.index(anchor, 1)]
+    for line in head[1:]:
+        if line.strip():
+            out("    " + line)
+    out("    " + message("demo.context-message-more", lines=len(lines) - len(head)))
+
+
+def _print_refreshed(session: Session, out: Printer) -> None:
+    """Each member the last refresh moved, with the reason the refreshed plan gives."""
+    state = controller(session.host.services).session(session.agent)
+    if state is None or state.environment is None or state.environment.refresh is None:
+        return
+    diff = state.environment.refresh.diff
+    moved = {change.identity for group in (diff.added, diff.removed, diff.changed) for change in group}
+    out(message("demo.refresh.why"))
+    for entry in state.environment.plan.entries:
+        if entry.identity in moved:
+            shown = entry.disclosure.value if entry.disclosure is not None else message("ptc.report.absent")
+            out(
+                "  "
+                + message("demo.refresh.member", identity=entry.identity, disclosure=shown, reason=reason_text(entry))
+            )
+
+
+def _print_receipt(line: str, receipt: CommandReceipt, out: Printer, *, whole: bool = False) -> None:
+    if whole:  # worth reading whole: the plan with every reason, a refresh's receipt
+        out(f"{line} [{receipt.status.value}]")
+        for text in receipt.text.splitlines():
+            out("  " + text.strip())
+        return
+    out(f"{line} [{receipt.status.value}] " + _short(receipt.text.replace("\n", "; "), 200))
+
+
+def _print_edits(edits: tuple[Edit, ...], out: Printer) -> None:
+    out(message("demo.change.intro"))
+    for edit in edits:
+        key = "demo.change.changed" if edit.changed else "demo.change.unchanged"
+        out(
+            "  $ "
+            + edit.command
+            + "  "
+            + message(key, previous=edit.previous or message("cli.capabilities.set.inherited"))
+        )

@@ -3,8 +3,11 @@
 No language model is called. The script (``ptc.jsonl``, ``native.jsonl``)
 fixes which tools are called; what the model *says* must never contradict
 what those tools found, so every fact is read from the tool results it was
-sent: a scripted argument written ``"{fact}"`` takes the fact's value, and
-the final answer is written from the facts (``demo.answer.*``).
+sent: a scripted argument written ``"{fact}"`` takes the fact's value (inside
+a longer string, such as a program, its Python literal), and the final
+answer is written from the facts (``demo.answer.*``). A scripted final turn's
+``text`` names which answer: ``""`` the first question's, ``"units"`` the
+follow-up's (the river loop in metres and feet).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ class Facts:
 
     :ivar todos: the TODO lines found, as ``path:line text``.
     :ivar miles: the river loop's length as the docs give it, and ``source`` the file that says so.
-    :ivar km: the converted length.
+    :ivar km: the converted length; ``metres`` and ``feet`` the follow-up's conversions.
     :ivar note_id: the note saved.
     """
 
@@ -38,6 +41,8 @@ class Facts:
     miles: float | None = None
     source: str = ""
     km: float | None = None
+    metres: float | None = None
+    feet: float | None = None
     note_id: int | None = None
 
 
@@ -71,6 +76,8 @@ def _learn(facts: Facts, tool: str, arguments: Mapping[str, Any], value: dict[st
             miles=_number(result.get("river_loop_miles"), facts.miles),
             source=str(result.get("river_loop_source") or facts.source),
             km=_number(result.get("river_loop_km"), facts.km),
+            metres=_number(result.get("river_loop_m"), facts.metres),
+            feet=_number(result.get("river_loop_ft"), facts.feet),
             note_id=_integer(result.get("note_id"), facts.note_id),
         )
     if tool == "search_files" and isinstance(value.get("matches"), list):
@@ -82,8 +89,15 @@ def _learn(facts: Facts, tool: str, arguments: Mapping[str, Any], value: dict[st
             if found:
                 return attrs.evolve(facts, miles=float(found.group(1)), source=str(match.get("path", "")))
         return facts
-    if tool == "convert_units" and value.get("unit") == "km":
-        return attrs.evolve(facts, km=_number(value.get("value"), facts.km))
+    if tool == "convert_units":
+        converted = value.get("value")
+        unit = value.get("unit")
+        if unit == "km":
+            return attrs.evolve(facts, km=_number(converted, facts.km))
+        if unit == "m":
+            return attrs.evolve(facts, metres=_number(converted, facts.metres))
+        if unit == "ft":
+            return attrs.evolve(facts, feet=_number(converted, facts.feet))
     if tool == "notes_add":
         return attrs.evolve(facts, note_id=_integer(value.get("id"), facts.note_id))
     return facts
@@ -121,16 +135,41 @@ def answer(facts: Facts, lang: str | None = None) -> str:
     return " ".join(parts)
 
 
-def _fill(value: Any, facts: Facts) -> Any:
-    """A scripted argument with each ``"{fact}"`` string replaced by what the tools reported."""
+def units_answer(facts: Facts, lang: str | None = None) -> str:
+    """The follow-up's answer: the river loop in metres and feet, as the converter returned them."""
+    if facts.miles is None:
+        return message("demo.answer.no-distance", lang)
+    if facts.metres is None or facts.feet is None:
+        return message("demo.answer.no-units", lang, miles=f"{facts.miles:g}", source=facts.source)
+    return message(
+        "demo.answer.units",
+        lang,
+        miles=f"{facts.miles:g}",
+        source=facts.source,
+        metres=f"{round(facts.metres, 2):.10g}",
+        feet=f"{round(facts.feet, 2):.10g}",
+    )
+
+
+ANSWERS = {"": answer, "units": units_answer}
+"""The final answers a script may name in its final turn's ``text``."""
+
+
+def fill(value: Any, facts: Facts) -> Any:
+    """A scripted argument with each ``"{fact}"`` string replaced by what the tools reported.
+
+    Inside a longer string (a program) the fact becomes its Python literal (``None`` when no tool said).
+    """
     if isinstance(value, dict):
-        return {key: _fill(item, facts) for key, item in value.items()}
+        return {key: fill(item, facts) for key, item in value.items()}
     if isinstance(value, list):
-        return [_fill(item, facts) for item in value]
+        return [fill(item, facts) for item in value]
     if value == "{todo_lines}":
         return "\n".join(facts.todos or ())
     if value == "{river_miles}":
         return facts.miles
+    if isinstance(value, str):
+        return value.replace("{river_miles}", repr(facts.miles))
     return value
 
 
@@ -156,6 +195,6 @@ class DemoModel:
         turn = await self._script.complete(request)
         facts = read_facts(request.messages)
         if not turn.tool_calls:
-            return AssistantTurn(text=answer(facts))
-        calls = tuple(attrs.evolve(c, arguments=_fill(c.arguments, facts)) for c in turn.tool_calls)
+            return AssistantTurn(text=ANSWERS[turn.text](facts))
+        calls = tuple(attrs.evolve(c, arguments=fill(c.arguments, facts)) for c in turn.tool_calls)
         return AssistantTurn(text=turn.text, tool_calls=calls)

@@ -13,7 +13,9 @@ event loop (the run's timer, other runs) nor anything but other discovery
 requests. A run that settles stops waiting at once; the request already in
 the thread finishes there (bounded by the limits above) and is dropped.
 They are never tool calls: no dispatch, no guard, no lane, no session log
-entry, no use.
+entry, no use. A source built with an :data:`ExpansionSink` also reports,
+from that thread, which contracts each answer delivered in full (the session
+offers them to the model as an expansion message; ADR 0070).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+
+import attrs
 
 from hookspecs import AgentRef, JSONValue
 from ptc_plus.capabilities import CatalogSnapshot, discovery
@@ -47,17 +51,33 @@ _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ptc-discovery"
 DiscoveryProvider = Callable[[AgentRef], CatalogSnapshot | None]
 """What ``run_code_definition(discovery=...)`` takes: the caller's snapshot, or ``None`` (no discovery)."""
 
-DiscoverySource = CatalogSnapshot | PtcError
-"""A run's discovery: the snapshot it answers from, or the error every request gets."""
+ExpansionSink = Callable[[AgentRef, Sequence[tuple[str, str]]], None]
+"""Told ``(identity, revision)`` of every contract one answer for ``agent`` delivered in full (never the mere
+references). Called in the discovery thread, so it must hand over thread-safely; what it raises is logged."""
+
+
+@attrs.frozen
+class Reported:
+    """A snapshot whose answers report the contracts they expanded to ``report``."""
+
+    snapshot: CatalogSnapshot
+    report: Callable[[Sequence[tuple[str, str]]], None] = attrs.field(eq=False)
+
+
+DiscoverySource = CatalogSnapshot | Reported | PtcError
+"""A run's discovery: the snapshot it answers from (maybe reported), or the error every request gets."""
 
 Answer = tuple[bool, JSONValue]
 """``(True, response)`` or ``(False, {"code", "message"})``."""
 
 
-def source_for(provider: DiscoveryProvider | None, agent: AgentRef) -> DiscoverySource:
+def source_for(
+    provider: DiscoveryProvider | None, agent: AgentRef, expanded: ExpansionSink | None = None
+) -> DiscoverySource:
     """Ask ``provider`` once for ``agent``'s snapshot; a missing provider or ``None`` means unavailable.
 
     A provider that raises does not fail the run: its programs get :class:`DiscoveryFailed`.
+    With ``expanded``, the run's answers report what they expanded to it, for ``agent``.
     """
     if provider is None:
         return DiscoveryUnavailable()
@@ -68,21 +88,44 @@ def source_for(provider: DiscoveryProvider | None, agent: AgentRef) -> Discovery
     except Exception as error:  # the provider's bug must not take run_code down with it
         _log.exception("discovery provider failed for agent %s; its programs get discovery-failed", agent.agent_id)
         return DiscoveryFailed(detail=f"{type(error).__name__}: {error}")
-    return DiscoveryUnavailable() if snapshot is None else snapshot
+    if snapshot is None:
+        return DiscoveryUnavailable()
+    if expanded is None:
+        return snapshot
+    return Reported(snapshot, lambda contracts: expanded(agent, contracts))
 
 
 def answer(source: DiscoverySource, method: str, args: dict[str, JSONValue]) -> Answer:
     """Serve one request; a refused argument is an answer (the program catches it), never a raise."""
     if isinstance(source, PtcError):
         return False, _refusal(source)
+    snapshot = source.snapshot if isinstance(source, Reported) else source
     try:
         check_bounds(method, args)
-        return True, discovery.call(source, method, args)
+        response = discovery.call(snapshot, method, args)
     except PtcError as error:
         return False, _refusal(error)
     except Exception as error:  # a discovery bug reaches the program as an error, not a host crash
         _log.exception("discovery request %r failed", method)
         return False, _refusal(DiscoveryFailed(detail=f"{type(error).__name__}: {error}"))
+    if isinstance(source, Reported) and (contracts := expanded_contracts(response)):
+        try:
+            source.report(contracts)
+        except Exception:  # the session's bookkeeping must not cost the program its answer
+            _log.exception("reporting the contracts a discovery answer expanded failed")
+    return True, response
+
+
+def expanded_contracts(response: JSONValue) -> tuple[tuple[str, str], ...]:
+    """``(identity, revision)`` of the complete contracts a ``search``/``inspect`` response delivered."""
+    items = response.get("expanded") if isinstance(response, dict) else None
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        (item["identity"], item["revision"])
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("identity"), str) and isinstance(item.get("revision"), str)
+    )
 
 
 def check_bounds(method: str, args: dict[str, JSONValue]) -> None:

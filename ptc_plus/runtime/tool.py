@@ -10,7 +10,8 @@ sees, ADR 0052) and ``data`` holding ``kind``, ``message``, ``logs``,
 ``calls`` and, when present, ``traceback`` and ``tool_name``.
 With ``discovery=`` the program's ``capabilities.*`` answer from the
 snapshot the provider returns for the caller, asked once per run as it
-starts, together with the namespace (ADR 0017).
+starts, together with the namespace (ADR 0017); with ``expanded=`` the
+contracts those answers deliver in full are reported (ADR 0070).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from hookspecs import (
 )
 from ptc_plus.i18n import message
 from ptc_plus.runtime.code_runtime import CodeRuntime
-from ptc_plus.runtime.discovery import DiscoveryProvider, source_for
+from ptc_plus.runtime.discovery import DiscoveryProvider, ExpansionSink, source_for
 from ptc_plus.runtime.errors import InvalidTimeout, RuntimeClosed
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.run_limits import RunLimits, resolve_timeout
@@ -81,6 +82,7 @@ def run_code_definition(
     namespace_filter: NamespaceFilter | None = None,
     concurrency: Concurrency | None = None,
     discovery: DiscoveryProvider | None = None,
+    expanded: ExpansionSink | None = None,
 ) -> ToolDefinition:
     """The ``run_code`` tool backed by ``runtime`` (a new :class:`CodeRuntime` over ``limits`` if omitted).
 
@@ -88,6 +90,8 @@ def run_code_definition(
     (or ``None``: the program's ``capabilities.*`` raise ``DiscoveryError`` saying
     discovery is unavailable). It is called on the event loop at the start of
     every run, so it should return a snapshot built earlier, not build one.
+    ``expanded(agent, contracts)`` is told, from the discovery thread, which contracts
+    each of the run's discovery answers delivered in full.
     """
     runtime = runtime or CodeRuntime(limits)
     limits = runtime.limits
@@ -113,7 +117,7 @@ def run_code_definition(
                 tool_names=namespace_names(context, namespace_filter),
                 lane=lane,
                 cancelled=context.cancelled,
-                discovery=source_for(discovery, context.call.caller),
+                discovery=source_for(discovery, context.call.caller, expanded),
                 protected=context.services.protected_paths,
             )
         except RuntimeClosed as closed:

@@ -20,8 +20,7 @@ family's sample when the host says the family settled (:mod:`.usage`, ADR 0067).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -29,15 +28,19 @@ from hookspecs import (
     AgentRef,
     CommandReceipt,
     CommandRequest,
+    CompactionInfo,
     ContextMessage,
     FamilySettlement,
     HostServices,
     PromptContext,
     PromptSection,
+    ReceiptStatus,
     Refusal,
+    ResultAnnotation,
     SessionInfo,
     SkillSpec,
     StepInfo,
+    TokenCounter,
     ToolCall,
     ToolDefinition,
     ToolResult,
@@ -45,13 +48,19 @@ from hookspecs import (
     TurnSummary,
 )
 from ptc_plus.capabilities import Catalog, CatalogSnapshot, choose_counter
-from ptc_plus.config import WORKSPACE_DIR, Presentation
+from ptc_plus.config import WORKSPACE_DIR, ContextSection, Disclosure, Presentation
+from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
-from ptc_plus.runtime import CodeRuntime, RunLimits, run_code_definition
-from ptc_plus.session.delivery import Delivery, Offer, Shown, offer_record, proof_record, shown_from
-from ptc_plus.session.environment import Environment, RestoreStatus, restore
+from ptc_plus.plan import PlanDiff, plan_diff
+from ptc_plus.preview import READ_TOOL_NAME, preview_result, read_spill_definition
+from ptc_plus.runtime import TOOL_NAME, CodeRuntime, RunLimits, run_code_definition
+from ptc_plus.session.contract_memory import Compacted, ContractDesk, Event, catalog_kept
+from ptc_plus.session.contract_messages import expansion, recovery
+from ptc_plus.session.delivery import Delivery, Offer, Shown, delivery_from, dropped, offer_record, proof_record
+from ptc_plus.session.environment import KIND, Environment, RestoreStatus, restore
+from ptc_plus.session.errors import CommandArguments, RefreshFailed, RefreshNotPersisted
 from ptc_plus.session.membership import Membership, freeze_membership
-from ptc_plus.session.opening import host_drift, host_view, read_today
+from ptc_plus.session.opening import Today, host_drift, host_view, read_today
 from ptc_plus.session.presentation import Checked, InForce, decide, unproven
 from ptc_plus.session.projection import (
     MODEL_LANG,
@@ -60,11 +69,18 @@ from ptc_plus.session.projection import (
     navigation,
     withdrawn_message,
 )
-from ptc_plus.session.provision import session_plan
 from ptc_plus.session.readiness import sandbox_readiness
-from ptc_plus.session.report import COMMAND, SessionView, capabilities_receipt
+from ptc_plus.session.refresh import Candidate, diff_summary, notice_header, opening_environment, prepare, validate
+from ptc_plus.session.report import (
+    COMMAND,
+    REFRESH,
+    SessionView,
+    capabilities_receipt,
+    refresh_receipt,
+    turned_off_from,
+)
 from ptc_plus.session.usage import FamilyUsage, agent_offers, prior_samples
-from ptc_plus.statistics import FamilyObserver, real_workspace, record_settled
+from ptc_plus.statistics import FamilyObserver, record_settled
 
 __all__ = ["PtcController", "SessionState"]
 
@@ -85,6 +101,14 @@ class SessionState:
     delivery: Delivery = attrs.field(factory=Delivery)
     gate_warnings: tuple[str, ...] = ()
     diagnostics: tuple[str, ...] = ()
+    context: ContextSection = attrs.field(factory=ContextSection)
+    """The context budgets read with the config when the session opened (or last refreshed)."""
+    pending: Candidate | None = None
+    """A validated refresh waiting for the session's running programs to end."""
+    turned_off: Mapping[str, int] = attrs.field(factory=dict)
+    """Tool name -> the refresh that turned it off (and no later one turned back on)."""
+    refresh_failure: str = ""
+    """Why the latest pending refresh failed when it was applied (``""``: it did not)."""
 
     @property
     def ptc(self) -> bool:
@@ -102,44 +126,30 @@ class PtcController:
         self._sessions: dict[str, SessionState] = {}
         self._runtimes: dict[RunLimits, tuple[CodeRuntime, ToolDefinition]] = {}
         self._closed = False
+        self._cells: dict[str, set[str]] = {}
+        """Session id -> ids of its ``run_code`` calls running now (a refresh waits for none to run)."""
         self.usage = FamilyObserver()
         self._usage_written: dict[str, FamilyUsage] = {}
+        self.contracts = ContractDesk()
+        """Each session's memory of expanded, shown and used contracts (ADR 0070)."""
         """Session id -> the family usage record last written into (or read from) that session's log."""
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, info: SessionInfo) -> SessionState:
         """Compute the session's plan once, persist it as its environment record, and hold it."""
         today = read_today(self.services, info)
-        catalog, limits = today.catalog, today.configured.limits
-        presentation = today.loaded.config.runtime.presentation
-        presented = decide(presentation, today.decision, lambda: sandbox_readiness(limits))
-        gate = today.gate
         counter = choose_counter(self.services.token_counter)
-        parent_members = self._parent_members(info.agent)
-        environment = Environment(
-            ptc=presented.code_mode,
-            native_reason=presented.reason,
-            presentation=presentation,
-            gate=gate,
-            token_unit=counter.unit,
-            plan=session_plan(
-                catalog,
-                today.loaded,
-                counter,
-                parent_members=parent_members,
-                # Statistics are read where they are recorded: the workspace's resolved real path (ADR 0067).
-                workspace=Path(real_workspace(info.workspace)),
-            ),
-        )
+        environment, presented = opening_environment(today, info, counter, self._parent_members(info.agent))
         self.services.append_record(info.agent, environment.to_record())
         state = SessionState(
             info=info,
             environment=environment,
-            limits=limits,
-            catalog=catalog,
+            limits=today.configured.limits,
+            catalog=today.catalog,
             presented=presented,
-            gate_warnings=gate.warnings,
+            gate_warnings=today.gate.warnings,
             diagnostics=tuple(today.diagnostics()),
+            context=today.loaded.config.context,
         )
         return self._hold(state, today.skills)
 
@@ -184,20 +194,25 @@ class PtcController:
             limits=limits,
             catalog=catalog,
             presented=presented,
-            delivery=Delivery(shown=shown_from(records)),
+            delivery=delivery_from(records),
             gate_warnings=gate_warnings,
             diagnostics=tuple(diagnostics),
+            context=today.loaded.config.context,
+            turned_off=turned_off_from(records),
         )
         # The family settled before, maybe in another process: its revision keeps the use counted then.
         if prior := prior_samples(records):
             self.usage.restore(info.agent.family_id, prior)
             self._usage_written[info.agent.session_id] = FamilyUsage(family_id=info.agent.family_id, samples=prior)
+        self.contracts.restore(info.agent, records)
         return self._hold(state, today.skills)
 
-    def _hold(self, state: SessionState, skills: Sequence[SkillSpec]) -> SessionState:
-        """Freeze the session's membership (start and resume alike) and hold the state."""
-        membership = None
-        if state.environment is not None:
+    def _hold(
+        self, state: SessionState, skills: Sequence[SkillSpec], membership: Membership | None = None
+    ) -> SessionState:
+        """Freeze the session's membership (start, resume and refresh alike; a refresh brings the one it
+        validated) and hold the state."""
+        if membership is None and state.environment is not None:
             membership = freeze_membership(
                 state.environment,
                 state.catalog,
@@ -205,6 +220,7 @@ class PtcController:
                 choose_counter(self.services.token_counter),
                 direct=state.presentation is Presentation.BOTH,
                 code_mode=state.ptc,
+                discovery_budget=state.context.discovery_tokens,
             )
         held = attrs.evolve(state, membership=membership)
         self._sessions[state.info.agent.session_id] = held
@@ -220,11 +236,30 @@ class PtcController:
             self._prove(state)
 
     def dispatching(self, call: ToolCall, spec: ToolSpec) -> None:
-        """The host runs ``call``'s ``tool-execute`` seam (top-level or nested): it reached its owner."""
+        """The host runs ``call``'s ``tool-execute`` seam (top-level or nested): it reached its owner.
+
+        A ``run_code`` call starting here is a running cell until :meth:`released`: a refresh
+        waits for the session's cells, so none of them ever mixes old and new members.
+        """
+        if call.tool == TOOL_NAME and call.parent_call_id is None:
+            self._cells.setdefault(call.caller.session_id, set()).add(call.call_id)
         self.usage.dispatching(call, spec)
+
+    def released(self, call: ToolCall) -> None:
+        """``call``'s ``tool-execute`` seam returned or raised: a cell that ended may let a pending refresh apply."""
+        cells = self._cells.get(call.caller.session_id)
+        if cells is None or call.call_id not in cells:
+            return
+        cells.discard(call.call_id)
+        state = self.session(call.caller)
+        if not cells and state is not None and state.pending is not None:
+            self._apply_pending(state)
 
     def dispatched(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> None:
         self.usage.dispatched(call, spec, result)
+        # An expanded contract used since is what a compaction recovery re-delivers (ADR 0070).
+        if (used := self.contracts.memory(call.caller).use(spec.identity)) is not None:
+            self.services.append_record(call.caller, self.contracts.record(call.caller, used))
 
     def family_settled(self, family: FamilySettlement) -> None:
         """The host proved the family settled: record its samples (a later settlement revises them).
@@ -259,10 +294,38 @@ class PtcController:
 
     # -- projections ---------------------------------------------------------------------
     def tools(self, agent: AgentRef) -> list[ToolDefinition]:
+        """Under code mode ``run_code``, and ``read_spill`` when the host lends a spill store (ADR 0069)."""
         state = self.session(agent)
         if state is None or not state.ptc or self._closed:
             return []
-        return [self._definition(state.limits)]
+        tools = [self._definition(state.limits)]
+        if self.services.spill_store is not None:
+            tools.append(read_spill_definition())
+        return tools
+
+    def tool_result(self, call: ToolCall, result: ToolResult) -> ResultAnnotation | None:
+        """A top-level result of a code-mode session above the preview budget: a preview and a handle.
+
+        Only where the model sees it (top-level calls) and only when the model can read the rest
+        (the host lends a spill store and ``read_spill`` is in the caller's view and membership);
+        otherwise the result is left as it is (ADR 0069).
+        """
+        if call.parent_call_id is not None:
+            return None
+        state = self.session(call.caller)
+        if state is None or not state.ptc or state.membership is None:
+            return None
+        store = self.services.spill_store
+        readable = state.membership.reaches(READ_TOOL_NAME) and any(
+            spec.name == READ_TOOL_NAME for spec in self.services.tool_view(call.caller)
+        )
+        return preview_result(
+            result,
+            store=store if readable else None,
+            counter=choose_counter(self.services.token_counter),
+            budget=state.context.preview_tokens,
+            lang=MODEL_LANG,
+        )
 
     def prompt_sections(self, context: PromptContext) -> list[PromptSection]:
         state = self.session(context.agent)
@@ -290,6 +353,21 @@ class PtcController:
         return []
 
     def context_messages(self, step: StepInfo) -> list[ContextMessage]:
+        """The plan's message (catalog, refresh notice or withdrawal) while one is owed, then the others.
+
+        A refresh still pending applies here first when no cell of the session
+        runs (the step is a safe boundary).
+        """
+        state = self.session(step.agent)
+        if state is None:
+            return []
+        if state.pending is not None and not self._cells.get(step.agent.session_id):
+            state = self._apply_pending(state)
+        messages = self._plan_messages(state, step)
+        messages += self._contract_messages(self.session(step.agent) or state)
+        return messages
+
+    def _plan_messages(self, state: SessionState, step: StepInfo) -> list[ContextMessage]:
         """Offer the catalog (code mode) or the notice superseding it (gone native), until one is proven committed.
 
         Nothing is recorded as delivered here: the host commits the answer only
@@ -298,25 +376,87 @@ class PtcController:
         again; if it had been committed after all, the new message supersedes
         it. A catalog offer is recorded as an offer, so that a session resumed
         native before any proof still supersedes what it may have committed.
+        After a refresh the catalog is owed again: when the surface carries an
+        earlier catalog, the new one opens with the refresh notice (what was
+        added, turned off, changed), and supersedes it (ADR 0068).
         """
-        state = self.session(step.agent)
-        if state is None:
-            return []
         if state.delivery.proven_by_step(step):
             state = self._prove(state)
-        wanted = state.delivery.wanted(state.ptc)
+        environment = state.environment
+        sequence = environment.sequence if environment is not None else 0
+        wanted = state.delivery.wanted(state.ptc, sequence)
         if wanted is None:
             return []
-        if wanted is Shown.CATALOG and state.environment is not None:
+        if wanted is Shown.CATALOG and environment is not None:
             counter = choose_counter(self.services.token_counter)
-            offered = catalog_message(state.environment, state.catalog, counter, state.presentation)
+            offered = catalog_message(environment, state.catalog, counter, state.presentation)
+            if sequence and state.delivery.carries_catalog() and state.delivery.refresh < sequence:
+                header = notice_header(sequence, self._seen_diff(state, environment))
+                offered = attrs.evolve(offered, text=header + "\n\n" + offered.text)
         else:
             offered = withdrawn_message()
-        offer = Offer(shown=wanted, turn=step.turn, step=step.step)
+        offer = Offer(shown=wanted, turn=step.turn, step=step.step, refresh=sequence)
         if wanted is Shown.CATALOG:
             self.services.append_record(step.agent, offer_record(offer))
         self._sessions[step.agent.session_id] = attrs.evolve(state, delivery=attrs.evolve(state.delivery, offer=offer))
         return [offered]
+
+    def _seen_diff(self, state: SessionState, environment: Environment) -> PlanDiff:
+        """What changed since the catalog the surface carries: the refresh's own diff when the model saw the
+        plan just before it, else the diff from the plan of the refresh it last saw (read from the records)."""
+        assert environment.refresh is not None
+        seen = state.delivery.refresh
+        if seen == environment.sequence - 1:
+            return environment.refresh.diff
+        for record in reversed(self.services.read_records(state.info.agent, KIND)):
+            earlier = restore([record]).environment
+            if earlier is not None and earlier.sequence == seen:
+                return plan_diff(earlier.plan, environment.plan)
+        return environment.refresh.diff
+
+    def compaction(self, info: CompactionInfo) -> None:
+        """The host compacted the session's surface: what its messages showed and it did not keep is gone.
+
+        The recovery is owed to the next model step (:meth:`_contract_messages`). Whether the catalog
+        survived is :func:`~.contract_memory.catalog_kept` of ``info``.
+        """
+        state = self.session(info.agent)
+        if state is None:
+            return
+        self._remember(info.agent, Compacted(kept=info.kept_provenances))
+        if not catalog_kept(info):  # the catalog (or the notice) went with it: owed again at the next step
+            self._sessions[info.agent.session_id] = attrs.evolve(state, delivery=dropped(state.delivery))
+
+    def _contract_messages(self, state: SessionState) -> list[ContextMessage]:
+        """After the plan's message: the recovery a compaction left owing, then the expansion of what the
+        session's programs looked up since the last step (each at most once, within its budget; ADR 0070)."""
+        agent = state.info.agent
+        incoming = self.contracts.take(agent)
+        snapshot = state.membership.snapshot if state.membership is not None else None
+        if not state.ptc or state.environment is None or snapshot is None:
+            return []
+        counter = choose_counter(self.services.token_counter)
+        full = frozenset(e.identity for e in state.environment.with_disclosure(Disclosure.FULL))
+        messages: list[ContextMessage] = []
+        if self.contracts.memory(agent).recovery_due:
+            owed = recovery(self.contracts.memory(agent), snapshot, full, counter, state.context.recovery_tokens)
+            if owed.event is not None:
+                self._remember(agent, owed.event)
+            if new := tuple(d for d in owed.diagnostics if d not in state.diagnostics):
+                state = attrs.evolve(state, diagnostics=(*state.diagnostics, *new))
+                self._sessions[agent.session_id] = state
+            messages += [owed.message] if owed.message is not None else []
+        if incoming:
+            offered = expansion(
+                self.contracts.memory(agent), incoming, snapshot, full, counter, state.context.discovery_tokens
+            )
+            if offered.event is not None:
+                self._remember(agent, offered.event)
+            messages += [offered.message] if offered.message is not None else []
+        return messages
+
+    def _remember(self, agent: AgentRef, event: Event) -> None:
+        self.services.append_record(agent, self.contracts.record(agent, event))
 
     def discovery(self, agent: AgentRef) -> CatalogSnapshot | None:
         """What discovery answers from for ``agent``: the plan's effective set (``None``: no code mode)."""
@@ -334,7 +474,15 @@ class PtcController:
             return None
         membership = state.membership
         if not membership.reaches(spec.name):
-            return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=spec.name))
+            sequence = state.turned_off.get(spec.name)
+            if sequence is not None:
+                # A held name (a model's memory, a program's crafted call) after a refresh turned it off.
+                reason = message("ptc.guard.off-by-refresh", MODEL_LANG, tool=spec.name, sequence=sequence)
+            else:
+                reason = message("ptc.guard.off", MODEL_LANG, tool=spec.name)
+            return Refusal(code="capability-off", reason=reason)
+        if self._parent_refuses(state, spec.name):
+            return Refusal(code="capability-off", reason=message("ptc.guard.off-by-parent", MODEL_LANG, tool=spec.name))
         skill = membership.skills.refuses(
             call, self.services.skills(call.caller) if call.tool in membership.skills.arguments else ()
         )
@@ -342,12 +490,37 @@ class PtcController:
             return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=skill))
         return None
 
+    def _parent_refuses(self, state: SessionState, name: str) -> bool:
+        """Whether an ancestor's plan now keeps ``name`` out: a child's plan stays bounded by its
+        parent's after the parent refreshed, without re-planning the child."""
+        parent_id = state.info.agent.parent_session_id
+        seen: set[str] = set()
+        while parent_id is not None and parent_id not in seen:
+            seen.add(parent_id)
+            parent = self._sessions.get(parent_id)
+            if parent is None:
+                return False
+            membership = parent.membership if parent.ptc else None
+            if membership is not None and name in membership.known and not membership.reaches(name):
+                return True
+            parent_id = parent.info.agent.parent_session_id
+        return False
+
     # -- commands ---------------------------------------------------------------------------
     def command(self, request: CommandRequest) -> CommandReceipt | None:
-        """``/capabilities``: presentation and why, the plan, reasons, overage, catalog delivery (read-only)."""
+        """``/capabilities`` (the plan, read-only), ``/capabilities refresh [--dry-run]``; other arguments fail."""
         if request.name != COMMAND:
             return None
-        state = self.session(request.agent)
+        args = request.args
+        if args and args[0] == REFRESH and set(args[1:]) <= {"--dry-run"} and len(args) <= 2:
+            return self.refresh(request.agent, dry_run=len(args) == 2)
+        if args:
+            error = CommandArguments(args=" ".join(args))
+            return CommandReceipt(status=ReceiptStatus.FAILED, text=error.message(), data={"error": error.to_json()})
+        return self._show(request.agent)
+
+    def _show(self, agent: AgentRef) -> CommandReceipt:
+        state = self.session(agent)
         if state is None:
             view = SessionView(presented=InForce(presentation=Presentation.NATIVE))
             return capabilities_receipt(None, (), view)
@@ -357,7 +530,7 @@ class PtcController:
         late: tuple[str, ...] = ()
         if state.ptc and state.membership is not None:
             # Natively the host's own provision applies: nothing is direct or withheld.
-            tools = host_view(self.services, request.agent)
+            tools = host_view(self.services, agent)
             direct = tuple(s.name for s in tools if s.name in state.membership.direct)
             late = tuple(state.membership.late(tools))
         view = SessionView(
@@ -368,17 +541,127 @@ class PtcController:
             navigation=navigation(environment, state.catalog, counter) if state.ptc and environment else None,
             unit=counter.unit,
             gate_warnings=state.gate_warnings,
+            pending=self._pending_summary(state),
+            refresh_failure=state.refresh_failure,
         )
         return capabilities_receipt(environment, state.diagnostics, view)
 
+    def _pending_summary(self, state: SessionState) -> tuple[int, str, bool] | None:
+        """``(sequence, summary, waiting)``: the refresh waiting for a cell, else what a refresh now would do."""
+        if state.environment is None:
+            return None
+        if state.pending is not None:
+            return state.pending.sequence, diff_summary(state.pending.diff), True
+        try:
+            candidate = self._prepare(state)
+        except PtcError as error:
+            return state.environment.sequence + 1, error.message(), False
+        live = (state.presentation, candidate.presented.presentation)
+        return candidate.sequence, diff_summary(candidate.diff, presentation=live), False
+
+    def refresh(self, agent: AgentRef, *, dry_run: bool = False) -> CommandReceipt:
+        """Re-plan ``agent``'s session from the facts of now, as one transition (SPEC §7, ADR 0068).
+
+        Prepare and validate the candidate without touching the live plan;
+        then (unless ``dry_run``) apply it at once when no cell of the session
+        runs, else hold it as pending until the last one ends (or the next
+        step). Applying persists one environment record first; only then is
+        the state swapped, so a failure at any stage leaves the old plan whole.
+        A candidate that changes nothing is ``unchanged``: nothing persisted,
+        no notice (repeats are idempotent). No model request is made.
+        """
+        state = self.session(agent)
+        if state is None or state.environment is None:
+            return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.no-environment"))
+        try:
+            candidate = validate(self._prepare(state), host_view(self.services, agent), self._counter())
+        except RefreshFailed as error:
+            return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.failed", reason=error.message()), error)
+        live = (state.presentation, candidate.presented.presentation)
+        summary = diff_summary(candidate.diff, presentation=live)
+        if dry_run:
+            return refresh_receipt(ReceiptStatus.SHOWN, message("ptc.refresh.dry-run", summary=summary), candidate)
+        if not candidate.changes(state.environment, state.presentation):
+            if state.pending is not None:  # the config went back: the waiting refresh has nothing left to do
+                self._sessions[agent.session_id] = attrs.evolve(state, pending=None)
+            return refresh_receipt(ReceiptStatus.UNCHANGED, message("ptc.refresh.unchanged"), candidate)
+        running = len(self._cells.get(agent.session_id, ()))
+        if running:
+            self._sessions[agent.session_id] = attrs.evolve(state, pending=candidate)
+            text = message("ptc.refresh.pending", sequence=candidate.sequence, summary=summary, running=running)
+            return refresh_receipt(ReceiptStatus.PENDING, text, candidate)
+        try:
+            self._apply(state, candidate)
+        except RefreshFailed as error:
+            return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.failed", reason=error.message()), error)
+        told = state.ptc or candidate.presented.code_mode  # a native session that stays native sees nothing
+        key = "ptc.refresh.applied" if told else "ptc.refresh.applied-quiet"
+        text = message(key, sequence=candidate.sequence, summary=summary)
+        children = sum(1 for s in self._sessions.values() if s.info.agent.parent_session_id == agent.session_id)
+        if children and candidate.diff.removed:
+            text += "\n" + message("ptc.refresh.children", count=children)
+        return refresh_receipt(ReceiptStatus.APPLIED, text, candidate)
+
+    def _prepare(self, state: SessionState) -> Candidate:
+        assert state.environment is not None
+        today = read_today(self.services, state.info)
+        return prepare(state.environment, today, state.info, self._counter(), self._parent_members(state.info.agent))
+
+    def _apply(self, state: SessionState, candidate: Candidate) -> SessionState:
+        """Persist ``candidate``'s record, then hold it as the session's state (the old plan stays on failure).
+
+        :raises RefreshNotPersisted: the record could not be appended.
+        """
+        agent = state.info.agent
+        try:
+            self.services.append_record(agent, candidate.environment.to_record())
+        except Exception as error:
+            raise RefreshNotPersisted(detail=f"{type(error).__name__}: {error}") from error
+        today: Today = candidate.today
+        added = frozenset(c.name for c in candidate.diff.added if c.name)
+        turned_off = {n: v for n, v in state.turned_off.items() if n not in added}
+        turned_off.update(dict.fromkeys(candidate.diff.removed_names(), candidate.sequence))
+        applied = attrs.evolve(
+            state,
+            environment=candidate.environment,
+            limits=today.configured.limits,
+            catalog=today.catalog,
+            presented=candidate.presented,
+            gate_warnings=today.gate.warnings,
+            diagnostics=tuple(today.diagnostics()),
+            context=today.loaded.config.context,
+            pending=None,
+            turned_off=turned_off,
+            refresh_failure="",
+        )
+        return self._hold(applied, today.skills, candidate.membership)
+
+    def _apply_pending(self, state: SessionState) -> SessionState:
+        """Apply the refresh that waited for a cell; a failure keeps the old plan and is shown by ``/capabilities``."""
+        assert state.pending is not None
+        try:
+            return self._apply(state, state.pending)
+        except RefreshFailed as error:
+            failed = attrs.evolve(state, pending=None, refresh_failure=error.message())
+            self._sessions[state.info.agent.session_id] = failed
+            return failed
+
     # -- internals ------------------------------------------------------------------------
+    def _counter(self) -> TokenCounter:
+        return choose_counter(self.services.token_counter)
+
     def _definition(self, limits: RunLimits) -> ToolDefinition:
         entry = self._runtimes.get(limits)
         if entry is None:
             runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,))
             entry = (
                 runtime,
-                run_code_definition(runtime=runtime, namespace_filter=self._namespace, discovery=self.discovery),
+                run_code_definition(
+                    runtime=runtime,
+                    namespace_filter=self._namespace,
+                    discovery=self.discovery,
+                    expanded=self.contracts.expanded,
+                ),
             )
             self._runtimes[limits] = entry
         return entry[1]
@@ -390,7 +673,7 @@ class PtcController:
             return state
         reason = state.presented.reason if offer.shown is Shown.NOTICE else ""
         self.services.append_record(state.info.agent, proof_record(offer, reason))
-        proven = attrs.evolve(state, delivery=Delivery(shown=offer.shown))
+        proven = attrs.evolve(state, delivery=Delivery(shown=offer.shown, refresh=offer.refresh))
         self._sessions[state.info.agent.session_id] = proven
         return proven
 

@@ -24,7 +24,7 @@ from hookspecs import SessionRecord
 from hookspecs.serialization import canonical_bytes, structure, unstructure
 from ptc_plus.config import Disclosure, Presentation
 from ptc_plus.migration import MigrationError, Migrations, VersionTooNew, VersionUnknown
-from ptc_plus.plan import PLAN_MIGRATIONS, CapabilityPlan, PlanEntry
+from ptc_plus.plan import PLAN_MIGRATIONS, CapabilityPlan, PlanDiff, PlanEntry
 
 KIND_PREFIX = "ptc-capability-environment/"
 VERSION = 1
@@ -51,6 +51,19 @@ class GateSummary:
 
 
 @attrs.frozen(kw_only=True)
+class RefreshMark:
+    """An environment a ``/capabilities refresh`` applied: its number in the session and what it changed.
+
+    ``sequence`` counts applied refreshes from 1 (the environment of session start has no mark);
+    ``diff`` is against the environment it replaced, kept so the notice can still be written
+    after a crash between persisting this record and telling the model (ADR 0068).
+    """
+
+    sequence: int
+    diff: PlanDiff
+
+
+@attrs.frozen(kw_only=True)
 class Environment:
     """The session's frozen plan plus how PTC is presented to it.
 
@@ -64,6 +77,7 @@ class Environment:
         presentation``), frozen with the plan; records from before this field
         read as ``ptc``, the only presentation there was.
     :ivar token_unit: the unit of every token count in ``plan``.
+    :ivar refresh: set when a refresh applied this environment (``None``: computed at session start).
     """
 
     version: int = VERSION
@@ -73,6 +87,12 @@ class Environment:
     gate: GateSummary
     token_unit: str
     plan: CapabilityPlan
+    refresh: RefreshMark | None = None
+
+    @property
+    def sequence(self) -> int:
+        """How many refreshes led to this environment (0: the one of session start)."""
+        return self.refresh.sequence if self.refresh is not None else 0
 
     @property
     def config_revision(self) -> str:

@@ -21,9 +21,16 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from hookspecs import SkillSpec, TokenCounter, ToolCall, ToolSpec
-from ptc_plus.capabilities import CapabilityKind, Catalog, CatalogSnapshot, build_snapshot
+from ptc_plus.capabilities import (
+    DEFAULT_DISCOVERY_BUDGET,
+    CapabilityKind,
+    Catalog,
+    CatalogSnapshot,
+    build_snapshot,
+)
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import CapabilityPlan
+from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment
 
@@ -71,7 +78,7 @@ class Membership:
     """Who belongs to a session under code mode, frozen once (environment created or restored).
 
     :ivar known: every tool name the value decided on: the plan's managed tools, the
-        unmanaged tools of the view it froze over, and ``run_code``.
+        unmanaged tools of the view it froze over, and the plugin's own ``run_code`` and ``read_spill``.
     :ivar reachable: tool names a program or the model may reach (the guard's one lookup).
     :ivar native: tool names offered to the model as its own function tools.
     :ivar direct: under ``both``, the plan's ``full`` tools (also in ``native``).
@@ -111,6 +118,7 @@ def freeze_membership(
     *,
     direct: bool,
     code_mode: bool,
+    discovery_budget: int = DEFAULT_DISCOVERY_BUDGET,
 ) -> Membership:
     """The one membership value of a session; ``start`` and ``resume`` both build it here.
 
@@ -118,12 +126,15 @@ def freeze_membership(
     :param skills: the host's skills now, for their loaders.
     :param direct: presentation ``both``: the plan's ``full`` tools are also offered natively.
     :param code_mode: code mode is in force; only then is the discovery index built.
+    :param discovery_budget: tokens of a discovery answer that names no budget (``[context] discovery_tokens``).
     """
     plan = environment.plan
     effective = frozenset(e.identity for e in plan.effective())
     managed = frozenset(e.name for e in plan.entries if e.kind in _TOOL_KINDS and e.name)
     allowed = frozenset(e.name for e in plan.effective() if e.kind in _TOOL_KINDS and e.name)
-    unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind.value in _TOOL_KINDS) | {TOOL_NAME}
+    # The plugin's own tools: run_code, and read_spill (reading previewed results, ADR 0069).
+    own = frozenset({TOOL_NAME, READ_TOOL_NAME})
+    unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind.value in _TOOL_KINDS) | own
     full = full_tools(environment) if direct else frozenset()
     plan_skills = {e.name: e.identity in effective for e in plan.entries if e.kind in _SKILL_KINDS and e.name}
     loads = SkillLoads(
@@ -139,11 +150,13 @@ def freeze_membership(
             for e in plan.effective()
             if same_unit and (c := catalog.get(e.identity)) is not None and c.revision == e.revision
         }
-        snapshot = build_snapshot(catalog.restrict(effective), counter=counter, measured=measured)
+        snapshot = build_snapshot(
+            catalog.restrict(effective), counter=counter, measured=measured, default_budget=discovery_budget
+        )
     return Membership(
         known=managed | unmanaged,
         reachable=allowed | unmanaged,
-        native=(unmanaged - managed) | {TOOL_NAME} | full,
+        native=(unmanaged - managed) | own | full,
         direct=full,
         skills=loads,
         snapshot=snapshot,

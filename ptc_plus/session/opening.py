@@ -16,6 +16,7 @@ from ptc_plus.capabilities import Catalog, build_catalog
 from ptc_plus.config import LoadedConfig
 from ptc_plus.gate import GateDecision, evaluate_gate
 from ptc_plus.i18n import message
+from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment, GateSummary
 from ptc_plus.session.session_limits import SessionLimits, config_diagnostics, configured_limits
@@ -48,8 +49,9 @@ class Today:
 
 
 def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
-    """The host's tools for ``agent``, in host order, without the plugin's own ``run_code``."""
-    return [s for s in services.tool_view(agent) if s.name != TOOL_NAME]
+    """The host's tools for ``agent``, in host order, without the plugin's own ``run_code`` and ``read_spill``
+    (never capabilities of the plan, ADR 0069)."""
+    return [s for s in services.tool_view(agent) if s.name not in (TOOL_NAME, READ_TOOL_NAME)]
 
 
 def read_today(services: HostServices, info: SessionInfo) -> Today:

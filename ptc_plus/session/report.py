@@ -1,28 +1,36 @@
-"""The ``/capabilities`` receipt: presentation and why, the plan, reasons, overage, catalog delivery (users only).
+"""The ``/capabilities`` receipts (users only): the plan shown, and the receipts of a refresh.
 
-Read-only: it shows what the session froze at start (or restored), what is
-in force now (the gate and the sandbox are checked again on resume, ADR
-0053), whether the catalog reached the model, and what the on-demand
-navigation costs (ADR 0054). It never recomputes the plan and never refreshes.
+``/capabilities`` is read-only: it shows what the session froze at start (or
+restored, or last refreshed), what is in force now (the gate and the sandbox
+are checked again on resume, ADR 0053), whether the catalog reached the
+model, what the on-demand navigation costs (ADR 0054), and what a refresh
+now would change (or the refresh that waits for a running cell). Showing
+never changes the live plan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hookspecs import CommandReceipt, CommandSpec, ReceiptStatus
+from hookspecs import CommandReceipt, CommandSpec, ReceiptStatus, SessionRecord
+from hookspecs.serialization import unstructure
 from ptc_plus.config import Disclosure, Presentation
+from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 from ptc_plus.plan import CapabilityPlan, reason_text
 from ptc_plus.session.delivery import Delivery, Shown
-from ptc_plus.session.environment import Environment
+from ptc_plus.session.environment import KIND_PREFIX, Environment
 from ptc_plus.session.presentation import BY_CONFIG, SANDBOX_UNAVAILABLE, InForce
 from ptc_plus.session.projection import Navigation
 
+if TYPE_CHECKING:
+    from ptc_plus.session.refresh import Candidate
+
 COMMAND = "capabilities"
+REFRESH = "refresh"
 
 
 def command_specs() -> list[CommandSpec]:
@@ -53,6 +61,9 @@ class SessionView:
     :ivar unit: the token unit of ``navigation``.
     :ivar gate_warnings: the gate's warnings when it was last evaluated.
     :ivar late: tools the host added after the membership froze: not offered until refresh (ADR 0056).
+    :ivar pending: ``(sequence, summary, waiting)``: the refresh waiting for a running cell
+        (``waiting``), else what a refresh now would change (``None``: no plan to refresh).
+    :ivar refresh_failure: why the latest pending refresh failed when it was applied.
     """
 
     presented: InForce
@@ -62,6 +73,8 @@ class SessionView:
     navigation: Navigation | None = None
     unit: str = ""
     gate_warnings: tuple[str, ...] = ()
+    pending: tuple[int, str, bool] | None = None
+    refresh_failure: str = ""
 
 
 def plan_lines(plan: CapabilityPlan, unit: str, lang: str | None = None) -> list[str]:
@@ -121,6 +134,7 @@ def capabilities_receipt(
         lines += [message("ptc.report.gate-warning", warning=w) for w in view.gate_warnings]
         if view.late:
             lines.append(message("ptc.report.late", names=", ".join(view.late)))
+        lines += _refresh_lines(environment, view)
         data = {"environment": environment.payload()}
     data["presentation"] = {
         "in_force": presented.presentation.value,
@@ -131,6 +145,9 @@ def capabilities_receipt(
         "direct": list(view.direct),
         "late": list(view.late),
     }
+    if view.pending is not None:
+        sequence, summary, waiting = view.pending
+        data["refresh"] = {"next": sequence, "pending": waiting, "summary": summary, "failure": view.refresh_failure}
     lines += _catalog_lines(view)
     data["catalog"] = {
         "shown": view.delivery.shown.value,
@@ -140,6 +157,51 @@ def capabilities_receipt(
     lines.extend(diagnostics)
     data["diagnostics"] = list(diagnostics)
     return CommandReceipt(status=ReceiptStatus.SHOWN, text="\n".join(lines), data=data)
+
+
+def _refresh_lines(environment: Environment, view: SessionView) -> list[str]:
+    lines: list[str] = []
+    if environment.refresh is not None:
+        lines.append(message("ptc.report.refreshed", sequence=environment.sequence))
+    if view.refresh_failure:
+        lines.append(message("ptc.report.refresh-failed", reason=view.refresh_failure))
+    if view.pending is not None:
+        sequence, summary, waiting = view.pending
+        key = "ptc.report.refresh-pending" if waiting else "ptc.report.pending-diff"
+        lines.append(message(key, sequence=sequence, summary=summary))
+    return lines
+
+
+def refresh_receipt(status: ReceiptStatus, text: str, subject: Candidate | PtcError | None = None) -> CommandReceipt:
+    """The receipt of ``/capabilities refresh``: its status, and in ``data`` the refresh number and diff
+    (a candidate) or the error (a failure)."""
+    data: dict[str, Any] = {"status": status.value}
+    if isinstance(subject, PtcError):
+        data["error"] = subject.to_json()
+    elif subject is not None:
+        data["refresh"] = subject.sequence
+        data["diff"] = unstructure(subject.diff)
+    return CommandReceipt(status=status, text=text, data=data)
+
+
+def turned_off_from(records: Sequence[SessionRecord]) -> dict[str, int]:
+    """Tool name -> the refresh that turned it off, from the session's environment records (oldest first);
+    a later refresh that made it callable again takes it out."""
+    found: dict[str, int] = {}
+    for record in records:
+        if not record.kind.startswith(KIND_PREFIX) or not isinstance(record.payload, dict):
+            continue
+        mark = record.payload.get("refresh")
+        if not isinstance(mark, dict) or not isinstance(diff := mark.get("diff"), dict):
+            continue
+        sequence = mark.get("sequence")
+        for change in diff.get("added") or ():
+            if isinstance(change, dict):
+                found.pop(str(change.get("name", "")), None)
+        for change in diff.get("removed") or ():
+            if isinstance(change, dict) and change.get("name") and isinstance(sequence, int):
+                found[str(change["name"])] = sequence
+    return found
 
 
 def _navigation_data(view: SessionView) -> dict[str, Any] | None:

@@ -354,6 +354,7 @@ async def test_hook_agent_host_compaction(make_reference_host: Callable[..., Ref
     ((info, types, surface),) = seen
     assert info.summary == "the story so far"
     assert info.kept_call_ids == ("k1",)
+    assert info.kept_provenances == ()  # since 1.3 the host says which context messages survived: here none
     assert types[-1] == "compaction"
     # The surface was already replaced when the hook ran: summary first, then the kept calls only.
     assert surface[0] == {"role": "user", "content": "the story so far"}

@@ -24,6 +24,7 @@ from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
 from .namespace import ToolCallError, build_tools
+from .spill import READ_TOOL, build_spill
 
 PROTOCOL_VERSION = 1
 
@@ -118,6 +119,7 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
         "__builtins__": builtins,
         "tools": build_tools(names, channel.invoke),
         "capabilities": build_capabilities(channel.discover),
+        "spill": build_spill(channel.invoke, READ_TOOL in names),
         "ToolCallError": ToolCallError,
         "ToolArgumentError": ToolArgumentError,
         "DiscoveryError": DiscoveryError,

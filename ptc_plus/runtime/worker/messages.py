@@ -24,6 +24,11 @@ _FALLBACK = {
         "The reply ({size} bytes) could not be decoded within the program's memory limit; ask for less at a time"
     ),
     "runtime.worker.omitted": "[… {count} characters omitted …]",
+    "runtime.worker.spill_unavailable": (
+        "spill.read() is unavailable: this session has no spill store, so no result was previewed"
+    ),
+    "runtime.worker.spill_no_attribute": "spill has no {name!r}; its only method is read(handle, offset, limit)",
+    "runtime.worker.spill_read_only": "The spill object is read-only",
     "runtime.worker.value_changed": "the value changed while it was being sent (a thread of the program modified it)",
 }
 

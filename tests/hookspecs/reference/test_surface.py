@@ -86,6 +86,63 @@ def test_compaction_keeps_only_the_listed_calls_after_the_summary() -> None:
     assert surface.visible_call_ids() == {"new"}
 
 
+def test_compaction_keeps_the_context_messages_it_names_in_place() -> None:
+    """Contract 1.3: ``kept_provenances`` survive with the kept calls, in their order; the rest are gone."""
+    surface = Surface()
+    surface.apply(ev("context-message", provenance="catalog", text="cat", turn=1, step=1))
+    surface.apply(ev("user-message", turn=1, text="u1"))
+    surface.apply(ev("context-message", provenance="expansion:1", text="exp", turn=1, step=2))
+    call = {"call_id": "c", "tool": "echo", "arguments": {}}
+    surface.apply(ev("assistant-message", turn=1, step=2, text="", tool_calls=[call]))
+    surface.apply(settled("c", value="c"))
+    surface.apply(ev("compaction", summary="S", kept_call_ids=["c"], kept_provenances=["expansion:1"], turn=1))
+    assert surface.messages() == (
+        {"role": "user", "content": "S"},
+        {"role": "system", "content": "exp"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "echo", "arguments": {}}]},
+        {"role": "tool", "tool_call_id": "c", "content": '"c"'},
+    )
+
+
+def test_a_compaction_event_from_before_1_3_keeps_no_context_message() -> None:
+    """A log written before ``kept_provenances`` existed replays as it did then: context messages gone."""
+    surface = Surface()
+    surface.apply(ev("context-message", provenance="catalog", text="cat", turn=1, step=1))
+    surface.apply(ev("user-message", turn=1, text="u1"))
+    surface.apply(ev("compaction", summary="S", kept_call_ids=[], turn=1))
+    assert surface.messages() == ({"role": "user", "content": "S"},)
+
+
+@pytest.mark.asyncio
+async def test_the_host_keeps_the_latest_turns_context_messages_and_reports_them(
+    make_reference_host: Callable[..., ReferenceHost],
+) -> None:
+    compactions: list[CompactionInfo] = []
+
+    class Messages:
+        @hookimpl
+        def agent_host_compaction(self, compaction: CompactionInfo, services: HostServices) -> None:
+            compactions.append(compaction)
+
+        @hookimpl
+        def agent_host_context_messages(self, step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
+            return [ContextMessage(provenance=f"turn-{step.turn}", text=f"context of turn {step.turn}")]
+
+    model = ScriptedModel([AssistantTurn(text="one"), AssistantTurn(text="two")])
+    async with make_reference_host(plugins=[Messages()]) as host:
+        session = await host.start_session(model=model)
+        await session.run_turn("first")
+        await session.run_turn("second")
+        info = session.compact()
+        surface = session.surface.messages()
+    async with make_reference_host(plugins=[Messages()]) as again:
+        resumed = await again.resume_session(session.agent.session_id, model=ScriptedModel([]))
+        resumed_surface = resumed.surface.messages()
+    assert info.kept_provenances == ("turn-2",) and compactions == [info]
+    assert [m["content"] for m in surface if m["role"] == "system"] == ["context of turn 2"]
+    assert resumed_surface == surface  # the persisted event replays to the same surface
+
+
 @pytest.mark.asyncio
 async def test_compaction_through_the_host_then_context_recovery(
     make_reference_host: Callable[..., ReferenceHost],
@@ -137,6 +194,7 @@ async def test_compaction_through_the_host_then_context_recovery(
         await session.run_turn("third")
         raw = [e.data["text"] for e in session.log.of_type("context-message")]
     assert compactions[0].kept_call_ids == ("t2",) and compactions[0].summary == summary
+    assert compactions[0].kept_provenances == ()  # turn 2 committed no context message
     last = model.requests[-1].messages
     assert [m["content"] for m in last if m["role"] == "system"] == ["recovered catalog"]
     assert last[0] == {"role": "user", "content": summary}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ptc_plus.demo import run_demo
+from ptc_plus.i18n import message
 from ptc_plus.statistics import user_store, workspace_store
 
 
@@ -21,7 +22,13 @@ def demo_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _line(lines: list[str], start: str) -> str:
-    (found,) = [line.strip() for line in lines if line.strip().startswith(start)]
+    """The one line opening with ``start`` before the demo's config change (the plan the run started with)."""
+    before = (
+        lines[: lines.index(message("demo.change.intro", "en"))]
+        if message("demo.change.intro", "en") in lines
+        else lines
+    )
+    (found,) = [line.strip() for line in before if line.strip().startswith(start)]
     return found
 
 

@@ -13,7 +13,7 @@ from hookspecs.reference import AssistantTurn, ScriptedModel
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import Reason
-from ptc_plus.session import controller as controller_module
+from ptc_plus.session import refresh as refresh_module
 from ptc_plus.session.environment import KIND
 
 from .conftest import HostFactory, entry_of, environment_of, state_of, write_config
@@ -48,7 +48,7 @@ async def test_resume_keeps_the_plan_after_config_and_statistics_change(
         raise AssertionError("resume recomputed the plan")
 
     # Pretend statistics now exist and would vote: any recomputation would fail the test.
-    monkeypatch.setattr(controller_module, "session_plan", recompute)
+    monkeypatch.setattr(refresh_module, "session_plan", recompute)
     resumed_host = await open_host()
     resumed = await resumed_host.resume_session(session.agent.session_id)
     assert env_bytes(resumed_host, resumed) == original

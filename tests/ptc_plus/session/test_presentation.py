@@ -41,8 +41,8 @@ async def test_both_offers_full_tools_directly_besides_run_code(open_host: HostF
     assert state is not None and state.ptc and state.presentation is Presentation.BOTH
     await session.run_turn("go")
     first = model.requests[0]
-    # run_code stays; the one full tool is also a native function tool; on-demand ones are not.
-    assert sorted(t.name for t in first.tools) == ["read_file", "run_code"]
+    # run_code (and read_spill) stay; the one full tool is also a native function tool; on-demand ones are not.
+    assert sorted(t.name for t in first.tools) == ["read_file", "read_spill", "run_code"]
     assert "run_code" in first.system  # the code-mode bootstrap is there
     assert [m for m in first.messages if "async def read_file(" in str(m["content"])]  # and the catalog
     assert settled(session, "read_file")["status"] == "ok"  # a direct call to a full tool runs

@@ -13,7 +13,7 @@ from hookspecs.reference import AssistantTurn, ScriptedModel
 from ptc_plus.capabilities.catalog import Catalog
 from ptc_plus.config import LoadedConfig
 from ptc_plus.plan import CapabilityPlan, PlanInput, ScopeStats, StatisticsVote, compute_plan, plan_bytes
-from ptc_plus.session import controller as controller_module
+from ptc_plus.session import refresh as refresh_module
 from ptc_plus.session.provision import candidates, delivery_cost
 
 from .conftest import HostFactory, state_of, write_config
@@ -61,7 +61,7 @@ async def test_stable_prefix_bytes_do_not_move_while_statistics_grow(
     ]
     prefixes, plans, catalogs = [], [], []
     for coverage in counters:
-        monkeypatch.setattr(controller_module, "session_plan", pretend_statistics(coverage))
+        monkeypatch.setattr(refresh_module, "session_plan", pretend_statistics(coverage))
         model = ScriptedModel([AssistantTurn(text="ok")])
         session = await host.start_session(title="t", model=model)
         await session.run_turn("hi")
@@ -75,7 +75,7 @@ async def test_stable_prefix_bytes_do_not_move_while_statistics_grow(
     assert len(set(catalogs)) == 3
     assert all(p == prefixes[0] for p in prefixes)  # ...the system prompt and native tools do not, byte for byte
     system, tools = prefixes[0]
-    assert [t.name for t in tools] == ["run_code"]
+    assert [t.name for t in tools] == ["run_code", "read_spill"]
     assert "convert_units" not in system and "notes" not in system
     # Explicit full text comes first in the catalog message, whatever statistics did.
     head = catalogs[0].split("\n\n\n")[0]

@@ -39,7 +39,7 @@ async def code_mode_session(open_host: HostFactory) -> tuple[str, bytes, list[st
     await session.run_turn("hi")
     assert [e for e in session.surface.entries if e.provenance == CATALOG_PROVENANCE]
     original = env_bytes(host, session)
-    own = [s.name for s in host.view(session.agent).specs() if s.name != "run_code"]
+    own = [s.name for s in host.view(session.agent).specs() if s.name not in ("run_code", "read_spill")]
     await host.aclose()
     return session.agent.session_id, original, own
 
@@ -104,7 +104,7 @@ async def test_code_mode_returns_when_the_gate_opens_again(
     assert catalog.startswith("# Capability catalog")
     sent = [e.data["text"].splitlines()[0] for e in resumed.log.events if e.type == "context-message"]
     assert [line.startswith("# Capability catalog") for line in sent] == [True, False, True]
-    assert [t.name for t in model.requests[0].tools] == ["run_code"]
+    assert [t.name for t in model.requests[0].tools] == ["run_code", "read_spill"]
     assert env_bytes(again, resumed) == original
 
 
