@@ -4,7 +4,7 @@ Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, i18n, migration, sandbox_policy) < sdk < capabilities
-      < runtime < preview < config < statistics < gate | plan < session < plugin < demo < cli
+      < runtime < preview < config < statistics < gate | plan < adapters.mcp < session < plugin < demo < cli
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -30,6 +30,11 @@ import attrs
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ptc_plus", "hookspecs")
 
+SERVE = "ptc_plus.adapters.mcp.serve*"
+"""``ptc-plus mcp-serve``: the ``serve*`` modules of the MCP adapter run the plugin in an embedded host, so they
+sit above the plugin while the rest of the adapter (MCP servers as sources) sits below the session (ADR 0072).
+A unit ending in ``*`` holds every module whose name starts with what precedes the star."""
+
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("hookspecs",),
     ("hookspecs.reference",),
@@ -41,8 +46,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus.config",),
     ("ptc_plus.statistics",),
     ("ptc_plus.gate", "ptc_plus.plan"),
+    ("ptc_plus.adapters.mcp",),
     ("ptc_plus.session",),
     ("ptc_plus.plugin",),
+    (SERVE,),
     ("ptc_plus.demo",),
     ("ptc_plus.cli",),
 )
@@ -68,6 +75,10 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     # The root package's __init__ holds only the version; errors, the message catalog and the sandbox policy
     # (used by both the runtime and the config, so owned by neither) are its shared modules.
     "ptc_plus": frozenset({"ptc_plus.errors", "ptc_plus.i18n", "ptc_plus.migration", "ptc_plus.sandbox_policy"}),
+    # A star unit has no package of its own: each of its modules is its face.
+    SERVE: frozenset(
+        {"ptc_plus.adapters.mcp.serve", "ptc_plus.adapters.mcp.serve_errors", "ptc_plus.adapters.mcp.serve_session"}
+    ),
 }
 """Modules other units may import besides the unit's own package; each unit's ``__init__`` is always public."""
 
@@ -99,7 +110,8 @@ def unit_of(module: str) -> str | None:
     """The longest unit that is ``module`` or a package holding it; ``None`` outside our packages."""
     best: str | None = None
     for unit in RANK:
-        if (module == unit or module.startswith(unit + ".")) and (best is None or len(unit) > len(best)):
+        inside = module.startswith(unit[:-1]) if unit.endswith("*") else module.startswith(unit + ".")
+        if (module == unit or inside) and (best is None or len(unit) > len(best)):
             best = unit
     return best
 
@@ -265,7 +277,8 @@ def test_no_plugin_module_needs_another_even_for_its_annotations_round_a_cycle()
 
 def test_every_unit_is_a_real_package_or_module() -> None:
     modules = load_modules()
-    assert sorted(unit for unit in RANK if unit not in modules) == []
+    assert sorted(unit for unit in RANK if unit not in modules and not unit.endswith("*")) == []
+    assert all(any(m.startswith(unit[:-1]) for m in modules) for unit in RANK if unit.endswith("*"))
     assert all(public in modules for names in PUBLIC_MODULES.values() for public in names)
 
 

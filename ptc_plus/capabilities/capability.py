@@ -70,6 +70,8 @@ class ResourceSource:
 
     server: str
     entries: tuple[ResourceEntry, ...] = ()
+    description: str = ""
+    """What the server says of itself (its MCP ``instructions``): part of the source's contract."""
 
     @property
     def identity(self) -> str:

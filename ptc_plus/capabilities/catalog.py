@@ -98,7 +98,9 @@ def build_catalog(
                 kind=CapabilityKind.MCP_RESOURCES,
                 source=f"mcp:{source.server}",
                 name=source.server,
-                description=" ".join(e.name + " " + e.description for e in source.entries),
+                description=" ".join(
+                    [source.description, *(e.name + " " + e.description for e in source.entries)]
+                ).strip(),
                 contract=contract,
                 revision=revision_of(contract),
             )

@@ -32,6 +32,11 @@ def skill_text(skills: Sequence[SkillSpec]) -> str:
 def resource_text(source: ResourceSource) -> str:
     """The listing of one MCP server's resources and resource templates."""
     lines = [f"# ── mcp-resources:{one_line(source.server)} (read through the resource reader) ──"]
+    if source.description:
+        lines.append(f"# {one_line(source.description)}")
+    if not source.entries:  # built without listing (MCP servers, ADR 0072): say how to list them
+        server = one_line(source.server)
+        lines.append(f'# await resources.list("{server}") lists them; await resources.read(uri) reads one')
     for entry in sorted(source.entries, key=lambda e: (e.uri or e.uri_template or "", e.name)):
         where = f"resource {entry.uri}" if entry.uri is not None else f"template {entry.uri_template}"
         note = f": {entry.description}" if entry.description else ""

@@ -47,7 +47,19 @@ from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.i18n import message
 
 # Module names under ptc_plus.cli, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("demo", "exec", "sdk", "capabilities", "stats", "plugins", "gate", "config", "completion")
+COMMANDS: tuple[str, ...] = (
+    "demo",
+    "exec",
+    "sdk",
+    "capabilities",
+    "stats",
+    "plugins",
+    "gate",
+    "config",
+    "mcp",
+    "mcp_serve",
+    "completion",
+)
 
 EXIT_INTERRUPTED = 130
 INTERNAL_ERROR = "PTC-1000"
@@ -72,7 +84,7 @@ def build_cli() -> click.Group:
 
     for name in COMMANDS:
         module = importlib.import_module(f"ptc_plus.cli.{name}")
-        cli.add_command(module.command(), name)
+        cli.add_command(module.command(), name.replace("_", "-"))  # module mcp_serve: command mcp-serve
     return cli
 
 

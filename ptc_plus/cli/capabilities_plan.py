@@ -31,6 +31,7 @@ from ptc_plus.config import (
     LoadedConfig,
     load_config,
     set_capability,
+    unit_server,
 )
 from ptc_plus.i18n import message
 from ptc_plus.plan import CapabilityPlan, plan_to_json, reason_text
@@ -151,7 +152,10 @@ def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
         emit_json({**document, "issues": [issue.message("en") for issue in loaded.issues]})
         return 0
     report_issues(loaded)
-    if unknown:
+    server = unit_server(identity)
+    if unknown and server is not None:
+        click.echo(message("cli.capabilities.set.unknown-server", identity=identity, server=server), err=True)
+    elif unknown:
         click.echo(message("cli.capabilities.set.unknown", identity=identity), err=True)
     inherited = message("cli.capabilities.set.inherited")
     value = inherited if chosen == INHERIT else chosen
@@ -172,7 +176,13 @@ def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
 
 
 def _unknown(workspace: Path, identity: str) -> bool:
-    """Whether the workspace's current catalog lacks ``identity`` (unknowable catalog: not reported)."""
+    """Whether the workspace's current catalog lacks ``identity`` (unknowable catalog: not reported).
+
+    A server unit ``mcp:<server>`` is no catalog member: it is known when the config defines the server (ADR 0071).
+    """
+    server = unit_server(identity)
+    if server is not None:
+        return server not in load_config(workspace).config.mcp.servers
     try:
         catalog = workspace_catalog(workspace)
     except CatalogUnavailable:

@@ -209,7 +209,8 @@ def discovery_for(tools: Sequence[ToolDefinition]) -> DiscoveryProvider | None:
 def result_shape(result: ToolResult) -> dict[str, Any]:
     """``{"ok", "value", "error", "logs", "calls", "notes"}`` from the host's settled ``run_code`` result.
 
-    ``error`` is ``None`` or ``{"kind", "message", "tool_name"?}``; ``--json`` adds ``"version"``.
+    ``error`` is ``None`` or ``{"kind", "code", "message", "tool_name"?}`` (``code``: the outcome's stable
+    ``PTC-21xx``, or the host's code when the run never started); ``--json`` adds ``"version"``.
     """
     if result.ok:
         body = result.value
@@ -220,7 +221,8 @@ def result_shape(result: ToolResult) -> dict[str, Any]:
     kind = str(data.get("kind", fallback))
     # ``data["message"]``: the outcome's own message (the error's message is the model's full report).
     text = data.get("message", result.error.message) if result.error else str(result.status)
-    error: dict[str, Any] = {"kind": kind, "message": text}
+    code = result.error.code if result.error is not None else str(result.status)
+    error: dict[str, Any] = {"kind": kind, "code": code, "message": text}
     if data.get("tool_name") is not None:
         error["tool_name"] = data["tool_name"]
     shape = {"ok": False, "value": None, "error": error, "logs": data.get("logs", []), "calls": data.get("calls", 0)}

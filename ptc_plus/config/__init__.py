@@ -7,17 +7,35 @@ place. :func:`inspect_config` is ``config show`` and ``config check`` as data,
 :func:`init_config` writes the commented starter file, and
 :func:`config_schema` is the JSON Schema; the schema file and
 ``docs/config.md`` are generated from the model by
-``python -m ptc_plus.config.reference`` (ADR 0062).
+``python -m ptc_plus.config.reference`` (ADR 0062). :func:`mcp_servers` says
+which ``[mcp.servers]`` may run in a workspace (the consent rule, ADR 0071).
 """
 
 from __future__ import annotations
 
 from ptc_plus.config.editor import INHERIT, set_capability
-from ptc_plus.config.errors import CapabilityIdentityInvalid, ConfigFileExists, DisclosureValueInvalid
+from ptc_plus.config.errors import (
+    CapabilityIdentityInvalid,
+    ConfigFileExists,
+    DisclosureValueInvalid,
+    McpEnvInvalid,
+    McpServerExists,
+    McpServerNameInvalid,
+    McpServerUnknown,
+)
 from ptc_plus.config.init import init_config
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.keys import toml_literal
 from ptc_plus.config.loader import LoadedConfig, combine, load_config, read_layer
+from ptc_plus.config.mcp import McpServers, Refusal, RefusedServer, fingerprint, mcp_servers, server_cwd
+from ptc_plus.config.mcp_editor import (
+    McpEdit,
+    add_server,
+    check_server_name,
+    record_consent,
+    remove_server,
+    require_readable,
+)
 from ptc_plus.config.model import (
     CONFIG_VERSION,
     DEFAULT_CAPS,
@@ -26,11 +44,15 @@ from ptc_plus.config.model import (
     Disclosure,
     GateSection,
     ManagementSection,
+    McpSection,
+    McpServer,
     Presentation,
     PtcConfig,
     RuntimeCaps,
     RuntimeSection,
     StatisticsSection,
+    server_unit,
+    unit_server,
 )
 from ptc_plus.config.paths import WORKSPACE_DIR, Scope, user_config_file, workspace_config_file
 from ptc_plus.config.report import ConfigReport, inspect_config, problem_line
@@ -58,25 +80,45 @@ __all__ = [
     "GateSection",
     "LoadedConfig",
     "ManagementSection",
+    "McpEdit",
+    "McpEnvInvalid",
+    "McpSection",
+    "McpServer",
+    "McpServerExists",
+    "McpServerNameInvalid",
+    "McpServerUnknown",
+    "McpServers",
     "Presentation",
     "PtcConfig",
+    "Refusal",
+    "RefusedServer",
     "RuntimeCaps",
     "RuntimeSection",
     "SandboxPolicy",
     "Scope",
     "StatisticsSection",
+    "add_server",
+    "check_server_name",
     "combine",
     "config_revision",
     "config_schema",
+    "fingerprint",
     "init_config",
     "inspect_config",
     "load_config",
+    "mcp_servers",
     "problem_line",
     "read_layer",
+    "record_consent",
+    "remove_server",
+    "require_readable",
     "schema_uri",
+    "server_cwd",
+    "server_unit",
     "set_capability",
     "starter_text",
     "toml_literal",
+    "unit_server",
     "user_config_file",
     "workspace_config_file",
 ]

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from ptc_plus.config.keypath import join
-from ptc_plus.config.keys import config_keys, plain_value
+from ptc_plus.config.keys import CONSENT_TABLE, SERVERS_TABLE, config_keys, plain_value
 from ptc_plus.config.loader import LoadedConfig
 
 DEFAULT = "default"
@@ -43,6 +43,15 @@ def effective_keys(loaded: LoadedConfig, scopes: Mapping[str, str]) -> tuple[Eff
             for identity, choice in sorted(config.capabilities.items()):
                 found.append(_entry(loaded, scopes, join("capabilities", identity, key.name), choice.disclosure))
             continue
+        if key.table == SERVERS_TABLE:
+            for name, server in sorted(config.mcp.servers.items()):
+                found.append(_entry(loaded, scopes, join("mcp", "servers", name, key.name), getattr(server, key.name)))
+            continue
+        if key.table == CONSENT_TABLE:
+            for place, consents in sorted(config.mcp.consent.items()):
+                for name, mark in sorted(consents.items()):
+                    found.append(_entry(loaded, scopes, join("mcp", "consent", place, name), mark))
+            continue
         owner = getattr(config, key.section) if key.section else config
         path = join(key.section, key.name) if key.section else key.name
         found.append(_entry(loaded, scopes, path, getattr(owner, key.name)))
@@ -53,5 +62,7 @@ def _entry(loaded: LoadedConfig, scopes: Mapping[str, str], path: str, value: An
     if path == "statistics.enabled" and loaded.statistics_disabled:
         return EffectiveKey(key=path, value=False, source=CONFIG_PROBLEM)
     file = loaded.origins.get(path)
+    if file is None:  # a table value (a server's ``env``) is set key by key: the file of its last key names it
+        file = next((f for key, f in reversed(list(loaded.origins.items())) if key.startswith(path + ".")), None)
     source = scopes.get(file, DEFAULT) if file is not None else DEFAULT
     return EffectiveKey(key=path, value=plain_value(value), source=source, file=file)

@@ -63,3 +63,51 @@ class ConfigFileExists(ConfigError):
     """``config init`` would replace an existing file and was not told to (param: ``file``)."""
 
     code = "PTC-4023"
+
+
+class McpConfigError(ConfigError):
+    """Root of the ``[mcp.servers]`` and ``ptc-plus mcp`` errors (PTC-4300..PTC-4399, ADR 0071)."""
+
+    code = "PTC-4300"
+
+
+class McpServerNameInvalid(McpConfigError):
+    """A server name that is not ``[A-Za-z0-9_-]+`` (param: ``name``)."""
+
+    code = "PTC-4301"
+
+
+class McpServerUnknown(McpConfigError):
+    """No server of that name in the file or config looked at (params: ``name``, ``file``)."""
+
+    code = "PTC-4302"
+
+
+class McpServerExists(McpConfigError):
+    """``mcp add`` of a name the file already defines differently (params: ``name``, ``file``)."""
+
+    code = "PTC-4303"
+
+
+class McpEnvInvalid(McpConfigError):
+    """An ``--env`` value that is not ``KEY=VALUE`` (param: ``value``)."""
+
+    code = "PTC-4304"
+
+
+class McpServerDisabled(McpConfigError):
+    """A configured server with ``enabled = false`` (params: ``name``, ``file``, ``workspace``)."""
+
+    code = "PTC-4310"
+
+
+class McpServerNotTrusted(McpConfigError):
+    """A workspace server the user never allowed in this workspace (params: ``name``, ``file``, ``workspace``)."""
+
+    code = "PTC-4311"
+
+
+class McpServerChanged(McpConfigError):
+    """A workspace server whose program changed since the user allowed it (``name``, ``file``, ``workspace``)."""
+
+    code = "PTC-4312"

@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin
 import attrs
 import orjson
 
+from ptc_plus.config.keypath import toml_key
 from ptc_plus.config.model import (
     DEFAULT_CAPS,
     ENV,
@@ -27,6 +28,8 @@ from ptc_plus.config.model import (
     ContextSection,
     GateSection,
     ManagementSection,
+    McpSection,
+    McpServer,
     PtcConfig,
     RuntimeSection,
     StatisticsSection,
@@ -34,6 +37,12 @@ from ptc_plus.config.model import (
 
 IDENTITY = "<identity>"
 """Stands for a capability identity in the key path ``capabilities."<identity>".disclosure``."""
+SERVER = "<name>"
+"""Stands for a server name in ``mcp.servers.<name>.command`` and ``mcp.consent."<workspace>".<name>``."""
+WORKSPACE_PATH = "<workspace>"
+"""Stands for a workspace's real path in ``mcp.consent."<workspace>".<name>``."""
+SERVERS_TABLE = f"mcp.servers.{SERVER}"
+CONSENT_TABLE = f'mcp.consent."{WORKSPACE_PATH}"'
 
 SECTION_HELP: Mapping[str, str] = {
     "gate": "Who gets PTC at all (SPEC §5); an environment variable of the same meaning wins over each key.",
@@ -42,6 +51,7 @@ SECTION_HELP: Mapping[str, str] = {
     "statistics": "Whether usage statistics vote in new plans.",
     "context": "Token budgets of discovery answers, compaction recovery and result previews.",
     "runtime": "How programs run: presentation, sandbox policy and limits.",
+    "mcp": "MCP servers used as capability sources, and the user's consent to servers from workspace files.",
 }
 """One line per section, in file order."""
 
@@ -60,7 +70,7 @@ class ConfigKey:
     """One key: where it lives, what it accepts, what it means.
 
     :ivar section: its table (``""`` for the top-level ``version``).
-    :ivar kind: ``boolean``, ``integer``, ``number``, ``string``, ``array-of-strings``,
+    :ivar kind: ``boolean``, ``integer``, ``number``, ``string``, ``array-of-strings``, ``table-of-strings``,
         ``scalar-or-array`` (a ``[gate]`` key, read like its environment variable) or ``choice``.
     :ivar default: the value when no file sets it; ``None``: not set.
     :ivar limits: JSON Schema bounds (``minimum``, ``exclusiveMinimum``, ``maximum``).
@@ -77,13 +87,23 @@ class ConfigKey:
     limits: Mapping[str, float] = attrs.field(factory=dict)
     example: Any = None
     """What to show for a key that is not set by default (``None``: nothing)."""
+    table: str = ""
+    """The key's table when it is not the section itself (``mcp.servers.<name>``); ``""``: the section."""
+    user_only: bool = False
+    """Only the user file may set it (``[mcp.consent]``, ADR 0071)."""
 
     @property
     def path(self) -> str:
         if not self.section:
             return self.name
-        table = f'capabilities."{IDENTITY}"' if self.section == "capabilities" else self.section
+        table = f'capabilities."{IDENTITY}"' if self.section == "capabilities" else self.table or self.section
         return f"{table}.{self.name}"
+
+    @property
+    def templated(self) -> bool:
+        """Whether the path holds a placeholder (one key per capability, server or workspace) rather than a fixed
+        key of its section."""
+        return self.section == "capabilities" or bool(self.table)
 
 
 def config_keys() -> tuple[ConfigKey, ...]:
@@ -91,6 +111,19 @@ def config_keys() -> tuple[ConfigKey, ...]:
     keys = [_key("", attrs.fields_dict(PtcConfig)["version"], PtcConfig)]
     for section, kind in _SECTION_CLASSES.items():
         keys.extend(_key(section, field, kind) for field in attrs.fields(kind))
+    keys.extend(attrs.evolve(_key("mcp", field, McpServer), table=SERVERS_TABLE) for field in attrs.fields(McpServer))
+    consent = attrs.fields_dict(McpSection)["consent"]
+    keys.append(
+        ConfigKey(
+            section="mcp",
+            name=SERVER,
+            kind="string",
+            default=None,
+            help=consent.metadata[HELP],
+            table=CONSENT_TABLE,
+            user_only=True,
+        )
+    )
     return tuple(keys)
 
 
@@ -102,7 +135,10 @@ def _key(section: str, field: attrs.Attribute[Any], owner: type[Any]) -> ConfigK
     limits = dict(field.metadata.get(LIMITS, {}))
     if section == "runtime" and field.name in attrs.fields_dict(type(DEFAULT_CAPS)):
         limits["maximum"] = getattr(DEFAULT_CAPS, field.name)
-    default = None if field.default is attrs.NOTHING else plain_value(field.default)
+    default: Any = field.default
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]  # attrs.Factory is a class at runtime
+        default = default.factory()
+    default = None if default is attrs.NOTHING else plain_value(default)
     return ConfigKey(
         section=section,
         name=field.name,
@@ -120,6 +156,8 @@ def _key(section: str, field: attrs.Attribute[Any], owner: type[Any]) -> ConfigK
 def _kind(section: str, annotation: Any) -> tuple[str, tuple[str, ...]]:
     if section == "gate":
         return "scalar-or-array", ()
+    if get_origin(annotation) is Mapping:
+        return "table-of-strings", ()
     args = [arg for arg in get_args(annotation) if arg is not type(None)]
     if args and get_origin(annotation) is not tuple:
         annotation = args[0]  # ``X | None``: None means "not set", not a value a file can write
@@ -144,6 +182,8 @@ def plain_value(value: Any) -> Any:
         return value.value
     if isinstance(value, tuple):
         return [plain_value(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: plain_value(item) for key, item in value.items()}
     return value
 
 
@@ -153,6 +193,10 @@ def toml_literal(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(toml_literal(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{toml_key(key)} = {toml_literal(item)}" for key, item in value.items()) + " }"
     if isinstance(value, str):
         return orjson.dumps(value).decode()
     return repr(value)

@@ -22,7 +22,7 @@ from ptc_plus.config.model import DEFAULT_CAPS, PtcConfig, RuntimeCaps
 from ptc_plus.config.paths import user_config_file, workspace_config_file
 from ptc_plus.config.revision import config_revision
 from ptc_plus.config.source import read_config
-from ptc_plus.config.tighten import tighten_only
+from ptc_plus.config.tighten import tighten_only, without_consent
 from ptc_plus.config.validate import WHOLE_FILE, CleanLayer, GateBlocker, clean_layer, unusable_layer
 
 
@@ -44,6 +44,9 @@ class LoadedConfig:
     origins: Mapping[str, str] = attrs.field(factory=dict)
     statistics_disabled: bool = False
     gate_blockers: tuple[GateBlocker, ...] = ()
+    workspace_file: str | None = None
+    """The workspace file among ``files`` (``None``: none was read); what it set needs the user's consent to
+    start a program (``[mcp.servers]``, ADR 0071)."""
 
     def raise_if_invalid(self) -> None:
         """Raise :class:`ConfigInvalid` when any issue was found."""
@@ -98,12 +101,13 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
     checked: list[CleanLayer] = []
     for layer in layers:
         if layer.tighten_only:
-            layer = tighten_only(layer, merged)
+            layer = without_consent(tighten_only(layer, merged))
         checked.append(layer)
         _merge(merged, layer.data, (), layer.file, origins)
     layers = checked
-    config = CONVERTER.structure(merged, PtcConfig)
     issues = [issue for layer in layers for issue in layer.issues]
+    issues += _without_incomplete_servers(merged, origins, {issue.path for issue in issues})
+    config = CONVERTER.structure(merged, PtcConfig)
     statistics_invalid = any(
         _unresolved(layers, index, "statistics", layer.statistics_invalid) for index, layer in enumerate(layers)
     )
@@ -126,7 +130,25 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
         origins=origins,
         statistics_disabled=statistics_invalid,
         gate_blockers=tuple(attrs.evolve(b, issue=_placed(b.issue, layers)) for b in _gate_blockers(layers)),
+        workspace_file=next((layer.file for layer in layers if layer.tighten_only), None),
     )
+
+
+def _without_incomplete_servers(
+    merged: dict[str, Any], origins: Mapping[str, str], reported: set[str]
+) -> list[ConfigIssue]:
+    """Drop every merged ``[mcp.servers.<name>]`` no file gave a usable ``command``; a ``required`` issue for
+    each whose ``command`` no other issue already names."""
+    servers = merged.get("mcp", {}).get("servers", {})
+    issues: list[ConfigIssue] = []
+    for name in [name for name, server in servers.items() if "command" not in server]:
+        del servers[name]
+        prefix = join("mcp", "servers", name) + "."
+        path = join("mcp", "servers", name, "command")
+        if path not in reported:
+            file = next((f for key, f in reversed(list(origins.items())) if key.startswith(prefix)), "")
+            issues.append(ConfigIssue(file=file, path=path, reason="required"))
+    return issues
 
 
 def _placed(issue: ConfigIssue, layers: Sequence[CleanLayer]) -> ConfigIssue:

@@ -177,6 +177,41 @@ class ContextSection:
 
 
 @attrs.frozen(kw_only=True)
+class McpServer:
+    """``[mcp.servers.<name>]``: one MCP server PTC Plus starts over stdio as a capability source (ADR 0071).
+
+    Its tools become ``mcp:<name>/<tool>`` and its resources the source ``mcp-resources:<name>``.
+    A server from a workspace file runs only with the user's consent (ADR 0071).
+    """
+
+    command: str = attrs.field(metadata={HELP: "the program to start (found on PATH if not a path)"})
+    args: tuple[str, ...] = _key((), "its arguments")
+    env: Mapping[str, str] = attrs.field(factory=dict, metadata={HELP: "extra environment variables for it"})
+    cwd: str | None = _key(None, "its working directory (default: the workspace)", example=".")
+    timeout_s: float = _key(30.0, "seconds one request to it may take (start, list, call, read)", limits=_POSITIVE)
+    enabled: bool = _key(True, "false: keep the entry but never start the server")
+
+
+SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
+"""What ``[mcp.servers.<name>]`` may be called: a bare TOML key, and a safe part of ``mcp:<name>/<tool>``."""
+
+
+@attrs.frozen(kw_only=True)
+class McpSection:
+    """``[mcp]``: the MCP servers used as capability sources, by name, and the user's consents.
+
+    ``consent`` maps a workspace's real path to ``{server name: definition fingerprint}``: the
+    workspace-file servers the user allowed there (ADR 0071). Only the user file may hold it.
+    """
+
+    servers: Mapping[str, McpServer] = attrs.field(factory=dict)
+    consent: Mapping[str, Mapping[str, str]] = attrs.field(
+        factory=dict,
+        metadata={HELP: "fingerprint of a workspace server the user allowed in that workspace (user file only)"},
+    )
+
+
+@attrs.frozen(kw_only=True)
 class RuntimeSection:
     """``[runtime]``: presentation, sandbox policy and limits, each limit within :class:`RuntimeCaps`.
 
@@ -233,14 +268,34 @@ class PtcConfig:
     statistics: StatisticsSection = StatisticsSection()
     context: ContextSection = ContextSection()
     runtime: RuntimeSection = RuntimeSection()
+    mcp: McpSection = McpSection()
 
     def disclosure_of(self, identity: str) -> Disclosure | None:
-        """The explicit choice for ``identity``, or ``None`` when it inherits."""
-        choice = self.capabilities.get(identity)
-        return choice.disclosure if choice else None
+        """The explicit choice for ``identity``, or ``None`` when it inherits (see :meth:`explicit_choice`)."""
+        found = self.explicit_choice(identity)
+        return found[0] if found is not None else None
+
+    def explicit_choice(self, identity: str) -> tuple[Disclosure, str] | None:
+        """The explicit choice for ``identity`` and the identity whose entry made it; ``None``: it inherits.
+
+        Two levels for a member of an MCP server (``mcp:<server>/<tool>``, ``mcp-resources:<server>``;
+        ADR 0071): the server unit ``mcp:<server>`` set ``off`` closes every member, whatever its own
+        entry says (that entry is kept and applies again once the unit is not ``off``); otherwise the
+        member's own entry; otherwise the unit's ``full``/``on-demand`` as the members' default.
+        """
+        unit = server_unit(identity)
+        unit_choice = self.capabilities.get(unit) if unit is not None else None
+        if unit is not None and unit_choice is not None and unit_choice.disclosure is Disclosure.OFF:
+            return Disclosure.OFF, unit
+        own = self.capabilities.get(identity)
+        if own is not None:
+            return own.disclosure, identity
+        if unit is not None and unit_choice is not None:
+            return unit_choice.disclosure, unit
+        return None
 
 
-SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "context", "runtime")
+SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "context", "runtime", "mcp")
 """Top-level tables a config file may hold, besides the ``version`` key."""
 
 
@@ -259,3 +314,32 @@ def is_well_formed_identity(identity: str) -> bool:
     cannot be one the catalog produces is refused before it reaches the file.
     """
     return _WELL_FORMED.fullmatch(identity) is not None and is_valid_identity(identity)
+
+
+MCP_SOURCE = "mcp"
+"""The source of an MCP tool's identity, ``mcp:<server>/<tool>``, and of a server unit, ``mcp:<server>``."""
+MCP_RESOURCES_SOURCE = "mcp-resources"
+"""The source of an MCP server's resource source, ``mcp-resources:<server>``."""
+
+
+def server_unit(identity: str) -> str | None:
+    """The server unit ``mcp:<server>`` that ``identity`` belongs to; ``None`` when it is no MCP member.
+
+    ``mcp:<server>/<tool>`` and ``mcp-resources:<server>`` belong to ``mcp:<server>`` (ADR 0071); the
+    unit itself is no member of anything.
+    """
+    source, colon, member = identity.partition(":")
+    if not colon:
+        return None
+    if source == MCP_SOURCE:
+        server, slash, tool = member.partition("/")
+        return f"{MCP_SOURCE}:{server}" if slash and tool and SERVER_NAME.fullmatch(server) else None
+    if source == MCP_RESOURCES_SOURCE and SERVER_NAME.fullmatch(member):
+        return f"{MCP_SOURCE}:{member}"
+    return None
+
+
+def unit_server(identity: str) -> str | None:
+    """The server an ``mcp:<server>`` unit identity names; ``None`` when ``identity`` is no server unit."""
+    source, colon, member = identity.partition(":")
+    return member if colon and source == MCP_SOURCE and SERVER_NAME.fullmatch(member) else None

@@ -28,6 +28,7 @@ _KIND_WORDS = {
     "number": "number",
     "string": "string",
     "array-of-strings": "array of strings",
+    "table-of-strings": "table of strings",
     "scalar-or-array": "string, number, boolean or array of strings",
     "choice": "string",
 }
@@ -73,6 +74,20 @@ def reference_text() -> str:
             out += [
                 'One table per capability identity (`source:member`), e.g. `[capabilities."host:read_file"]`;',
                 f"`{IDENTITY}` below stands for it. Without an entry a capability inherits (statistics, baseline).",
+                "",
+            ]
+        if section == "mcp":
+            out += [
+                "One table per server, `[mcp.servers.<name>]` (`<name>`: letters, digits, `_`, `-`); its tools",
+                "become `mcp:<name>/<tool>` and its resources the source `mcp-resources:<name>`. `ptc-plus mcp add`",
+                "writes one. The server unit `mcp:<name>` in `[capabilities]` turns all of them on or off together",
+                "(`off` wins over each member's own entry, which is kept; `full`/`on-demand` is the default of members",
+                "without their own). `enabled = false` keeps the entry but never starts the server.",
+                "",
+                "**Consent** (ADR 0071): a server whose `command`, `args`, `env` or `cwd` comes from a workspace file",
+                "runs only after `ptc-plus mcp trust <name>` recorded, in the user file, the workspace's real path",
+                "and a fingerprint of exactly that definition: a changed definition needs consent again. A workspace",
+                "file's own `[mcp.consent]` is ignored.",
                 "",
             ]
         out += _table([key for key in keys if key.section == section])
@@ -121,6 +136,8 @@ def _allowed(key: ConfigKey) -> str:
 
 
 def _set_in(key: ConfigKey) -> str:
+    if key.user_only:
+        return "user only"
     return "user; workspace only to tighten (**tighten-only**)" if key.tighten_only else "user, workspace"
 
 

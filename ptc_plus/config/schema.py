@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ptc_plus.config.keys import SECTION_HELP, ConfigKey, config_keys
-from ptc_plus.config.model import CONFIG_VERSION
+from ptc_plus.config.keys import CONSENT_TABLE, SECTION_HELP, SERVERS_TABLE, ConfigKey, config_keys
+from ptc_plus.config.model import CONFIG_VERSION, SERVER_NAME
 
 SCHEMA_FILE = Path(__file__).with_name("config.schema.json")
 """The schema shipped in the package (the wheel carries every file under ``ptc_plus/``)."""
@@ -39,6 +39,8 @@ def config_schema() -> dict[str, Any]:
         if section == "capabilities":
             entry = {**table, "required": sorted(members)}
             properties[section] = {"description": description, "type": "object", "additionalProperties": entry}
+        elif section == "mcp":
+            properties[section] = {"description": description, **_mcp(keys)}
         else:
             properties[section] = {"description": description, **table}
     return {
@@ -51,12 +53,49 @@ def config_schema() -> dict[str, Any]:
     }
 
 
+def _mcp(keys: tuple[ConfigKey, ...]) -> dict[str, Any]:
+    """``[mcp]``: ``servers.<name>`` tables (``command`` required) and the user's ``consent`` (ADR 0071)."""
+    server = {key.name: _value(key) for key in keys if key.table == SERVERS_TABLE}
+    (consent,) = (key for key in keys if key.table == CONSENT_TABLE)
+    name = {"pattern": SERVER_NAME.pattern.join("^$")}
+    fingerprint = {**_value(consent), "pattern": "^sha256:"}
+    return {
+        "type": "object",
+        "properties": {
+            "servers": {
+                "type": "object",
+                "propertyNames": name,
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": server,
+                    "required": ["command"],
+                    "additionalProperties": False,
+                },
+            },
+            "consent": {
+                "type": "object",
+                "propertyNames": {"pattern": "^/"},
+                "additionalProperties": {
+                    "type": "object",
+                    "propertyNames": name,
+                    "additionalProperties": fingerprint,
+                },
+            },
+        },
+        "additionalProperties": False,
+    }
+
+
 def _value(key: ConfigKey) -> dict[str, Any]:
     schema: dict[str, Any] = {"description": _description(key)}
     if key.kind == "choice":
         schema.update(type="string", enum=list(key.choices))
     elif key.kind == "array-of-strings":
-        schema.update(type="array", items={"type": "string"}, uniqueItems=True)
+        schema.update(type="array", items={"type": "string"})
+        if not key.table:  # a list of identities; a server's arguments may repeat (``-v -v``)
+            schema["uniqueItems"] = True
+    elif key.kind == "table-of-strings":
+        schema.update(type="object", additionalProperties={"type": "string"})
     elif key.kind == "scalar-or-array":
         schema.update(type=["string", "integer", "number", "boolean", "array"], items={"type": "string"})
     else:
@@ -73,4 +112,6 @@ def _description(key: ConfigKey) -> str:
         text += f" (environment {key.env} wins)"
     if key.tighten_only:
         text += " A workspace file may only tighten it."
+    if key.user_only:
+        text += " Only the user file may set it."
     return text

@@ -22,6 +22,11 @@ _INTRO = {
 }
 
 _CAPABILITY_EXAMPLE = '# "host:read_file" = { disclosure = "on-demand" }'
+_MCP_EXAMPLE = [
+    "# One server per name (`ptc-plus mcp add NAME -- COMMAND ARGS...` writes it); keys: command, args, env,",
+    "# cwd, timeout_s, enabled. A server from a workspace file runs only after `ptc-plus mcp trust NAME`.",
+    '# servers = { time = { command = "mcp-server-time", args = ["--local-timezone", "UTC"] } }',
+]
 
 
 def starter_text(scope: Scope, schema: str | None = None) -> str:
@@ -41,6 +46,9 @@ def starter_text(scope: Scope, schema: str | None = None) -> str:
         if section == "capabilities":
             lines += [f"# {member.help}" for member in members]
             lines.append(_CAPABILITY_EXAMPLE)
+            continue
+        if section == "mcp":
+            lines += _MCP_EXAMPLE
             continue
         for key in members:
             lines += [f"# {_explanation(key, scope)}", f"# {toml_key(key.name)} = {_shown(key)}"]

@@ -60,3 +60,15 @@ def tighten_only(layer: CleanLayer, below: Mapping[str, Any]) -> CleanLayer:
     if not issues:
         return layer
     return attrs.evolve(layer, data={**layer.data, "runtime": kept}, issues=(*layer.issues, *issues))
+
+
+def without_consent(layer: CleanLayer) -> CleanLayer:
+    """A workspace ``layer`` without ``[mcp.consent]``: a repository cannot allow its own servers (ADR 0071)."""
+    mcp = layer.data.get("mcp")
+    if not mcp or "consent" not in mcp:
+        return layer
+    kept = {key: value for key, value in mcp.items() if key != "consent"}
+    if not mcp["consent"]:  # an empty table allows nothing: nothing to report
+        return attrs.evolve(layer, data={**layer.data, "mcp": kept})
+    issue = ConfigIssue(file=layer.file, path="mcp.consent", reason="user-only")
+    return attrs.evolve(layer, data={**layer.data, "mcp": kept}, issues=(*layer.issues, issue))

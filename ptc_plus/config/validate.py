@@ -29,10 +29,12 @@ from ptc_plus.config.locate import Position
 from ptc_plus.config.model import (
     CONFIG_VERSION,
     SECTIONS,
+    SERVER_NAME,
     CapabilityChoice,
     ContextSection,
     GateSection,
     ManagementSection,
+    McpServer,
     RuntimeCaps,
     RuntimeSection,
     StatisticsSection,
@@ -341,6 +343,88 @@ def _check_runtime(table: Mapping[str, Any], file: str, caps: RuntimeCaps) -> tu
     return _structured(RuntimeSection, table, "runtime", file, semantics)
 
 
+_MCP_KEYS = ("servers", "consent")
+FINGERPRINT_PREFIX = "sha256:"
+
+
+def _check_mcp(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """``[mcp]``: each ``servers.<name>`` checked alone (a bad one drops, its neighbours stay), then ``consent``."""
+    data: dict[str, Any] = {}
+    issues: list[ConfigIssue] = []
+    for key, value in table.items():
+        path = keypath.join("mcp", key)
+        if key not in _MCP_KEYS:
+            issues.append(unknown_key(file, path, key, _MCP_KEYS))
+        elif not isinstance(value, dict):
+            issues.append(ConfigIssue(file=file, path=path, reason="type", params={"expected": "table"}))
+        elif key == "servers":
+            data[key] = _check_servers(value, file, issues)
+        else:
+            data[key] = _check_consent(value, file, issues)
+    return data, issues
+
+
+def _check_servers(table: Mapping[str, Any], file: str, issues: list[ConfigIssue]) -> dict[str, Any]:
+    def semantics(server: McpServer) -> list[Finding]:
+        found: list[Finding] = []
+        if not server.command.strip():
+            found.append(("command", "empty", {}))
+        if server.timeout_s <= 0:
+            found.append(("timeout_s", "positive", {}))
+        found += [("env", "env-name", {"name": name}) for name in server.env if not _env_name(name)]
+        return found
+
+    kept_servers: dict[str, Any] = {}
+    for name, entry in table.items():
+        root = keypath.join("mcp", "servers", name)
+        if not SERVER_NAME.fullmatch(name):
+            issues.append(ConfigIssue(file=file, path=root, reason="server-name", params={"name": name}))
+        elif not isinstance(entry, dict):
+            issues.append(ConfigIssue(file=file, path=root, reason="type", params={"expected": "table"}))
+        else:
+            # A file may set some keys of a server another file defines (workspace over user, per key), so
+            # ``command`` is checked once the files are merged (:mod:`.loader`), not here.
+            given = "command" in entry
+            kept, found = _structured(McpServer, {"command": _PLACEHOLDER, **entry}, root, file, semantics)
+            issues.extend(found)
+            if not given:
+                kept.pop("command", None)
+            kept_servers[name] = kept
+    return kept_servers
+
+
+_PLACEHOLDER = "-"
+"""Stands for a ``command`` this file does not set while its other keys are checked."""
+
+
+def _env_name(name: str) -> bool:
+    return bool(name) and "=" not in name and "\0" not in name
+
+
+def _check_consent(table: Mapping[str, Any], file: str, issues: list[ConfigIssue]) -> dict[str, Any]:
+    """``consent."<workspace real path>".<server> = "sha256:<hex>"``; anything else is dropped with an issue."""
+    kept: dict[str, Any] = {}
+    for place, servers in table.items():
+        root = keypath.join("mcp", "consent", place)
+        if not place.startswith("/"):
+            issues.append(ConfigIssue(file=file, path=root, reason="absolute-path", params={"path": place}))
+            continue
+        if not isinstance(servers, dict):
+            issues.append(ConfigIssue(file=file, path=root, reason="type", params={"expected": "table"}))
+            continue
+        entries: dict[str, str] = {}
+        for name, mark in servers.items():
+            path = keypath.join("mcp", "consent", place, name)
+            if not SERVER_NAME.fullmatch(name):
+                issues.append(ConfigIssue(file=file, path=path, reason="server-name", params={"name": name}))
+            elif not isinstance(mark, str) or not mark.startswith(FINGERPRINT_PREFIX):
+                issues.append(ConfigIssue(file=file, path=path, reason="fingerprint"))
+            else:
+                entries[name] = mark
+        kept[place] = entries
+    return kept
+
+
 _SECTION_CHECKS: dict[
     str, Callable[[Mapping[str, Any], str, RuntimeCaps], tuple[dict[str, Any], list[ConfigIssue]]]
 ] = {
@@ -350,4 +434,5 @@ _SECTION_CHECKS: dict[
     "statistics": _check_statistics,
     "context": _check_context,
     "runtime": _check_runtime,
+    "mcp": _check_mcp,
 }

@@ -47,11 +47,13 @@ _NEW_FILE_MODE = 0o666
 
 @attrs.define
 class LockedConfigFile:
-    """The workspace file while its directory is locked: read it, then replace it."""
+    """A config file while its directory is locked: read it, then replace it."""
 
     path: Path
     directory: int
     mode: int | None = None
+    name: str = FILE_NAME
+    """The file's name in ``directory`` (the user file may be named otherwise in tests)."""
 
     def read(self) -> ConfigText | None:
         """The file's text and data; ``None`` when it does not exist.
@@ -59,7 +61,7 @@ class LockedConfigFile:
         :raises ConfigError: it is not readable, not UTF-8 or not TOML (the loader's messages).
         """
         try:
-            fd = open_file(self.directory, FILE_NAME)
+            fd = open_file(self.directory, self.name)
         except PathNotFound:
             return None
         try:
@@ -76,7 +78,7 @@ class LockedConfigFile:
     def exists(self) -> bool:
         """Whether the file is there (a regular file; anything else at its place is refused)."""
         try:
-            fd = open_file(self.directory, FILE_NAME)
+            fd = open_file(self.directory, self.name)
         except PathNotFound:
             return False
         try:
@@ -88,14 +90,14 @@ class LockedConfigFile:
     def write(self, text: str) -> None:
         """Replace the file atomically with ``text``, keeping the permission bits :meth:`read`/:meth:`exists` saw."""
         mode = self.mode if self.mode is not None else _NEW_FILE_MODE
-        replace_file(self.directory, FILE_NAME, text.encode("utf-8"), create_parents=False, mode=mode)
+        replace_file(self.directory, self.name, text.encode("utf-8"), create_parents=False, mode=mode)
         if self.mode is not None:
             self._restore_mode(self.mode)
 
     def _restore_mode(self, mode: int) -> None:
         # The new file was created with ``mode`` minus the umask, never more: put back bits the umask took.
         with contextlib.suppress(WorkspacePathError):
-            fd = open_file(self.directory, FILE_NAME)
+            fd = open_file(self.directory, self.name)
             try:
                 if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
                     os.fchmod(fd, mode)

@@ -3,7 +3,7 @@
 1. take the host's capability facts, drop unmanaged ones (and anything
    outside the parent agent's scope);
 2. management off -> the host's own provision (all ``full``); else apply
-   explicit ``off``;
+   explicit ``off`` (an MCP server unit's ``off`` closes all its members, ADR 0071);
 3. fix explicit ``full`` / ``on-demand`` (``full`` beyond the budget is kept and
    reported as overage; only the model's real context can stop it);
 4. for the rest, pick the evidence (:mod:`.evidence`);
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ptc_plus.config import Disclosure
+from ptc_plus.config import Disclosure, unit_server
 from ptc_plus.plan.errors import PlanInputInvalid
 from ptc_plus.plan.evidence import Decision, EvidenceRule
 from ptc_plus.plan.inputs import DeliveryCost, PlanCandidate, PlanInput, StatisticsVote
@@ -61,12 +61,14 @@ def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
         return _plan(plan_input, statistics, entries, used, 0)
     known = {c.identity for c in candidates}
     for identity in sorted({*config.capabilities, *management.baseline} - known):
-        entries[identity] = PlanEntry(identity=identity, disclosure=None, reason=Reason.HOST_ABSENT)
+        if unit_server(identity) is None:  # a server unit is a switch over members, never a member itself
+            entries[identity] = PlanEntry(identity=identity, disclosure=None, reason=Reason.HOST_ABSENT)
     full: list[str] = []
     undecided: list[PlanCandidate] = []
     used = 0
     for candidate in present:  # steps 2 and 3
-        choice = config.disclosure_of(candidate.identity)
+        explicit = config.explicit_choice(candidate.identity)
+        choice, why = (None, Reason.EXPLICIT) if explicit is None else (explicit[0], _reason(candidate, explicit[1]))
         if choice is Disclosure.FULL:
             after = used + candidate.cost_tokens if delivery is None else delivery([*full, candidate.identity])
             if plan_input.context_tokens is not None and after > plan_input.context_tokens:
@@ -75,14 +77,19 @@ def compute_plan(plan_input: PlanInput) -> CapabilityPlan:
             full.append(candidate.identity)
             used = after
             over = after > management.budget_tokens
-            entries[candidate.identity] = attrs.evolve(_entry(candidate, choice, Reason.EXPLICIT), overage=over)
+            entries[candidate.identity] = attrs.evolve(_entry(candidate, choice, why), overage=over)
         elif choice is not None:
-            entries[candidate.identity] = _entry(candidate, choice, Reason.EXPLICIT)
+            entries[candidate.identity] = _entry(candidate, choice, why)
         else:
             undecided.append(candidate)
     overage = max(0, used - management.budget_tokens)
     used = _fill(plan_input, undecided, full, used, delivery, entries, statistics)
     return _plan(plan_input, statistics, entries, used, overage)
+
+
+def _reason(candidate: PlanCandidate, decided_by: str) -> Reason:
+    """``explicit`` when the capability's own entry decided, ``server-unit`` when its server's did (ADR 0071)."""
+    return Reason.EXPLICIT if decided_by == candidate.identity else Reason.SERVER_UNIT
 
 
 def _fill(

@@ -10,7 +10,7 @@ off), that is the plan's own state, said once in its summary line.
 
 from __future__ import annotations
 
-from ptc_plus.config import Disclosure
+from ptc_plus.config import Disclosure, server_unit
 from ptc_plus.i18n import message
 from ptc_plus.plan.model import PlanEntry, Reason, Scope, Shortfall
 
@@ -24,6 +24,8 @@ def reason_text(entry: PlanEntry, lang: str | None = None) -> str:
         return message("plan.reason.budget-exhausted-by", lang, evidence=_evidence(entry, lang))
     if entry.reason in _STATISTICS or entry.reason in (Reason.BASELINE, Reason.NOT_BACKED):
         return _evidence(entry, lang)
+    if entry.reason is Reason.SERVER_UNIT:
+        return message("plan.reason.server-unit", lang, unit=server_unit(entry.identity) or "mcp:?")
     return message(f"plan.reason.{entry.reason}", lang)
 
 
@@ -55,7 +57,7 @@ def shortfall_text(shortfall: Shortfall, lang: str | None = None) -> str:
 
 
 def _evidence(entry: PlanEntry, lang: str | None) -> str:
-    fallback = "; ".join(shortfall_text(s, lang) for s in entry.passed_over)
+    fallback = message("plan.join", lang).join(shortfall_text(s, lang) for s in entry.passed_over)
     if entry.scope is not None or entry.reason in _STATISTICS:
         text = statistics_text(entry, lang)
         if entry.reason in _STATISTICS and entry.disclosure is not Disclosure.FULL:

@@ -18,6 +18,9 @@ class Reason(enum.StrEnum):
     """Management is off: the host's own provision, everything ``full``."""
     EXPLICIT = "explicit"
     """An explicit ``full``/``on-demand``/``off`` in the config."""
+    SERVER_UNIT = "server-unit"
+    """Decided by its MCP server's unit ``mcp:<server>``: its ``off`` (which wins over the member's own entry),
+    or its ``full``/``on-demand`` for a member without an entry of its own (ADR 0071)."""
     WORKSPACE_STATISTICS = "workspace-statistics"
     USER_STATISTICS = "user-statistics"
     BASELINE = "baseline"

@@ -47,6 +47,7 @@ from hookspecs import (
     ToolSpec,
     TurnSummary,
 )
+from ptc_plus.adapters.mcp import McpSources, resource_tools
 from ptc_plus.capabilities import Catalog, CatalogSnapshot, choose_counter
 from ptc_plus.config import WORKSPACE_DIR, ContextSection, Disclosure, Presentation
 from ptc_plus.errors import PtcError
@@ -133,11 +134,16 @@ class PtcController:
         self.contracts = ContractDesk()
         """Each session's memory of expanded, shown and used contracts (ADR 0070)."""
         """Session id -> the family usage record last written into (or read from) that session's log."""
+        self.mcp = McpSources()
+        """The MCP servers each session uses (shared with the process's other controllers by the hub)."""
+        self._resource_tools = resource_tools(
+            lambda agent: self.mcp.resource_servers(agent.session_id), self._resource_servers_allowed
+        )
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, info: SessionInfo) -> SessionState:
         """Compute the session's plan once, persist it as its environment record, and hold it."""
-        today = read_today(self.services, info)
+        today = read_today(self.services, info, self.mcp)
         counter = choose_counter(self.services.token_counter)
         environment, presented = opening_environment(today, info, counter, self._parent_members(info.agent))
         self.services.append_record(info.agent, environment.to_record())
@@ -173,7 +179,7 @@ class PtcController:
         """
         records = self.services.read_records(info.agent)
         restored = restore(records)
-        today = read_today(self.services, info)
+        today = read_today(self.services, info, self.mcp)
         catalog, limits = today.catalog, today.configured.limits
         diagnostics = today.diagnostics()
         if restored.status is not RestoreStatus.RESTORED:
@@ -284,24 +290,40 @@ class PtcController:
                 self._usage_written[sid] = usage
 
     async def aclose(self) -> None:
-        """Refuse new runs, then abort and await live ones."""
+        """Refuse new runs, then abort and await live ones; then stop the MCP servers nobody else holds."""
         self._closed = True
         for runtime, _ in self._runtimes.values():
             await runtime.aclose()
+        await self.mcp.aclose()
 
     def session(self, agent: AgentRef) -> SessionState | None:
         return self._sessions.get(agent.session_id)
 
     # -- projections ---------------------------------------------------------------------
     def tools(self, agent: AgentRef) -> list[ToolDefinition]:
-        """Under code mode ``run_code``, and ``read_spill`` when the host lends a spill store (ADR 0069)."""
-        state = self.session(agent)
-        if state is None or not state.ptc or self._closed:
+        """The session's MCP servers' tools; under code mode also ``run_code``, ``read_spill`` when the
+        host lends a spill store (ADR 0069), and the MCP resource readers when a server offers resources
+        (ADR 0072). MCP tools are contributed from the session's opening on (before it is held: the plan
+        is computed over them)."""
+        if self._closed:
             return []
+        sources = self.mcp.tools(agent.session_id)
+        state = self.session(agent)
+        if state is None or not state.ptc:
+            return sources
         tools = [self._definition(state.limits)]
         if self.services.spill_store is not None:
             tools.append(read_spill_definition())
-        return tools
+        if self._resource_servers_allowed(agent):  # off for every server: no resource selector at all (SPEC §4)
+            tools.extend(self._resource_tools)
+        return [*tools, *sources]
+
+    def _resource_servers_allowed(self, agent: AgentRef) -> frozenset[str]:
+        """The resource servers ``agent``'s plan lets programs read (none without code mode)."""
+        state = self.session(agent)
+        if state is None or not state.ptc or state.membership is None:
+            return frozenset()
+        return state.membership.resources.allowed
 
     def tool_result(self, call: ToolCall, result: ToolResult) -> ResultAnnotation | None:
         """A top-level result of a code-mode session above the preview budget: a preview and a handle.
@@ -488,6 +510,9 @@ class PtcController:
         )
         if skill is not None:
             return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=skill))
+        source = membership.resources.refuses(call)
+        if source is not None:
+            return Refusal(code="capability-off", reason=message("ptc.guard.off", MODEL_LANG, tool=source))
         return None
 
     def _parent_refuses(self, state: SessionState, name: str) -> bool:
@@ -604,7 +629,7 @@ class PtcController:
 
     def _prepare(self, state: SessionState) -> Candidate:
         assert state.environment is not None
-        today = read_today(self.services, state.info)
+        today = read_today(self.services, state.info, self.mcp)
         return prepare(state.environment, today, state.info, self._counter(), self._parent_members(state.info.agent))
 
     def _apply(self, state: SessionState, candidate: Candidate) -> SessionState:

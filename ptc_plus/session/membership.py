@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from hookspecs import SkillSpec, TokenCounter, ToolCall, ToolSpec
+from ptc_plus.adapters.mcp import RESOURCE_TOOLS
 from ptc_plus.capabilities import (
     DEFAULT_DISCOVERY_BUDGET,
     CapabilityKind,
@@ -36,6 +37,8 @@ from ptc_plus.session.environment import Environment
 
 _TOOL_KINDS = frozenset({CapabilityKind.TOOL.value, CapabilityKind.MCP_TOOL.value})
 _SKILL_KINDS = frozenset({CapabilityKind.SKILL.value})
+_RESOURCES = CapabilityKind.MCP_RESOURCES.value
+_RESOURCES_PREFIX = "mcp-resources:"
 
 
 def full_tools(environment: Environment) -> frozenset[str]:
@@ -74,6 +77,26 @@ class SkillLoads:
 
 
 @attrs.frozen(kw_only=True)
+class ResourceReads:
+    """Which MCP servers' resources programs may read: the plan's ``mcp-resources:<server>`` entries."""
+
+    known: frozenset[str] = frozenset()
+    """Servers whose resource source the plan saw."""
+    allowed: frozenset[str] = frozenset()
+    """Servers whose resource source is in the plan's effective set."""
+
+    def refuses(self, call: ToolCall) -> str | None:
+        """The resource source ``call`` would read if the plan keeps it out (``off``, or added later).
+
+        A call naming no server is never refused here: the reader then looks only at ``allowed``.
+        """
+        if call.tool not in RESOURCE_TOOLS or call.arguments.get("server") is None:
+            return None
+        server = str(call.arguments["server"])
+        return None if server in self.allowed else _RESOURCES_PREFIX + server
+
+
+@attrs.frozen(kw_only=True)
 class Membership:
     """Who belongs to a session under code mode, frozen once (environment created or restored).
 
@@ -83,6 +106,7 @@ class Membership:
     :ivar native: tool names offered to the model as its own function tools.
     :ivar direct: under ``both``, the plan's ``full`` tools (also in ``native``).
     :ivar skills: which skill bodies may load.
+    :ivar resources: which MCP servers' resources programs may read.
     :ivar snapshot: what discovery answers from: the plan's effective set, its contract costs
         taken from the plan entries, its index built once (``None`` when code mode is not in force).
     """
@@ -92,6 +116,7 @@ class Membership:
     native: frozenset[str]
     direct: frozenset[str] = frozenset()
     skills: SkillLoads = attrs.field(factory=SkillLoads)
+    resources: ResourceReads = attrs.field(factory=ResourceReads)
     snapshot: CatalogSnapshot | None = attrs.field(default=None, eq=False)
 
     def reaches(self, name: str) -> bool:
@@ -132,8 +157,9 @@ def freeze_membership(
     effective = frozenset(e.identity for e in plan.effective())
     managed = frozenset(e.name for e in plan.entries if e.kind in _TOOL_KINDS and e.name)
     allowed = frozenset(e.name for e in plan.effective() if e.kind in _TOOL_KINDS and e.name)
-    # The plugin's own tools: run_code, and read_spill (reading previewed results, ADR 0069).
-    own = frozenset({TOOL_NAME, READ_TOOL_NAME})
+    # The plugin's own tools: run_code, read_spill (reading previewed results, ADR 0069) and the MCP
+    # resource readers (ADR 0072: the guard refuses servers the plan keeps out, by argument).
+    own = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS})
     unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind.value in _TOOL_KINDS) | own
     full = full_tools(environment) if direct else frozenset()
     plan_skills = {e.name: e.identity in effective for e in plan.entries if e.kind in _SKILL_KINDS and e.name}
@@ -142,6 +168,12 @@ def freeze_membership(
         known=frozenset((s.loader, s.name) for s in skills if s.name in plan_skills),
         allowed=frozenset((s.loader, s.name) for s in skills if plan_skills.get(s.name)),
     )
+    sources = {
+        e.identity.removeprefix(_RESOURCES_PREFIX): e.identity in effective
+        for e in plan.entries
+        if e.kind == _RESOURCES
+    }
+    reads = ResourceReads(known=frozenset(sources), allowed=frozenset(s for s, on in sources.items() if on))
     snapshot = None
     if code_mode:
         same_unit = counter.unit == environment.token_unit
@@ -159,5 +191,6 @@ def freeze_membership(
         native=(unmanaged - managed) | own | full,
         direct=full,
         skills=loads,
+        resources=reads,
         snapshot=snapshot,
     )

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import attrs
 
 from hookspecs import AgentRef, HostServices, SessionInfo, SkillSpec, ToolSpec
+from ptc_plus.adapters.mcp import RESOURCE_TOOLS, McpSources
 from ptc_plus.capabilities import Catalog, build_catalog
 from ptc_plus.config import LoadedConfig
 from ptc_plus.gate import GateDecision, evaluate_gate
@@ -31,6 +32,8 @@ class Today:
     skills: Sequence[SkillSpec]
     catalog: Catalog
     decision: GateDecision
+    sources: tuple[str, ...] = ()
+    """Why configured MCP servers are not used, or some of their tools (ADR 0071, ADR 0072)."""
 
     @property
     def gate(self) -> GateSummary:
@@ -45,20 +48,32 @@ class Today:
 
     def diagnostics(self) -> list[str]:
         """Every config issue, then why configured run limits were not used (if they were not)."""
-        return config_diagnostics(self.loaded, self.configured)
+        return [*config_diagnostics(self.loaded, self.configured), *self.sources]
 
 
 def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
-    """The host's tools for ``agent``, in host order, without the plugin's own ``run_code`` and ``read_spill``
-    (never capabilities of the plan, ADR 0069)."""
-    return [s for s in services.tool_view(agent) if s.name not in (TOOL_NAME, READ_TOOL_NAME)]
+    """The host's tools for ``agent``, in host order, without the plugin's own ``run_code``, ``read_spill``
+    and MCP resource readers (never capabilities of the plan, ADR 0069, ADR 0072)."""
+    return [s for s in services.tool_view(agent) if s.name not in _OWN]
 
 
-def read_today(services: HostServices, info: SessionInfo) -> Today:
-    """Read config and run limits, the host's view and skills, and evaluate the gate, for ``info``."""
+_OWN = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS})
+
+
+def read_today(services: HostServices, info: SessionInfo, mcp: McpSources | None = None) -> Today:
+    """Read config and run limits, the host's view and skills, and evaluate the gate, for ``info``.
+
+    With ``mcp``, the session's configured MCP servers are (re)opened first — their first need: the
+    catalog holds their tools and one resource source per server declaring resources (ADR 0072).
+    """
     configured = configured_limits(info.workspace)
     loaded, settings = configured.loaded, configured.gate
+    session_id = info.agent.session_id
+    if mcp is not None:
+        mcp.open(session_id, loaded, info.workspace)
     view = host_view(services, info.agent)
+    if mcp is not None:
+        view = mcp.settle(session_id, view)
     skills = services.skills(info.agent)
     decision = evaluate_gate(
         settings, user_id=info.user_id, toolsets=sorted({s.source for s in view}), title=info.title
@@ -67,8 +82,11 @@ def read_today(services: HostServices, info: SessionInfo) -> Today:
         loaded=loaded,
         configured=configured.session,
         skills=skills,
-        catalog=build_catalog(tools=view, skills=skills),
+        catalog=build_catalog(
+            tools=view, skills=skills, resources=mcp.resource_sources(session_id) if mcp is not None else ()
+        ),
         decision=decision,
+        sources=mcp.diagnostics(session_id) if mcp is not None else (),
     )
 
 

@@ -29,7 +29,8 @@ NAVIGATION_TOKENS = 1000
 """The most the on-demand navigation (its header, the listed lines and the "… more" line) may cost (ADR 0054)."""
 SUMMARY_CHARS = 120
 """A listed member's description is its first sentence, cut to this many characters (ADR 0054)."""
-_STABLE_REASONS = (Reason.EXPLICIT, Reason.MANAGEMENT_OFF)
+_STABLE_REASONS = (Reason.EXPLICIT, Reason.SERVER_UNIT, Reason.MANAGEMENT_OFF)
+"""Reasons decided by the config alone (an MCP server's own choice is one, ADR 0071)."""
 MODEL_LANG = "en"
 """Model-facing text is English whatever the user's locale, so the prompt prefix does not vary by user."""
 
@@ -63,7 +64,7 @@ def navigation(environment: Environment, catalog: Catalog, counter: TokenCounter
     members; each line carries a short summary, never a whole description.
     """
     on_demand = sorted(
-        environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason != Reason.EXPLICIT, e.identity)
+        environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason not in _STABLE_REASONS, e.identity)
     )
     if not on_demand:
         return Navigation(bound=NAVIGATION_TOKENS)

@@ -24,6 +24,7 @@ from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
 from .namespace import ToolCallError, build_tools
+from .resources import build_resources
 from .spill import READ_TOOL, build_spill
 
 PROTOCOL_VERSION = 1
@@ -120,6 +121,7 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
         "tools": build_tools(names, channel.invoke),
         "capabilities": build_capabilities(channel.discover),
         "spill": build_spill(channel.invoke, READ_TOOL in names),
+        "resources": build_resources(channel.invoke, frozenset(names)),
         "ToolCallError": ToolCallError,
         "ToolArgumentError": ToolArgumentError,
         "DiscoveryError": DiscoveryError,

@@ -29,6 +29,11 @@ _FALLBACK = {
     ),
     "runtime.worker.spill_no_attribute": "spill has no {name!r}; its only method is read(handle, offset, limit)",
     "runtime.worker.spill_read_only": "The spill object is read-only",
+    "runtime.worker.resources_unavailable": "resources is unavailable: this session has no MCP server with resources",
+    "runtime.worker.resources_no_attribute": (
+        "resources has no {name!r}; its methods are read(uri, server=None) and list(server)"
+    ),
+    "runtime.worker.resources_read_only": "The resources object is read-only",
     "runtime.worker.value_changed": "the value changed while it was being sent (a thread of the program modified it)",
 }
 

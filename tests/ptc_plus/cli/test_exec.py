@@ -43,7 +43,8 @@ def test_json_failure_names_the_tool(workspace: Path, tmp_path: Path, run_cli: C
     shape = done.json()
     assert sorted(shape) == JSON_KEYS and shape["version"] == 1
     assert shape["ok"] is False and shape["error"]["kind"] == "exception"
-    assert sorted(shape["error"]) == ["kind", "message", "tool_name"]
+    assert sorted(shape["error"]) == ["code", "kind", "message", "tool_name"]
+    assert shape["error"]["code"] == "PTC-2101"  # the outcome's stable code, like every --json error
     assert shape["error"]["tool_name"] == "read_file" and shape["calls"] == 1
 
 

@@ -227,6 +227,34 @@ def test_config_show(tmp_path: Path, run_cli: CliRunner) -> None:
     assert [p["reason"] for p in document["problems"]] == ["type", "unknown-key"]
 
 
+def test_mcp_add_list_trust_remove(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace(tmp_path)
+    argv = ["mcp", "add", "time", "--env", "TZ=UTC", "--workspace", str(root), "--json"]
+    added = conforms(run_cli(*argv, "--", "mcp-server-time", "--local-timezone", "UTC"), "mcp-add")
+    assert (added["scope"], added["changed"], added["server"]["args"]) == (
+        "workspace",
+        True,
+        ["--local-timezone", "UTC"],
+    )
+    assert added["consent_file"] == str(tmp_path / "xdg" / "ptc-plus" / "config.toml")
+    user = conforms(run_cli("mcp", "add", "u", "--user", "--workspace", str(root), "--json", "--", "x"), "mcp-add")
+    assert (user["scope"], user["consent_file"]) == ("user", None)
+    written = (root / ".ptc-plus" / "config.toml").read_text("utf-8")
+    workspace_file(root, written + '[mcp.servers.r]\ncommand = "r"\nenabled = false\n')
+    listed = conforms(run_cli("mcp", "list", "--workspace", str(root), "--json"), "mcp-list")
+    assert [(s["name"], s["scope"], s["status"], s["code"]) for s in listed["servers"]] == [
+        ("r", "workspace", "disabled", "PTC-4310"),
+        ("time", "workspace", "usable", None),
+        ("u", "user", "usable", None),
+    ]
+    trusted = conforms(run_cli("mcp", "trust", "r", "--workspace", str(root), "--json"), "mcp-trust")
+    assert (trusted["needed"], trusted["changed"]) == (True, True)
+    needless = conforms(run_cli("mcp", "trust", "u", "--workspace", str(root), "--json"), "mcp-trust")
+    assert (needless["needed"], needless["file"]) == (False, None)
+    removed = conforms(run_cli("mcp", "remove", "time", "--workspace", str(root), "--json"), "mcp-remove")
+    assert (removed["changed"], removed["still_configured"]) == (True, False)
+
+
 CHECKED = [
     pytest.param(None, 0, None, id="no-file"),
     pytest.param(b"version = 1\n[runtime]\ntimeout_s = 30\n", 0, None, id="good"),
@@ -281,6 +309,13 @@ ERRORS = [
     (["stats", "--workspace", "{missing}"], "PTC-1002"),
     (["stats", "--scope", "nowhere"], "PTC-1001"),
     (["no-such-command"], "PTC-1001"),
+    (["mcp", "add", "bad name", "x", "--workspace", "{ws}"], "PTC-4301"),
+    (["mcp", "add", "t", "x", "--env", "NOEQUALS", "--workspace", "{ws}"], "PTC-4304"),
+    (["mcp", "add", "t", "x", "--workspace", "{missing}"], "PTC-1002"),
+    (["mcp", "add", "t", "--workspace", "{ws}"], "PTC-1001"),
+    (["mcp", "list", "--workspace", "{file}"], "PTC-1002"),
+    (["mcp", "remove", "t", "--workspace", "{ws}"], "PTC-4302"),
+    (["mcp", "trust", "t", "--workspace", "{ws}"], "PTC-4302"),
 ]
 
 
@@ -362,6 +397,11 @@ DOCUMENTED = {
     "config-show": ("ptc-plus config show", ("ptc-plus config",)),
     "config-check": ("ptc-plus config check", ("ptc-plus config",)),
     "stats": ("ptc-plus stats", ()),
+    "mcp-add": ("ptc-plus mcp add", ()),
+    "mcp-list": ("ptc-plus mcp list", ("ptc-plus mcp add",)),
+    "mcp-remove": ("ptc-plus mcp remove", ()),
+    "mcp-trust": ("ptc-plus mcp trust", ("ptc-plus mcp add",)),
+    "mcp-serve": ("ptc-plus mcp-serve", ()),
 }
 VALUES_UNLISTED = {"capabilities-plan"}
 """Schemas whose sections do not (yet) list every enum value (plan: the entries' ``scope``)."""

@@ -46,10 +46,12 @@ SAMPLE_ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("capabilities", "search"): ["read a file"],
     ("capabilities", "set"): ["host:read_file", "off"],
     ("completion",): ["bash"],
+    ("mcp", "add"): ["time", "mcp-server-time"],
+    ("mcp-serve",): ["--check"],  # serving would wait for a client on stdin: the check opens the same session
 }
 """Arguments that make a well-formed invocation; a command not listed gets ``x`` for each required parameter."""
 
-WRITERS = {("capabilities", "set"), ("config", "init")}
+WRITERS = {("capabilities", "set"), ("config", "init"), ("mcp", "add")}
 """Commands that write into the workspace: they also meet a workspace they may not write to."""
 
 KNOWN_FAILURES: dict[tuple[tuple[str, ...], str], str] = {}

@@ -107,6 +107,14 @@ def test_the_schema_accepts_the_starter_file_as_written_and_with_every_key_on(sc
         {"runtime": {"timout_s": 3}},
         {"statistcs": {}},
         {"version": 2},
+        {"mcp": {"servers": {"a b": {"command": "x"}}}},
+        {"mcp": {"servers": {"t": {"args": ["x"]}}}},
+        {"mcp": {"servers": {"t": {"command": "x", "env": {"A": 1}}}}},
+        {"mcp": {"servers": {"t": {"command": "x", "timeout_s": 0}}}},
+        {"mcp": {"servers": {"t": {"command": "x", "comand": "y"}}}},
+        {"mcp": {"consent": {"relative/ws": {"t": "sha256:00"}}}},
+        {"mcp": {"consent": {"/ws": {"t": "md5:00"}}}},
+        {"mcp": {"servrs": {}}},
     ],
 )
 def test_the_schema_rejects_what_the_loader_rejects(data: dict[str, Any], tmp_path: Path) -> None:
@@ -153,11 +161,19 @@ def test_the_starter_explains_every_key_and_starts_with_the_schema_line() -> Non
     first, *rest = text.splitlines()
     assert first == f"#:schema {schema_uri()}"
     for key in config_keys():
-        if key.section and key.section != "capabilities":
+        if key.section and not key.templated:
             start = rest.index(f"[{key.section}]")
             index = next(i for i in range(start, len(rest)) if rest[i].startswith(f"# {key.name} = "))
             assert rest[index - 1].startswith(f"# {key.help}")
     assert "this file may only tighten it" in text and "this file may only tighten it" not in starter_text(Scope.USER)
+    assert "`ptc-plus mcp trust NAME`" in text
+
+
+def test_the_starter_mcp_example_switched_on_is_one_usable_server(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(uncommented(starter_text(Scope.USER)), encoding="utf-8")
+    servers = load_config(None, user_file=path).config.mcp.servers
+    assert list(servers) == ["time"] and servers["time"].command == "mcp-server-time"
 
 
 def test_the_schema_line_points_at_the_packaged_schema_offline() -> None:

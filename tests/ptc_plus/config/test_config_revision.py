@@ -12,6 +12,8 @@ from ptc_plus.config import (
     Disclosure,
     GateSection,
     ManagementSection,
+    McpSection,
+    McpServer,
     PtcConfig,
     StatisticsSection,
     config_revision,
@@ -98,6 +100,22 @@ configs = st.builds(
         min_samples=st.integers(1, 500),
         threshold=st.floats(0, 1),
     ),
+    mcp=st.builds(
+        McpSection,
+        servers=st.dictionaries(
+            st.from_regex(r"[a-z0-9_-]{1,6}", fullmatch=True),
+            st.builds(
+                McpServer,
+                command=st.text(alphabet="abc/ .-", min_size=1, max_size=8).filter(str.strip),
+                args=st.lists(st.text(max_size=5), max_size=3).map(tuple),
+                env=st.dictionaries(st.from_regex(r"[A-Z_]{1,5}", fullmatch=True), st.text(max_size=5), max_size=2),
+                cwd=st.none() | st.text(alphabet="ab/.", min_size=1, max_size=5),
+                timeout_s=st.floats(0.1, 1000),
+                enabled=st.booleans(),
+            ),
+            max_size=2,
+        ),
+    ),
 )
 
 
@@ -124,6 +142,9 @@ def test_toml_serialize_then_load_round_trips(
     data = CONVERTER.unstructure(config)
     data["gate"] = {k: v for k, v in data["gate"].items() if v is not None}
     data["management"] = {k: v for k, v in data["management"].items() if v is not None}  # TOML has no null
+    for server in data["mcp"]["servers"].values():
+        if server["cwd"] is None:
+            del server["cwd"]
     files.write(workspace=tomlkit.dumps(data))
     loaded = files.load()
     if config.statistics.min_samples > config.statistics.window:

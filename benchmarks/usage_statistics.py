@@ -1,7 +1,7 @@
 """Usage statistics at scale (issue 11): observation and settlement per family, ``stats``, store size, the plan.
 
-Run: .venv/bin/python benchmarks/statistics.py
-Writes benchmarks/results/statistics.json.
+Run: .venv/bin/python benchmarks/usage_statistics.py
+Writes benchmarks/results/usage_statistics.json (named so that it never shadows the standard ``statistics`` module).
 
 - **Observation** (:class:`FamilyObserver`): one family of 1,000 available
   capabilities whose agent makes 10,000 calls into 50 of them; per family.
@@ -65,7 +65,7 @@ from ptc_plus.statistics.codec import (
 )
 from ptc_plus.statistics.store import RETIRED_CAP
 
-RESULTS = Path(__file__).resolve().parent / "results" / "statistics.json"
+RESULTS = Path(__file__).resolve().parent / "results" / "usage_statistics.json"
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 CAPABILITIES = 1_000
 FAMILIES = 10_000

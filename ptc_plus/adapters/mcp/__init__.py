@@ -1,0 +1,17 @@
+"""MCP servers as capability sources (SPEC §9, ADR 0072).
+
+- :mod:`.hub` — one background thread and loop owning every MCP client session of the process;
+- :mod:`.launcher` — servers start under ``PR_SET_PDEATHSIG``: they never outlive their host;
+- :mod:`.tools` — a server's tools as ``mcp:<server>/<tool>`` definitions;
+- :mod:`.resources` — one ``mcp-resources:<server>`` source per server and the tools programs read them with;
+- :mod:`.sources` — one controller's view: which servers each session uses.
+"""
+
+from __future__ import annotations
+
+from ptc_plus.adapters.mcp.hub import HUB, Hub, ServerKey
+from ptc_plus.adapters.mcp.resources import LIST_TOOL, READ_TOOL, resource_tools
+from ptc_plus.adapters.mcp.resources import TOOLS as RESOURCE_TOOLS
+from ptc_plus.adapters.mcp.sources import McpSources
+
+__all__ = ["HUB", "LIST_TOOL", "READ_TOOL", "RESOURCE_TOOLS", "Hub", "McpSources", "ServerKey", "resource_tools"]

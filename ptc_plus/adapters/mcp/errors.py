@@ -1,0 +1,58 @@
+"""Errors of MCP servers used as capability sources (codes PTC-7000..PTC-7099).
+
+Each is the failure of the one call (or the one session opening) that needed
+the server, never of the session: a program sees it as a ``ToolCallError``
+naming the tool, ``/capabilities`` as a diagnostic.
+"""
+
+from __future__ import annotations
+
+from ptc_plus.errors import PtcError
+
+
+class ServerUnavailable(PtcError):
+    """The server could not be started or did not complete the MCP handshake."""
+
+    code = "PTC-7001"
+
+
+class ServerCrashed(PtcError):
+    """The server's process ended while a request to it was open; the next call starts it again."""
+
+    code = "PTC-7002"
+
+
+class RequestTimedOut(PtcError):
+    """No answer within the server's ``timeout_s``; a server that also ignores a ping is restarted."""
+
+    code = "PTC-7003"
+
+
+class ServerGaveUp(PtcError):
+    """The server failed too many times in a row; no restart is tried until the back-off passes."""
+
+    code = "PTC-7004"
+
+
+class ToolReportedError(PtcError):
+    """The tool answered with ``is_error``: its own failure, worded by the server."""
+
+    code = "PTC-7005"
+
+
+class NameTaken(PtcError):
+    """A server's tool has the name of a tool another source already offers: it is left out."""
+
+    code = "PTC-7006"
+
+
+class NoResourceServer(PtcError):
+    """A resource read or list names no server of this session that offers resources (or is ambiguous)."""
+
+    code = "PTC-7007"
+
+
+class RequestFailed(PtcError):
+    """The server answered a request with a protocol error."""
+
+    code = "PTC-7009"

@@ -1,0 +1,356 @@
+"""The hub: one background thread and event loop owning every MCP client session of the process.
+
+The SDK is anyio-based and a ``ClientSession`` must be entered and left in
+one task, while the host's hooks are synchronous and its tool bodies run on
+its own loop. So every connection lives on the hub's loop (one task per
+server, :meth:`Server._run`) and callers hand it coroutines
+(:meth:`Hub.call`, :meth:`Hub.wait`). Servers are keyed by their definition
+(:class:`ServerKey`), shared by every session and host of the process, started
+at first need and stopped when their last holder releases them (ADR 0072).
+
+A server whose process ends, or that answers neither a request in time nor a
+ping after it, is dropped: the calls that needed it fail with a PTC-70xx
+error and the next call starts it again, after a back-off that grows with
+consecutive failures; after :data:`MAX_FAILURES` in a row it is not tried
+again until :data:`GIVE_UP_S` pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+import anyio
+import attrs
+import mcp.types as mt
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from ptc_plus.adapters.mcp.errors import (
+    RequestFailed,
+    RequestTimedOut,
+    ServerCrashed,
+    ServerGaveUp,
+    ServerUnavailable,
+)
+from ptc_plus.adapters.mcp.launcher import launch_argv
+
+T = TypeVar("T")
+
+MAX_FAILURES = 5
+"""Consecutive failures (crash, hang, failed start) after which the server rests for :data:`GIVE_UP_S`."""
+GIVE_UP_S = 60.0
+BACKOFF_S = (0.0, 0.5, 1.0, 2.0, 4.0)
+"""Wait before the n-th consecutive restart: the first is at once (a crash rarely repeats at once)."""
+PING_S = 5.0
+"""How long a server that let a request time out has to answer a ping before it counts as hung."""
+
+
+@attrs.frozen(kw_only=True)
+class ServerKey:
+    """A server's definition: two sessions share a running server exactly when these are equal."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    timeout_s: float = 30.0
+
+
+@attrs.frozen(kw_only=True)
+class Listing:
+    """What a started server declared: its tools (as it lists them now), instructions and resource support."""
+
+    tools: tuple[mt.Tool, ...] = ()
+    instructions: str = ""
+    resources: bool = False
+    generation: int = 0
+    """Bumped at every (re)start and ``tools/list_changed``: a caller can tell its copy is stale."""
+
+
+class Server:
+    """One MCP server: at most one live connection, restarted on demand. Used on the hub's loop only."""
+
+    def __init__(self, key: ServerKey) -> None:
+        self.key = key
+        self.listing: Listing | None = None
+        self._session: ClientSession | None = None
+        self._starting: asyncio.Future[ClientSession] | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._failures = 0
+        self._failed_at = 0.0
+        self._generation = 0
+
+    # -- connection -----------------------------------------------------------------------------
+    async def session(self) -> ClientSession:
+        """The live connection, starting the server (after its back-off) when there is none."""
+        if self._session is not None:
+            return self._session
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_future()
+            starting = self._starting
+            try:
+                await self._backoff()
+                self._stop = asyncio.Event()
+                self._task = asyncio.get_running_loop().create_task(self._run(starting, self._stop))
+                await asyncio.wait_for(asyncio.shield(starting), self.key.timeout_s)
+            except BaseException as error:
+                if not isinstance(error, ServerGaveUp):  # a refusal to try is no new failure
+                    self._fail()
+                if self._task is not None:
+                    self._task.cancel()  # a handshake that never came: the task's exit stops the process
+                if not starting.done():
+                    starting.set_exception(error)
+                starting.exception()  # retrieved: waiters get it below
+                self._starting = None
+                if isinstance(error, ServerGaveUp):
+                    raise
+                if isinstance(error, asyncio.TimeoutError):
+                    raise ServerUnavailable(
+                        server=self.key.name, detail=f"no handshake in {self.key.timeout_s}s"
+                    ) from None
+                if isinstance(error, ServerUnavailable):
+                    raise
+                raise ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}") from None
+            self._starting = None
+            return starting.result()
+        try:
+            return await asyncio.shield(self._starting)
+        except ServerUnavailable:
+            raise
+        except BaseException as error:
+            raise ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}") from None
+
+    async def _backoff(self) -> None:
+        if self._failures >= MAX_FAILURES:
+            rest = self._failed_at + GIVE_UP_S - time.monotonic()
+            if rest > 0:
+                raise ServerGaveUp(server=self.key.name, failures=self._failures, seconds=round(rest))
+            self._failures = MAX_FAILURES - 1
+        if self._failures:
+            wait = BACKOFF_S[min(self._failures - 1, len(BACKOFF_S) - 1)]
+            await asyncio.sleep(max(0.0, self._failed_at + wait - time.monotonic()))
+
+    def _fail(self) -> None:
+        self._failures += 1
+        self._failed_at = time.monotonic()
+
+    async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        """Own the connection from spawn to exit in this one task (the SDK's rule)."""
+        program, arguments = launch_argv(self.key.command, self.key.args)
+        params = StdioServerParameters(
+            command=program, args=arguments, env=dict(self.key.env) or None, cwd=self.key.cwd
+        )
+        ended = asyncio.Event()
+        try:
+            with open(os.devnull, "w") as errlog:
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    watched, relay = _watch_eof(read, ended)
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(relay)
+                        async with ClientSession(watched, write, message_handler=self._notified) as session:
+                            init = await session.initialize()
+                            tools = await _all_tools(session)
+                            self._generation += 1
+                            self.listing = Listing(
+                                tools=tools,
+                                instructions=init.instructions or "",
+                                resources=init.capabilities.resources is not None,
+                                generation=self._generation,
+                            )
+                            self._session = session
+                            if not ready.done():
+                                ready.set_result(session)
+                            await _first(stop.wait(), ended.wait())
+                        group.cancel_scope.cancel()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(error)
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            if self._session is not None and not stop.is_set():  # a live connection ended by itself: a crash
+                self._fail()
+            self._session = None
+
+    async def _notified(self, message: Any) -> None:
+        if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:
+            # Re-listed at once: the hub's copy follows the server; the frozen plan keeps new tools out
+            # until a refresh (ADR 0056).
+            with contextlib.suppress(Exception):
+                tools = await _all_tools(self._session)
+                self._generation += 1
+                base = self.listing or Listing()
+                self.listing = attrs.evolve(base, tools=tools, generation=self._generation)
+
+    async def drop(self) -> None:
+        """End the connection (stops the process) and wait for it."""
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await self._task
+        self._session = None
+        self._task = None
+
+    # -- requests -------------------------------------------------------------------------------
+    async def request(self, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """Send one request (``what``: the tool or operation, for errors) on the live connection.
+
+        :raises ServerCrashed: the process ended while the request was open.
+        :raises RequestTimedOut: no answer in ``timeout_s`` (a server that then misses a ping is dropped).
+        """
+        session = await self.session()
+        try:
+            result = await asyncio.wait_for(send(session), self.key.timeout_s)
+        except TimeoutError:
+            await self._check_hung(session)
+            raise RequestTimedOut(server=self.key.name, tool=what, seconds=self.key.timeout_s) from None
+        except MCPError as error:
+            if error.code == CONNECTION_CLOSED:
+                await self.drop()
+                raise ServerCrashed(server=self.key.name, tool=what) from None
+            if error.code == REQUEST_TIMEOUT:
+                await self._check_hung(session)
+                raise RequestTimedOut(server=self.key.name, tool=what, seconds=self.key.timeout_s) from None
+            raise RequestFailed(server=self.key.name, tool=what, detail=error.message) from None
+        self._failures = 0
+        return result
+
+    async def _check_hung(self, session: ClientSession) -> None:
+        try:
+            await asyncio.wait_for(session.send_ping(), min(PING_S, self.key.timeout_s))
+        except BaseException:
+            self._fail()
+            await self.drop()
+
+
+async def _first(*waits: Coroutine[Any, Any, Any]) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+def _watch_eof(read: Any, ended: asyncio.Event) -> tuple[Any, Callable[[], Coroutine[Any, Any, None]]]:
+    """A relay of ``read`` that sets ``ended`` at end of stream: a server that dies while idle is seen at once."""
+    send, receive = anyio.create_memory_object_stream[Any](0)
+
+    async def relay() -> None:
+        try:
+            async with send:
+                async for item in read:
+                    await send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            ended.set()
+
+    return receive, relay
+
+
+async def _all_tools(session: ClientSession) -> tuple[mt.Tool, ...]:
+    tools: list[mt.Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(params=mt.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tuple(tools)
+
+
+class Hub:
+    """The process's MCP hub: a daemon thread with its own loop, started at first use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: dict[ServerKey, Server] = {}
+        self._holders: dict[ServerKey, set[object]] = {}
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._thread is None or not self._thread.is_alive():
+                loop = asyncio.new_event_loop()
+                started = threading.Event()
+
+                def main() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(started.set)
+                    loop.run_forever()
+
+                self._thread = threading.Thread(target=main, name="ptc-plus-mcp-hub", daemon=True)
+                self._thread.start()
+                started.wait()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(work, self._running_loop())
+
+    def wait(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` on the hub from synchronous code (a hook) and return its result."""
+        return self.submit(work).result()
+
+    async def call(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` on the hub from another event loop (a tool body); cancelling cancels it there."""
+        future = self.submit(work)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    # -- servers ----------------------------------------------------------------------------------
+    def hold(self, holder: object, key: ServerKey) -> Server:
+        """``holder`` (a controller) uses ``key``'s server until :meth:`release`; it is not started here."""
+        with self._lock:
+            server = self._servers.get(key)
+            if server is None:
+                server = self._servers[key] = Server(key)
+            self._holders.setdefault(key, set()).add(holder)
+            return server
+
+    def release(self, holder: object) -> None:
+        """``holder`` is done: servers nobody else holds are stopped (their processes end) before this returns."""
+        with self._lock:
+            unused = []
+            for key, holders in list(self._holders.items()):
+                holders.discard(holder)
+                if not holders:
+                    del self._holders[key]
+                    unused.append(self._servers.pop(key))
+            loop = self._loop
+        if unused and loop is not None:
+            asyncio.run_coroutine_threadsafe(_drop_all(unused), loop).result()
+
+    async def arelease(self, holder: object) -> None:
+        """:meth:`release` from a coroutine on another loop (the host's shutdown) without blocking it."""
+        await asyncio.get_running_loop().run_in_executor(None, self.release, holder)
+
+    def held(self) -> frozenset[ServerKey]:
+        """The definitions of the servers some holder uses now."""
+        with self._lock:
+            return frozenset(self._servers)
+
+
+async def _drop_all(servers: list[Server]) -> None:
+    await asyncio.gather(*(s.drop() for s in servers))
+
+
+HUB = Hub()
+"""The one hub of the process (its thread starts at first use)."""

@@ -1,0 +1,267 @@
+"""One MCP client's session on the embedded reference host, with the MCP client in the model's seat (ADR 0073).
+
+The client is the model: what a model would find in its system prompt (the
+plugin's sections, the catalog message) it finds in the tool descriptions and
+the server ``instructions``; each of its ``tools/call`` requests is one model
+step whose single call is dispatched top-level, through the host's validation,
+guard and plan, exactly as a model's would be; what the plugin owes the model at
+the step after a call (a refresh notice, an expansion of contracts a program
+looked up) comes back with that call's result. The session is one family, so
+statistics count one family per client session, revised at each settlement.
+
+This module knows nothing of the MCP wire (:mod:`.serve` maps it); it speaks to
+the host through the host contract only, except discovery, which it reads from
+the plugin's own controller (a discovery request is never a tool dispatch).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import orjson
+
+from hookspecs import AgentRef, CommandReceipt, ReceiptStatus, StepInfo, ToolCall, ToolResult, ToolSpec
+from hookspecs.reference import ReferenceHost, Session
+from hookspecs.serialization import canonical_bytes, detached
+from ptc_plus.adapters.mcp.serve_errors import SearchArguments, SearchUnavailable
+from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, discovery
+from ptc_plus.errors import PtcError
+from ptc_plus.i18n import message
+from ptc_plus.plugin import controller
+
+SEARCH_TOOL = "search_capabilities"
+RUN_CODE = "run_code"
+HOST_SECTION = "host"
+"""The host's own preamble ("you are an agent in ..."): the client has its own, so it is not served."""
+OPENING = "mcp-serve: a client connected"
+"""The opening user message in the session log: the turn every served step belongs to."""
+TURN = 1
+
+
+@attrs.frozen(kw_only=True)
+class ServedTool:
+    """One tool as ``tools/list`` shows it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@attrs.frozen(kw_only=True)
+class Served:
+    """What one ``tools/call`` gives back: the result as a model would see it, then what the plugin owes it."""
+
+    text: str
+    is_error: bool
+    owed: tuple[str, ...] = ()
+    """Context messages the plugin delivers at the step after the call, in order."""
+
+
+@attrs.frozen(kw_only=True)
+class Refreshed:
+    """``/capabilities refresh`` as the person asked it, and the notice the model must read when it applied."""
+
+    receipt: CommandReceipt
+    notice: tuple[str, ...] = ()
+
+    @property
+    def applied(self) -> bool:
+        return self.receipt.status is ReceiptStatus.APPLIED
+
+
+class ServedSession:
+    """A root session of ``host`` answering one MCP client; open it with :meth:`open`."""
+
+    def __init__(self, host: ReferenceHost, session: Session, instructions: str, owed: Sequence[str]) -> None:
+        self.host = host
+        self.session = session
+        self.instructions = instructions
+        """The catalog (and, without ``run_code``, the plugins' prompt sections): the server ``instructions``."""
+        self._owed = list(owed)
+        self._steps = itertools.count(3)  # step 1 offered the instructions, step 2 took the handshake as proof
+        self._calls = itertools.count(1)
+
+    @classmethod
+    async def open(cls, host: ReferenceHost, *, user_id: str, title: str = "mcp-serve") -> ServedSession:
+        """Start the session (the plugin freezes its plan) and deliver its opening context messages.
+
+        MCP hands ``instructions`` to the client in the handshake, before any
+        other request can be made: once the server answers with them, they are
+        committed, so the offer is proven at once by a second step (which may
+        itself owe something; that goes with the first call's result).
+        """
+        session = await host.start_session(user_id=user_id, title=title)
+        opening = _step(session, 1)
+        session.append("user-message", {"turn": TURN, "text": OPENING})
+        owed = _step(session, 2)
+        return cls(host, session, _instructions(session, opening), owed)
+
+    @property
+    def agent(self) -> AgentRef:
+        return self.session.agent
+
+    # -- tools -----------------------------------------------------------------------
+    def tools(self) -> list[ServedTool]:
+        """The host's native list for this session (``run_code`` and ``read_spill`` under code mode; every
+        tool when the session is native), then ``search_capabilities`` when discovery is available."""
+        specs = self.session.model_tools()
+        served = [self._served(spec) for spec in specs]
+        if self._snapshot() is not None:
+            served.append(_search_tool())
+        return served
+
+    def _served(self, spec: ToolSpec) -> ServedTool:
+        description = spec.description
+        if spec.name == RUN_CODE and (sections := _plugin_sections(self.session)):
+            description = description + "\n\n" + sections  # the bootstrap: how to write a program
+        return ServedTool(name=spec.name, description=description, input_schema=spec.input_schema)
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Served:
+        """One model step: ``name`` dispatched top-level with the tools the client was offered.
+
+        A tool the session does not offer is refused by the host as unknown; the guard refuses
+        what the plan keeps out. Never raises for a tool's failure.
+        """
+        if name == SEARCH_TOOL:
+            return self._take(self.search(arguments))
+        step = next(self._steps)
+        call_id = f"mcp-{next(self._calls)}"
+        call = ToolCall(call_id=call_id, tool=name, arguments=detached(dict(arguments)), caller=self.agent)
+        offered = frozenset(spec.name for spec in self.session.model_tools())
+        self.session.append(
+            "assistant-message",
+            {
+                "turn": TURN,
+                "step": step,
+                "text": "",
+                "tool_calls": [{"call_id": call_id, "tool": name, "arguments": detached(dict(arguments))}],
+            },
+        )
+        dispatcher = self.host.dispatcher
+        with self.host.families.work(self.session):  # its end settles the family: one sample, revised
+            result = await dispatcher.dispatch(call, dispatcher.new_lane(), top_level=True, offered=offered)
+        # The step after the call is where the model reads its result: what the plugin owes then goes with it.
+        after = _step(self.session, next(self._steps))
+        return self._take(Served(text=_presented(result), is_error=not result.ok, owed=tuple(after)))
+
+    def _take(self, served: Served) -> Served:
+        """``served`` with what was owed before it (once)."""
+        if not self._owed:
+            return served
+        owed, self._owed = tuple(self._owed), []
+        return attrs.evolve(served, owed=(*owed, *served.owed))
+
+    def search(self, arguments: Mapping[str, Any]) -> Served:
+        """``search_capabilities``: the plan's discovery answer, never a dispatch (never counted as use)."""
+        snapshot = self._snapshot()
+        if snapshot is None:
+            error: PtcError = SearchUnavailable(presentation=str(self._presentation()))
+            return Served(text=f"{error.code}: {error.message('en')}", is_error=True)
+        try:
+            query, budget, limit = _search_arguments(arguments)
+            found = discovery.search(snapshot, query, budget=budget, limit=limit)
+        except (SearchArguments, InvalidDiscoveryArgument, InvalidBudget) as error:
+            return Served(text=f"{error.code}: {error.message('en')}", is_error=True)
+        return Served(text=orjson.dumps(found, option=orjson.OPT_INDENT_2).decode(), is_error=False)
+
+    def _snapshot(self) -> Any:
+        return controller(self.host.services).discovery(self.agent)
+
+    def plan_sequence(self) -> int:
+        """The number of the refresh whose plan is in force (0: the opening plan, or no plan)."""
+        state = controller(self.host.services).session(self.agent)
+        return state.environment.sequence if state is not None and state.environment is not None else 0
+
+    def _presentation(self) -> str:
+        state = controller(self.host.services).session(self.agent)
+        return str(state.presentation) if state is not None else "native"
+
+    # -- commands ----------------------------------------------------------------------
+    def show(self) -> CommandReceipt:
+        """``/capabilities``: the same receipt the slash command gives."""
+        return self.session.command("/capabilities")
+
+    def refresh(self) -> Refreshed:
+        """``/capabilities refresh``; when it applied, the step after it carries the notice (and the new catalog)."""
+        receipt = self.session.command("/capabilities refresh")
+        if receipt.status is not ReceiptStatus.APPLIED:
+            return Refreshed(receipt=receipt)
+        notice = _step(self.session, next(self._steps))
+        return Refreshed(receipt=receipt, notice=(*self._drain(), *notice))
+
+    def _drain(self) -> tuple[str, ...]:
+        owed, self._owed = tuple(self._owed), []
+        return owed
+
+
+def _step(session: Session, number: int) -> list[str]:
+    """Run the context-message seam for one step, commit its messages to the log; their texts."""
+    host = session.host
+    host.invalidate_views(session.agent)  # as before any model step: the view is rebuilt
+    step = StepInfo(agent=session.agent, turn=TURN, step=number)
+    texts: list[str] = []
+    for msg in host.facade.context_messages(step, host.services):
+        data = {"provenance": msg.provenance, "text": msg.text, "turn": TURN, "step": number}
+        session.append("context-message", data, durable=True)
+        texts.append(msg.text)
+    return texts
+
+
+def _plugin_sections(session: Session) -> str:
+    """The system-prompt sections plugins contribute (the host's own preamble left out)."""
+    return "\n\n".join(s.text for s in session.prompt_sections() if s.name != HOST_SECTION)
+
+
+def _instructions(session: Session, opening: Sequence[str]) -> str:
+    """The opening context messages; without ``run_code`` to carry them, the plugins' sections first."""
+    parts = list(opening)
+    if not any(spec.name == RUN_CODE for spec in session.model_tools()) and (sections := _plugin_sections(session)):
+        parts.insert(0, sections)
+    return "\n\n".join(parts)
+
+
+def _presented(result: ToolResult) -> str:
+    """What a model sees of ``result``: its presentation, else its value (text as is, else JSON), else the error."""
+    if result.presentation is not None:
+        return result.presentation
+    if result.ok:
+        if isinstance(result.value, str):
+            return result.value
+        return canonical_bytes(result.value).decode()
+    if result.error is None:
+        return str(result.status)
+    return f"{result.error.code}: {result.error.message}"
+
+
+def _search_tool() -> ServedTool:
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": message("ptc.mcp-serve.search.query", "en")},
+            "budget": {"type": "integer", "minimum": 1, "description": message("ptc.mcp-serve.search.budget", "en")},
+            "limit": {"type": "integer", "minimum": 1, "description": message("ptc.mcp-serve.search.limit", "en")},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    return ServedTool(
+        name=SEARCH_TOOL, description=message("ptc.mcp-serve.search.description", "en"), input_schema=schema
+    )
+
+
+def _search_arguments(arguments: Mapping[str, Any]) -> tuple[str, int | None, int]:
+    unknown = sorted(set(arguments) - {"query", "budget", "limit"})
+    if unknown:
+        raise SearchArguments(detail=message("ptc.mcp-serve.search.unknown", "en", names=", ".join(unknown)))
+    query = arguments.get("query")
+    if not isinstance(query, str):
+        raise SearchArguments(detail=message("ptc.mcp-serve.search.query-type", "en"))
+    budget = arguments.get("budget")
+    limit = arguments.get("limit", discovery.DEFAULT_SEARCH_LIMIT)
+    for name, value in (("budget", budget), ("limit", limit)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise SearchArguments(detail=message("ptc.mcp-serve.search.integer", "en", name=name))
+    return query, budget, limit

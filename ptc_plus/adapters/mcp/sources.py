@@ -1,0 +1,169 @@
+"""One controller's MCP sources: which servers each session uses, their tools and resource sources.
+
+:meth:`McpSources.open` (session start, resume, refresh) holds the session's
+servers in the hub and starts them — their first need, since the plan is
+computed over their tools. Until :meth:`McpSources.settle` has seen the
+host's other tools for the session, none of its MCP tools is contributed:
+a tool named like one the session already has (a host tool, an earlier
+server's tool, the plugin's own) is left out with a PTC-7006 diagnostic
+rather than breaking the host's view (ADR 0072). Definitions follow each
+server's current listing (``tools/list_changed``); the frozen plan keeps
+late tools out until a refresh (ADR 0056).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from hookspecs import ToolDefinition, ToolSpec
+from ptc_plus.adapters.mcp.errors import NameTaken, ServerUnavailable
+from ptc_plus.adapters.mcp.hub import HUB, Hub, Listing, Server, ServerKey
+from ptc_plus.adapters.mcp.resources import TOOLS as RESOURCE_TOOLS
+from ptc_plus.adapters.mcp.tools import MCP_SOURCE, described, tool_definition, tool_spec
+from ptc_plus.capabilities import ResourceSource
+from ptc_plus.config import LoadedConfig, McpServer, mcp_servers, server_cwd
+from ptc_plus.errors import PtcError
+
+
+def server_key(name: str, server: McpServer, workspace: Path) -> ServerKey:
+    """The definition that identifies a running server; ``cwd`` is resolved against the workspace."""
+    return ServerKey(
+        name=name,
+        command=server.command,
+        args=tuple(server.args),
+        env=tuple(sorted(server.env.items())),
+        cwd=str(server_cwd(server, workspace)),
+        timeout_s=server.timeout_s,
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Opened:
+    """One session's servers (by name, in name order) and what their opening found."""
+
+    servers: Mapping[str, Server]
+    diagnostics: tuple[str, ...] = ()
+    taken: frozenset[str] | None = None
+    """Tool names of other sources at settlement (``None``: not settled, nothing contributed yet)."""
+
+
+class McpSources:
+    """The MCP side of one controller; the hub it uses is shared by the whole process."""
+
+    def __init__(self, hub: Hub = HUB) -> None:
+        self._hub = hub
+        self._sessions: dict[str, Opened] = {}
+        self._defined: dict[tuple[ServerKey, int], tuple[ToolDefinition, ...]] = {}
+
+    def open(self, session_id: str, loaded: LoadedConfig, workspace: Path) -> None:
+        """Hold and start the usable servers of ``loaded`` (consented, enabled) for the session.
+
+        Refused servers and servers that did not start become the session's diagnostics.
+        """
+        chosen = mcp_servers(loaded, workspace)
+        servers = chosen.usable
+        held = {name: self._hub.hold(self, server_key(name, servers[name], workspace)) for name in sorted(servers)}
+        diagnostics: list[str] = [refused.message() for refused in chosen.refused]
+        if held:
+            failures = self._hub.wait(_start_all(list(held.values())))
+            diagnostics += [failure.message() for failure in failures if failure is not None]
+        self._sessions[session_id] = Opened(servers=held, diagnostics=tuple(diagnostics))
+
+    def settle(self, session_id: str, view: Sequence[ToolSpec]) -> list[ToolSpec]:
+        """``view`` (the host's tools for the session) with the session's MCP tools added.
+
+        The first call records the names the session's other sources use; MCP
+        tools with one of those names (or an earlier server's) stay out.
+        """
+        opened = self._sessions.get(session_id)
+        if opened is None:
+            return list(view)
+        if opened.taken is None:
+            others = frozenset(s.name for s in view if not s.source.startswith(MCP_SOURCE + ":"))
+            opened = attrs.evolve(opened, taken=others)
+            self._sessions[session_id] = opened
+        present = {s.identity for s in view}
+        return [*view, *(d.spec for d in self.tools(session_id) if d.spec.identity not in present)]
+
+    def diagnostics(self, session_id: str) -> tuple[str, ...]:
+        """Servers that did not start, and tools left out for their names."""
+        opened = self._sessions.get(session_id)
+        if opened is None:
+            return ()
+        return (*opened.diagnostics, *self._collisions(opened)[1])
+
+    def tools(self, session_id: str) -> list[ToolDefinition]:
+        """The session's MCP tools as its servers list them now (none before :meth:`settle`)."""
+        opened = self._sessions.get(session_id)
+        if opened is None or opened.taken is None:
+            return []
+        return self._collisions(opened)[0]
+
+    def _collisions(self, opened: Opened) -> tuple[list[ToolDefinition], list[str]]:
+        kept: list[ToolDefinition] = []
+        left_out: list[str] = []
+        used = set(opened.taken or ()) | set(RESOURCE_TOOLS)
+        for name, server in opened.servers.items():
+            for definition in self._definitions(name, server):
+                tool = definition.spec.name
+                if tool in used:
+                    left_out.append(NameTaken(tool=definition.spec.identity, name=tool).message())
+                    continue
+                used.add(tool)
+                kept.append(definition)
+        return kept, left_out
+
+    def _definitions(self, name: str, server: Server) -> tuple[ToolDefinition, ...]:
+        listing = server.listing
+        if listing is None:
+            return ()
+        cached = self._defined.get((server.key, listing.generation))
+        if cached is None:
+            cached = tuple(
+                tool_definition(server, tool_spec(name, tool, listing.instructions)) for tool in listing.tools
+            )
+            self._defined[(server.key, listing.generation)] = cached
+        return cached
+
+    def resource_servers(self, session_id: str) -> dict[str, Server]:
+        """The session's servers that declared resources."""
+        opened = self._sessions.get(session_id)
+        if opened is None:
+            return {}
+        return {n: s for n, s in opened.servers.items() if s.listing is not None and s.listing.resources}
+
+    def resource_sources(self, session_id: str) -> list[ResourceSource]:
+        """One ``mcp-resources:<server>`` source per server declaring resources (nothing listed remotely)."""
+        return [
+            ResourceSource(server=name, description=_resource_description(name, server.listing))
+            for name, server in self.resource_servers(session_id).items()
+            if server.listing is not None
+        ]
+
+    async def aclose(self) -> None:
+        """Stop the servers no other controller holds (their processes end)."""
+        self._sessions.clear()
+        self._defined.clear()
+        await self._hub.arelease(self)
+
+
+def _resource_description(name: str, listing: Listing | None) -> str:
+    instructions = listing.instructions if listing is not None else ""
+    return described("", name, instructions)
+
+
+async def _start_all(servers: list[Server]) -> list[PtcError | None]:
+    async def start(server: Server) -> PtcError | None:
+        try:
+            await server.session()
+        except PtcError as error:
+            return error
+        except Exception as error:
+            return ServerUnavailable(server=server.key.name, detail=f"{type(error).__name__}: {error}")
+        return None
+
+    return list(await asyncio.gather(*(start(s) for s in servers)))

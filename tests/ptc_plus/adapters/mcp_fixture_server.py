@@ -1,0 +1,91 @@
+"""An MCP server for the tests (run as a script over stdio): typed tools, resources, templates and misbehaviour.
+
+- ``add(a, b)`` and ``describe(word)`` have output schemas (structured results);
+- ``fail(reason)`` answers with ``is_error``;
+- ``hang()`` never answers; ``die()`` ends the process mid-call; ``freeze()`` stops it (SIGSTOP);
+- ``grow()`` adds the tool ``late_tool`` and sends ``tools/list_changed``;
+- ``pid()`` names its process; resources ``fixture://readme`` and the template ``fixture://notes/{name}``.
+
+``FIXTURE_MARK`` in the environment is echoed by ``pid()`` so tests can find their own processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+server = MCPServer("fixture", instructions="Fixture server: numbers are integers.")
+
+
+class Sum(BaseModel):
+    total: int
+
+
+class Described(BaseModel):
+    word: str
+    length: int
+
+
+@server.tool(description="Add two integers.")
+def add(a: int, b: int) -> Sum:
+    return Sum(total=a + b)
+
+
+@server.tool(description="Describe a word.")
+def describe(word: str) -> Described:
+    return Described(word=word, length=len(word))
+
+
+@server.tool(description="Always fails.")
+def fail(reason: str) -> str:
+    raise ValueError(f"refused: {reason}")
+
+
+@server.tool(description="Never answers.")
+async def hang() -> str:
+    await asyncio.sleep(3600)
+    return "late"
+
+
+@server.tool(description="Ends the server process mid-call.")
+def die() -> str:
+    os._exit(3)
+
+
+@server.tool(description="Stops the server process (SIGSTOP): it reads nothing more, not even end of input.")
+def freeze() -> str:
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return "thawed"
+
+
+@server.tool(description="The server's process id.")
+def pid() -> dict[str, object]:
+    return {"pid": os.getpid(), "mark": os.environ.get("FIXTURE_MARK", "")}
+
+
+@server.tool(description="Add a tool and tell the client.")
+async def grow(ctx: Context) -> str:
+    @server.tool(description="Added later.")
+    def late_tool() -> str:
+        return "late"
+
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.resource("fixture://readme", description="The fixture's readme.")
+def readme() -> str:
+    return "hello from the fixture"
+
+
+@server.resource("fixture://notes/{name}", description="A note by name.")
+def note(name: str) -> str:
+    return f"note {name}"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
