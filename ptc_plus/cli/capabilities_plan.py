@@ -71,6 +71,7 @@ def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: st
             "workspace": str(workspace),
             "config_files": list(loaded.files),
             "issues": [issue.message("en") for issue in loaded.issues],
+            "sources": list(computed.notes),
             "token_unit": counter.unit,
             "plan": plan_to_json(plan),
             "reasons": {entry.identity: reason_text(entry, "en") for entry in plan.entries},
@@ -82,6 +83,8 @@ def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: st
     title = message("cli.capabilities.plan.title", workspace=str(workspace), tools=tool_set, files=files)
     click.echo(paint(title, bold=True))
     report_issues(loaded)
+    for note in computed.notes:
+        click.echo(note, err=True)
     # The /capabilities report's lines: a summary, then exactly one line per entry in plan order.
     lines = plan_lines(plan, counter.unit)
     summary, entry_lines = lines[: len(lines) - len(plan.entries)], lines[len(lines) - len(plan.entries) :]

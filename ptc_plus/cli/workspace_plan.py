@@ -1,8 +1,10 @@
 """The plan a new session in a workspace would get: the one code path behind ``capabilities plan`` and ``search``.
 
-The catalog is the reference host's demo tools for the workspace (MCP
-servers join later) or the tools of a file given on the command line; the
-plan is computed exactly as session start computes it
+The catalog is the reference host's demo tools for the workspace or the
+tools of a file given on the command line, plus the tools and resource
+sources of the workspace's usable MCP servers (started to list them, stopped
+after: a session would start them too); the plan is computed exactly as
+session start computes it
 (:func:`ptc_plus.session.provision.session_plan`), from the workspace's
 effective config and the usage statistics of its store and the user store.
 """
@@ -15,6 +17,7 @@ from pathlib import Path
 import attrs
 
 from hookspecs import TokenCounter, ToolSpec
+from ptc_plus.adapters.mcp import McpSources
 from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, build_catalog, offline_counter
 from ptc_plus.cli.options import read_tool_set
 from ptc_plus.config import LoadedConfig, load_config
@@ -22,8 +25,12 @@ from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session import effective_snapshot, session_plan
 
 
+_LISTING = "ptc-plus-cli"
+"""The pseudo session the CLI opens the workspace's MCP servers under, to list them once."""
+
+
 def workspace_tool_specs(workspace: Path) -> list[ToolSpec]:
-    """The tools the workspace offers: the reference host's demo tools (MCP servers join later)."""
+    """The host tools the workspace offers: the reference host's demo tools."""
     try:
         from hookspecs.reference.demo_tools import demo_tool_definitions
     except ImportError as exc:
@@ -31,11 +38,34 @@ def workspace_tool_specs(workspace: Path) -> list[ToolSpec]:
     return [definition.spec for definition in demo_tool_definitions(workspace)]
 
 
+@attrs.frozen(kw_only=True)
+class SourcedCatalog:
+    """A catalog and what its MCP servers said: refused servers, failed starts, tools left out for their names."""
+
+    catalog: Catalog
+    notes: tuple[str, ...] = ()
+
+
+def sourced_catalog(workspace: Path, tools: Sequence[ToolSpec]) -> SourcedCatalog:
+    """``tools`` plus the tools and resource sources of ``workspace``'s usable MCP servers (ADR 0072)."""
+    loaded = load_config(workspace)
+    if not loaded.config.mcp.servers:
+        return SourcedCatalog(catalog=build_catalog(tools=tools))
+    sources = McpSources()
+    try:
+        sources.open(_LISTING, loaded, workspace)
+        view = sources.settle(_LISTING, tools)
+        catalog = build_catalog(tools=view, resources=sources.resource_sources(_LISTING))
+        return SourcedCatalog(catalog=catalog, notes=sources.diagnostics(_LISTING))
+    finally:
+        sources.close()
+
+
 def workspace_catalog(
     workspace: Path, provider: Callable[[Path], Sequence[ToolSpec]] = workspace_tool_specs
 ) -> Catalog:
-    """The catalog of ``workspace`` built from ``provider``'s tools."""
-    return build_catalog(tools=provider(workspace))
+    """The catalog of ``workspace``: ``provider``'s tools and its MCP servers'."""
+    return sourced_catalog(workspace, provider(workspace)).catalog
 
 
 @attrs.frozen(kw_only=True)
@@ -47,21 +77,25 @@ class WorkspacePlan:
     catalog: Catalog
     counter: TokenCounter
     plan: CapabilityPlan
+    notes: tuple[str, ...] = ()
+    """What the workspace's MCP servers said (refused, not started, tools left out)."""
 
     def snapshot(self) -> CatalogSnapshot:
         """What discovery in such a session answers from: the plan's effective set (``off`` left out)."""
         return effective_snapshot(self.plan, self.catalog, self.counter)
 
 
-def new_session_plan(workspace: Path, catalog: Catalog | None = None) -> WorkspacePlan:
-    """The plan a new session in ``workspace`` would get over ``catalog`` (default: the workspace's demo tools)."""
+def new_session_plan(workspace: Path, sourced: SourcedCatalog | None = None) -> WorkspacePlan:
+    """The plan a new session in ``workspace`` would get over ``sourced`` (default: the workspace's tools)."""
     loaded = load_config(workspace)
-    catalog = catalog if catalog is not None else workspace_catalog(workspace)
+    sourced = sourced if sourced is not None else sourced_catalog(workspace, workspace_tool_specs(workspace))
     counter = offline_counter()
-    plan = session_plan(catalog, loaded, counter, workspace=workspace)
-    return WorkspacePlan(workspace=workspace, loaded=loaded, catalog=catalog, counter=counter, plan=plan)
+    plan = session_plan(sourced.catalog, loaded, counter, workspace=workspace)
+    return WorkspacePlan(
+        workspace=workspace, loaded=loaded, catalog=sourced.catalog, counter=counter, plan=plan, notes=sourced.notes
+    )
 
 
-def tools_catalog(tools: str | None, workspace: Path) -> Catalog | None:
-    """The catalog of the ``--tools`` value (``None`` without one: the workspace's own tools)."""
-    return None if tools is None else build_catalog(tools=read_tool_set(tools, workspace).specs)
+def tools_catalog(tools: str | None, workspace: Path) -> SourcedCatalog | None:
+    """The catalog of the ``--tools`` value and the MCP servers (``None`` without one: the workspace's own tools)."""
+    return None if tools is None else sourced_catalog(workspace, read_tool_set(tools, workspace).specs)

@@ -64,7 +64,7 @@ def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
         previous = _apply(doc, identity, value, path)
         text = tomlkit.dumps(doc)
         if removes_table and original is not None and identity not in doc.get("capabilities", {}):
-            text = _keep_neighbour_comments(original, identity, text)
+            text = _keep_neighbour_comments(original, ("capabilities", identity), text)
         if adds_table:
             text = _set_off(text, ("capabilities", identity))
         if original is not None and text == original:
@@ -148,9 +148,10 @@ def _is_own_table(doc: tomlkit.TOMLDocument, identity: str) -> bool:
     return isinstance(entry, Table) and not entry.is_super_table()
 
 
-def _keep_neighbour_comments(original: str, identity: str, edited: str) -> str:
-    """``edited`` with the table removed line-wise instead (:mod:`.table_text`), when that means the same TOML."""
-    candidate = without_table(original, ("capabilities", identity))
+def _keep_neighbour_comments(original: str, table: tuple[str, ...], edited: str) -> str:
+    """``edited`` with ``table`` removed line-wise instead (:mod:`.table_text`), when that means the same TOML
+    (so the comments of its neighbours stay where they were, ADR 0048)."""
+    candidate = without_table(original, table)
     if candidate is None:
         return edited
     try:

@@ -10,7 +10,6 @@ Consent is written to the user file only (ADR 0071).
 from __future__ import annotations
 
 import contextlib
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,13 @@ import tomlkit
 from tomlkit.items import InlineTable, Table
 
 from ptc_plus.config.converter import CONVERTER
-from ptc_plus.config.editor import _parse, _set_off
+from ptc_plus.config.editor import _keep_neighbour_comments, _parse, _set_off
 from ptc_plus.config.errors import ConfigEditRefused, McpServerExists, McpServerNameInvalid, McpServerUnknown
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.mcp import consent_key, fingerprint
 from ptc_plus.config.model import SERVER_NAME, McpServer
 from ptc_plus.config.paths import Scope, workspace_config_file
 from ptc_plus.config.source import read_config
-from ptc_plus.config.table_text import without_table
 from ptc_plus.config.user_file import locked_user_file
 from ptc_plus.config.workspace_file import LockedConfigFile, locked_workspace_file
 
@@ -94,7 +92,7 @@ def remove_server(scope: Scope, name: str, *, workspace: Path, user_file: Path) 
             del mcp["servers"]
         if not mcp and isinstance(mcp, Table) and mcp.is_super_table():
             del doc["mcp"]
-        text = _keep_comments(found.text, ("mcp", "servers", name), tomlkit.dumps(doc))
+        text = _keep_neighbour_comments(found.text, ("mcp", "servers", name), tomlkit.dumps(doc))
         locked.write(text)
         return McpEdit(file=locked.path, changed=True)
 
@@ -196,15 +194,3 @@ def _super_table(parent: Any, key: str, path: Path) -> Any:
     elif not isinstance(table, Table | InlineTable):
         raise ConfigEditRefused(file=str(path), detail=f"'{key}' is not a table")
     return table
-
-
-def _keep_comments(original: str, table: tuple[str, ...], edited: str) -> str:
-    """The line-wise removal (:mod:`.table_text`) when it means the same TOML as tomlkit's edit (ADR 0048)."""
-    candidate = without_table(original, table)
-    if candidate is None:
-        return edited
-    try:
-        same = tomllib.loads(candidate) == tomllib.loads(edited)
-    except tomllib.TOMLDecodeError:
-        return edited
-    return candidate if same else edited

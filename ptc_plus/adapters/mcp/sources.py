@@ -150,6 +150,12 @@ class McpSources:
         self._defined.clear()
         await self._hub.arelease(self)
 
+    def close(self) -> None:
+        """:meth:`aclose` for a caller with no event loop (a CLI command that listed the servers once)."""
+        self._sessions.clear()
+        self._defined.clear()
+        self._hub.release(self)
+
 
 def _resource_description(name: str, listing: Listing | None) -> str:
     instructions = listing.instructions if listing is not None else ""

@@ -38,14 +38,18 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def server_env(tmp_path: Path, user_config: str) -> dict[str, str]:
     """The server's environment: nothing of the machine's PTC settings, its own user config."""
     user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
     user.parent.mkdir(parents=True)
-    user.write_text(USER_CONFIG, encoding="utf-8")
+    user.write_text(user_config, encoding="utf-8")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS"))}
     return clean | {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PTC_LOCALE": "en"}
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return server_env(tmp_path, USER_CONFIG)
 
 
 def write_config(workspace: Path, choices: dict[str, str]) -> None:

@@ -5,22 +5,24 @@ served session gets its tools through the plugin's tools hook, as any session
 does: the serve code knows nothing of them.
 """
 
+# ruff: noqa: F811 - the workspace fixture is imported from test_serve
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
-from tests.ptc_plus.adapters.test_serve import (
-    MANAGED,
+from tests.ptc_plus.adapters.test_serve import (  # noqa: F401 - workspace is a fixture
     Notifications,
     _receipt,
     _texts,
     connect,
+    server_env,
     text_of,
+    workspace,
+    write_config,
 )
 
 TIME_SERVER = str(Path(sys.executable).with_name("mcp-server-time"))
@@ -46,26 +48,8 @@ return [now["timezone"], there["target"]["datetime"][11:16]]
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
-    user.parent.mkdir(parents=True)
-    user.write_text(USER_CONFIG, encoding="utf-8")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS"))}
-    return clean | {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PTC_LOCALE": "en"}
-
-
-def write_config(workspace: Path, choices: dict[str, str]) -> None:
-    text = MANAGED + "".join(f'\n[capabilities."{i}"]\ndisclosure = "{v}"\n' for i, v in choices.items())
-    path = workspace / ".ptc-plus" / "config.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    return server_env(tmp_path, USER_CONFIG)
 
 
 @pytest.mark.asyncio

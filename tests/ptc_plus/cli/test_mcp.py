@@ -144,3 +144,24 @@ def test_the_installed_command_passes_everything_after_the_double_dash_to_the_se
     assert done.returncode == 0, done.stderr
     server = tomllib.loads(workspace_file(workspace).read_text("utf-8"))["mcp"]["servers"]["git"]
     assert server == {"command": "srv", "args": ["--json", "--user", "-x"]}
+
+
+def test_capabilities_plan_and_search_see_the_tools_of_a_trusted_server_and_name_a_refused_one(
+    run_cli: CliRunner, workspace: Path
+) -> None:
+    time_server = str(Path(sys.executable).with_name("mcp-server-time"))
+    repository_adds(workspace, f'[mcp.servers.time]\ncommand = "{time_server}"\nargs = ["--local-timezone", "UTC"]\n')
+    refused = run_cli("capabilities", "plan", "--workspace", str(workspace), "--json")
+    assert refused.code == 0, refused.err
+    assert any("mcp trust time" in note for note in refused.json()["sources"])
+    assert not any(e["identity"].startswith("mcp:time/") for e in refused.json()["plan"]["entries"])
+
+    assert run_cli("mcp", "trust", "time", "--workspace", str(workspace)).code == 0
+    planned = run_cli("capabilities", "plan", "--workspace", str(workspace), "--json")
+    assert planned.code == 0, planned.err
+    identities = {e["identity"] for e in planned.json()["plan"]["entries"]}
+    assert {"mcp:time/get_current_time", "mcp:time/convert_time"} <= identities
+    assert planned.json()["sources"] == []
+    found = run_cli("capabilities", "search", "what time is it in Tokyo", "--workspace", str(workspace), "--json")
+    assert found.code == 0, found.err
+    assert "mcp:time/" in found.out
