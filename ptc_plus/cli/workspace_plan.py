@@ -24,7 +24,6 @@ from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session import effective_snapshot, session_plan
 
-
 _LISTING = "ptc-plus-cli"
 """The pseudo session the CLI opens the workspace's MCP servers under, to list them once."""
 
