@@ -20,7 +20,7 @@ family's sample when the host says the family settled (:mod:`.usage`, ADR 0067).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -34,7 +34,6 @@ from hookspecs import (
     HostServices,
     PromptContext,
     PromptSection,
-    ReceiptStatus,
     Refusal,
     ResultAnnotation,
     SessionInfo,
@@ -48,77 +47,36 @@ from hookspecs import (
     TurnSummary,
 )
 from ptc_plus.adapters.mcp import McpSources, resource_tools
-from ptc_plus.capabilities import Catalog, CatalogSnapshot, choose_counter
-from ptc_plus.config import WORKSPACE_DIR, ContextSection, Disclosure, Presentation
-from ptc_plus.errors import PtcError
+from ptc_plus.capabilities import CatalogSnapshot, choose_counter
+from ptc_plus.config import WORKSPACE_DIR, Disclosure, Presentation
 from ptc_plus.i18n import message
 from ptc_plus.plan import PlanDiff, plan_diff
 from ptc_plus.preview import READ_TOOL_NAME, preview_result, read_spill_definition
 from ptc_plus.runtime import TOOL_NAME, CodeRuntime, RunLimits, run_code_definition
+from ptc_plus.session.commands import CapabilitiesCommands
 from ptc_plus.session.contract_memory import Compacted, ContractDesk, Event, catalog_kept
 from ptc_plus.session.contract_messages import expansion, recovery
 from ptc_plus.session.delivery import Delivery, Offer, Shown, delivery_from, dropped, offer_record, proof_record
 from ptc_plus.session.environment import KIND, Environment, RestoreStatus, restore
-from ptc_plus.session.errors import CommandArguments, RefreshFailed, RefreshNotPersisted
 from ptc_plus.session.membership import Membership, freeze_membership
-from ptc_plus.session.opening import Today, host_drift, host_view, read_today
-from ptc_plus.session.presentation import Checked, InForce, decide, unproven
+from ptc_plus.session.opening import Today, host_drift, read_today
+from ptc_plus.session.presentation import Checked, decide, unproven
 from ptc_plus.session.projection import (
     MODEL_LANG,
     bootstrap_section,
     catalog_message,
-    navigation,
     withdrawn_message,
 )
 from ptc_plus.session.readiness import sandbox_readiness
-from ptc_plus.session.refresh import Candidate, diff_summary, notice_header, opening_environment, prepare, validate
+from ptc_plus.session.refresh import notice_header, opening_environment
 from ptc_plus.session.report import (
-    COMMAND,
-    REFRESH,
-    SessionView,
-    capabilities_receipt,
-    refresh_receipt,
     turned_off_from,
 )
+from ptc_plus.session.state import SessionState
 from ptc_plus.session.usage import FamilyUsage, agent_offers, prior_samples
 from ptc_plus.statistics import FamilyObserver, record_settled
 
 __all__ = ["PtcController", "SessionState"]
-
-
-@attrs.frozen(kw_only=True)
-class SessionState:
-    """What the plugin holds for one session; replaced (never mutated) on change."""
-
-    info: SessionInfo
-    environment: Environment | None
-    """``None``: the session keeps the host's own provision (no record, or an unproven one)."""
-    limits: RunLimits
-    catalog: Catalog
-    presented: InForce
-    """The presentation in force now and why (checked at start, and again at resume)."""
-    membership: Membership | None = None
-    """Who belongs under code mode, frozen with the environment (``None``: no environment)."""
-    delivery: Delivery = attrs.field(factory=Delivery)
-    gate_warnings: tuple[str, ...] = ()
-    diagnostics: tuple[str, ...] = ()
-    context: ContextSection = attrs.field(factory=ContextSection)
-    """The context budgets read with the config when the session opened (or last refreshed)."""
-    pending: Candidate | None = None
-    """A validated refresh waiting for the session's running programs to end."""
-    turned_off: Mapping[str, int] = attrs.field(factory=dict)
-    """Tool name -> the refresh that turned it off (and no later one turned back on)."""
-    refresh_failure: str = ""
-    """Why the latest pending refresh failed when it was applied (``""``: it did not)."""
-
-    @property
-    def ptc(self) -> bool:
-        """Code mode is in force (presentation ``ptc`` or ``both``)."""
-        return self.environment is not None and self.presented.code_mode
-
-    @property
-    def presentation(self) -> Presentation:
-        return self.presented.presentation if self.environment is not None else Presentation.NATIVE
 
 
 class PtcController:
@@ -131,11 +89,12 @@ class PtcController:
         """Session id -> ids of its ``run_code`` calls running now (a refresh waits for none to run)."""
         self.usage = FamilyObserver()
         self._usage_written: dict[str, FamilyUsage] = {}
+        """Session id -> the family usage record last written into (or read from) that session's log."""
         self.contracts = ContractDesk()
         """Each session's memory of expanded, shown and used contracts (ADR 0070)."""
-        """Session id -> the family usage record last written into (or read from) that session's log."""
         self.mcp = McpSources()
         """The MCP servers each session uses (shared with the process's other controllers by the hub)."""
+        self.commands = CapabilitiesCommands(self)
         self._resource_tools = resource_tools(
             lambda agent: self.mcp.resource_servers(agent.session_id), self._resource_servers_allowed
         )
@@ -259,7 +218,7 @@ class PtcController:
         cells.discard(call.call_id)
         state = self.session(call.caller)
         if not cells and state is not None and state.pending is not None:
-            self._apply_pending(state)
+            self.commands.apply_pending(state)
 
     def dispatched(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> None:
         self.usage.dispatched(call, spec, result)
@@ -384,7 +343,7 @@ class PtcController:
         if state is None:
             return []
         if state.pending is not None and not self._cells.get(step.agent.session_id):
-            state = self._apply_pending(state)
+            state = self.commands.apply_pending(state)
         messages = self._plan_messages(state, step)
         messages += self._contract_messages(self.session(step.agent) or state)
         return messages
@@ -533,143 +492,38 @@ class PtcController:
 
     # -- commands ---------------------------------------------------------------------------
     def command(self, request: CommandRequest) -> CommandReceipt | None:
-        """``/capabilities`` (the plan, read-only), ``/capabilities refresh [--dry-run]``; other arguments fail."""
-        if request.name != COMMAND:
-            return None
-        args = request.args
-        if args and args[0] == REFRESH and set(args[1:]) <= {"--dry-run"} and len(args) <= 2:
-            return self.refresh(request.agent, dry_run=len(args) == 2)
-        if args:
-            error = CommandArguments(args=" ".join(args))
-            return CommandReceipt(status=ReceiptStatus.FAILED, text=error.message(), data={"error": error.to_json()})
-        return self._show(request.agent)
-
-    def _show(self, agent: AgentRef) -> CommandReceipt:
-        state = self.session(agent)
-        if state is None:
-            view = SessionView(presented=InForce(presentation=Presentation.NATIVE))
-            return capabilities_receipt(None, (), view)
-        counter = choose_counter(self.services.token_counter)
-        environment = state.environment
-        direct: tuple[str, ...] = ()
-        late: tuple[str, ...] = ()
-        if state.ptc and state.membership is not None:
-            # Natively the host's own provision applies: nothing is direct or withheld.
-            tools = host_view(self.services, agent)
-            direct = tuple(s.name for s in tools if s.name in state.membership.direct)
-            late = tuple(state.membership.late(tools))
-        view = SessionView(
-            presented=state.presented,
-            direct=direct,
-            late=late,
-            delivery=state.delivery,
-            navigation=navigation(environment, state.catalog, counter) if state.ptc and environment else None,
-            unit=counter.unit,
-            gate_warnings=state.gate_warnings,
-            pending=self._pending_summary(state),
-            refresh_failure=state.refresh_failure,
-        )
-        return capabilities_receipt(environment, state.diagnostics, view)
-
-    def _pending_summary(self, state: SessionState) -> tuple[int, str, bool] | None:
-        """``(sequence, summary, waiting)``: the refresh waiting for a cell, else what a refresh now would do."""
-        if state.environment is None:
-            return None
-        if state.pending is not None:
-            return state.pending.sequence, diff_summary(state.pending.diff), True
-        try:
-            candidate = self._prepare(state)
-        except PtcError as error:
-            return state.environment.sequence + 1, error.message(), False
-        live = (state.presentation, candidate.presented.presentation)
-        return candidate.sequence, diff_summary(candidate.diff, presentation=live), False
+        """``/capabilities`` and ``/capabilities refresh [--dry-run]`` (:mod:`.commands`)."""
+        return self.commands.command(request)
 
     def refresh(self, agent: AgentRef, *, dry_run: bool = False) -> CommandReceipt:
-        """Re-plan ``agent``'s session from the facts of now, as one transition (SPEC §7, ADR 0068).
+        """``/capabilities refresh`` for ``agent``'s session (:meth:`.commands.CapabilitiesCommands.refresh`)."""
+        return self.commands.refresh(agent, dry_run=dry_run)
 
-        Prepare and validate the candidate without touching the live plan;
-        then (unless ``dry_run``) apply it at once when no cell of the session
-        runs, else hold it as pending until the last one ends (or the next
-        step). Applying persists one environment record first; only then is
-        the state swapped, so a failure at any stage leaves the old plan whole.
-        A candidate that changes nothing is ``unchanged``: nothing persisted,
-        no notice (repeats are idempotent). No model request is made.
-        """
-        state = self.session(agent)
-        if state is None or state.environment is None:
-            return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.no-environment"))
-        try:
-            candidate = validate(self._prepare(state), host_view(self.services, agent), self._counter())
-        except RefreshFailed as error:
-            return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.failed", reason=error.message()), error)
-        live = (state.presentation, candidate.presented.presentation)
-        summary = diff_summary(candidate.diff, presentation=live)
-        if dry_run:
-            return refresh_receipt(ReceiptStatus.SHOWN, message("ptc.refresh.dry-run", summary=summary), candidate)
-        if not candidate.changes(state.environment, state.presentation):
-            if state.pending is not None:  # the config went back: the waiting refresh has nothing left to do
-                self._sessions[agent.session_id] = attrs.evolve(state, pending=None)
-            return refresh_receipt(ReceiptStatus.UNCHANGED, message("ptc.refresh.unchanged"), candidate)
-        running = len(self._cells.get(agent.session_id, ()))
-        if running:
-            self._sessions[agent.session_id] = attrs.evolve(state, pending=candidate)
-            text = message("ptc.refresh.pending", sequence=candidate.sequence, summary=summary, running=running)
-            return refresh_receipt(ReceiptStatus.PENDING, text, candidate)
-        try:
-            self._apply(state, candidate)
-        except RefreshFailed as error:
-            return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.failed", reason=error.message()), error)
-        told = state.ptc or candidate.presented.code_mode  # a native session that stays native sees nothing
-        key = "ptc.refresh.applied" if told else "ptc.refresh.applied-quiet"
-        text = message(key, sequence=candidate.sequence, summary=summary)
-        children = sum(1 for s in self._sessions.values() if s.info.agent.parent_session_id == agent.session_id)
-        if children and candidate.diff.removed:
-            text += "\n" + message("ptc.refresh.children", count=children)
-        return refresh_receipt(ReceiptStatus.APPLIED, text, candidate)
+    # -- what the commands need (:class:`.commands.PlanHolder`) --------------------------------
+    def put(self, state: SessionState) -> None:
+        """Hold ``state`` as its session's state now."""
+        self._sessions[state.info.agent.session_id] = state
 
-    def _prepare(self, state: SessionState) -> Candidate:
-        assert state.environment is not None
-        today = read_today(self.services, state.info, self.mcp)
-        return prepare(state.environment, today, state.info, self._counter(), self._parent_members(state.info.agent))
+    def hold(self, state: SessionState, skills: Sequence[SkillSpec], membership: Membership | None) -> SessionState:
+        return self._hold(state, skills, membership)
 
-    def _apply(self, state: SessionState, candidate: Candidate) -> SessionState:
-        """Persist ``candidate``'s record, then hold it as the session's state (the old plan stays on failure).
+    def running(self, session_id: str) -> int:
+        """How many ``run_code`` cells of the session run now."""
+        return len(self._cells.get(session_id, ()))
 
-        :raises RefreshNotPersisted: the record could not be appended.
-        """
-        agent = state.info.agent
-        try:
-            self.services.append_record(agent, candidate.environment.to_record())
-        except Exception as error:
-            raise RefreshNotPersisted(detail=f"{type(error).__name__}: {error}") from error
-        today: Today = candidate.today
-        added = frozenset(c.name for c in candidate.diff.added if c.name)
-        turned_off = {n: v for n, v in state.turned_off.items() if n not in added}
-        turned_off.update(dict.fromkeys(candidate.diff.removed_names(), candidate.sequence))
-        applied = attrs.evolve(
-            state,
-            environment=candidate.environment,
-            limits=today.configured.limits,
-            catalog=today.catalog,
-            presented=candidate.presented,
-            gate_warnings=today.gate.warnings,
-            diagnostics=tuple(today.diagnostics()),
-            context=today.loaded.config.context,
-            pending=None,
-            turned_off=turned_off,
-            refresh_failure="",
-        )
-        return self._hold(applied, today.skills, candidate.membership)
+    def children(self, session_id: str) -> int:
+        """How many sessions this controller holds whose parent is ``session_id``."""
+        return sum(1 for s in self._sessions.values() if s.info.agent.parent_session_id == session_id)
 
-    def _apply_pending(self, state: SessionState) -> SessionState:
-        """Apply the refresh that waited for a cell; a failure keeps the old plan and is shown by ``/capabilities``."""
-        assert state.pending is not None
-        try:
-            return self._apply(state, state.pending)
-        except RefreshFailed as error:
-            failed = attrs.evolve(state, pending=None, refresh_failure=error.message())
-            self._sessions[state.info.agent.session_id] = failed
-            return failed
+    def today(self, info: SessionInfo) -> Today:
+        """The facts of now for ``info`` (its MCP servers opened first)."""
+        return read_today(self.services, info, self.mcp)
+
+    def counter(self) -> TokenCounter:
+        return choose_counter(self.services.token_counter)
+
+    def parent_members(self, agent: AgentRef) -> frozenset[str] | None:
+        return self._parent_members(agent)
 
     # -- internals ------------------------------------------------------------------------
     def _counter(self) -> TokenCounter:
