@@ -5,6 +5,7 @@ lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, i18n, migration, sandbox_policy) < sdk < capabilities
       < runtime < preview < config < statistics < gate | plan < adapters.mcp < session < plugin < demo < cli
+      < adapters.llm
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -52,8 +53,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (SERVE,),
     ("ptc_plus.demo",),
     ("ptc_plus.cli",),
+    ("ptc_plus.adapters.llm",),
 )
-"""Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it."""
+"""Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it; the llm plugin sits
+above ``cli`` because it embeds a host that loads the plugin and mounts ``ptc-plus capabilities`` (ADR 0074)."""
 
 PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     # The contract is public module by module (host and plugin authors import its types where they live):

@@ -54,8 +54,10 @@ from hookspecs.reference.errors import HostError
 from hookspecs.reference.host import ReferenceHost
 from hookspecs.reference.loading import BLOCKLIST_ENV
 from hookspecs.reference.model import AssistantTurn, Model, ModelRequest, RequestedCall, ScriptedModel
+from hookspecs.reference.openai_client import OpenAIChatModel, RequestUsage
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session import Session
+from hookspecs.reference.session_log import read_events
 
 __all__ = [
     "BLOCKLIST_ENV",
@@ -66,9 +68,12 @@ __all__ = [
     "LaneClosed",
     "Model",
     "ModelRequest",
+    "OpenAIChatModel",
     "OrderedLane",
     "ReferenceHost",
+    "RequestUsage",
     "RequestedCall",
     "ScriptedModel",
     "Session",
+    "read_events",
 ]

@@ -58,6 +58,8 @@ COMMANDS: tuple[str, ...] = (
     "config",
     "mcp",
     "mcp_serve",
+    "chat",
+    "sessions",
     "completion",
 )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import urllib.error
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,14 +15,14 @@ import pytest
 from hookspecs import ToolSpec
 from hookspecs.reference import AssistantTurn, HostError, ModelRequest, ReferenceHost, RequestedCall
 from hookspecs.reference.demo_tools import demo_tool_definitions
-from hookspecs.reference.openai_client import OpenAIChatModel
+from hookspecs.reference.openai_client import OpenAIChatModel, RequestUsage
 
 
 class FakeEndpoint:
     """A loopback chat-completions server answering from a queue of ``(status, body)``."""
 
     def __init__(self) -> None:
-        self.answers: list[tuple[int, bytes]] = []
+        self.answers: list[tuple[int, bytes, str]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         endpoint = self
@@ -32,10 +31,10 @@ class FakeEndpoint:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 endpoint.requests.append({"path": self.path, "json": orjson.loads(body)})
-                endpoint.headers.append(dict(self.headers))
-                status, payload = endpoint.answers.pop(0)
+                endpoint.headers.append({k.lower(): v for k, v in self.headers.items()})
+                status, payload, content_type = endpoint.answers.pop(0)
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -48,7 +47,11 @@ class FakeEndpoint:
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def answer(self, status: int = 200, body: Any = None, raw: bytes | None = None) -> None:
-        self.answers.append((status, raw if raw is not None else orjson.dumps(body)))
+        self.answers.append((status, raw if raw is not None else orjson.dumps(body), "application/json"))
+
+    def stream(self, *chunks: dict[str, Any]) -> None:
+        events = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+        self.answers.append((200, events, "text/event-stream"))
 
 
 @pytest.fixture
@@ -138,8 +141,8 @@ async def test_a_full_turn_with_a_tool_call_round_trip(
     assert summary.final_text == "2 km is 2000 m." and summary.tool_calls == 1
     assert session.info.model_route == "openai:test-model"
     assert [r["path"] for r in endpoint.requests] == ["/v1/chat/completions"] * 2
-    assert endpoint.headers[0]["Authorization"] == "Bearer sk-test"
-    assert endpoint.headers[0]["Content-Type"] == "application/json"
+    assert endpoint.headers[0]["authorization"] == "Bearer sk-test"
+    assert endpoint.headers[0]["content-type"] == "application/json"
     first, second = (r["json"] for r in endpoint.requests)
     assert first["model"] == "test-model"
     assert first["messages"][0]["role"] == "system" and first["messages"][0]["content"] == session.system_prompt()
@@ -156,7 +159,7 @@ async def test_a_full_turn_with_a_tool_call_round_trip(
 @pytest.mark.asyncio
 async def test_answer_parsing(endpoint: FakeEndpoint) -> None:
     endpoint.answer(body=chat(None, [function_call("c9", "echo", {"t": "x"}), {"function": {"name": "bare"}}]))
-    model = OpenAIChatModel(base_url=endpoint.url, model="m")
+    model = OpenAIChatModel(base_url=endpoint.url, model="m", max_retries=0)
     turn = await model.complete(ModelRequest(system="S", messages=(), tools=()))
     assert turn == AssistantTurn(
         text="",
@@ -165,21 +168,19 @@ async def test_answer_parsing(endpoint: FakeEndpoint) -> None:
             RequestedCall(call_id="", tool="bare", arguments={}),
         ),
     )
-    assert "Authorization" not in endpoint.headers[0]
+    assert "authorization" not in endpoint.headers[0]
 
 
 @pytest.mark.asyncio
 async def test_http_error_is_host_0310(endpoint: FakeEndpoint) -> None:
     endpoint.answer(500, {"error": {"message": "overloaded"}})
-    model = OpenAIChatModel(base_url=endpoint.url, model="m")
+    model = OpenAIChatModel(base_url=endpoint.url, model="m", max_retries=0)
     with pytest.raises(HostError) as excinfo:
         await model.complete(ModelRequest(system="S", messages=(), tools=()))
     assert excinfo.value.code == "HOST-0310"
-    assert excinfo.value.params["reason"] == "HTTP 500"
+    # The server's own error text is shown, after the retries gave up.
+    assert excinfo.value.params["reason"] == "HTTP 500: overloaded"
     assert excinfo.value.params["url"] == endpoint.url + "/chat/completions"
-    # The error response was closed (left to the GC it leaks its socket: a ResourceWarning).
-    cause = excinfo.value.__cause__
-    assert isinstance(cause, urllib.error.HTTPError) and cause.fp.closed
 
 
 @pytest.mark.asyncio
@@ -187,7 +188,7 @@ async def test_unreachable_endpoint_is_host_0310() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    model = OpenAIChatModel(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout_s=5)
+    model = OpenAIChatModel(base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout_s=5, max_retries=0)
     with pytest.raises(HostError) as excinfo:
         await model.complete(ModelRequest(system="S", messages=(), tools=()))
     assert excinfo.value.code == "HOST-0310"
@@ -207,7 +208,7 @@ async def test_unreachable_endpoint_is_host_0310() -> None:
 )
 async def test_malformed_answer_is_host_0311(endpoint: FakeEndpoint, raw: bytes) -> None:
     endpoint.answer(raw=raw)
-    model = OpenAIChatModel(base_url=endpoint.url, model="m")
+    model = OpenAIChatModel(base_url=endpoint.url, model="m", max_retries=0)
     with pytest.raises(HostError) as excinfo:
         await model.complete(ModelRequest(system="S", messages=(), tools=()))
     assert excinfo.value.code == "HOST-0311"
@@ -219,9 +220,80 @@ async def test_model_failure_surfaces_from_run_turn(
 ) -> None:
     endpoint.answer(503, {})
     async with make_reference_host() as host:
-        session = await host.start_session(model=OpenAIChatModel(base_url=endpoint.url, model="m"))
+        session = await host.start_session(model=OpenAIChatModel(base_url=endpoint.url, model="m", max_retries=0))
         with pytest.raises(HostError) as excinfo:
             await session.run_turn("hi")
         assert excinfo.value.code == "HOST-0310"
         # A failed turn still ends the agent's work: its family settles (ADR 0065).
         assert [e.type for e in session.log.events] == ["session-started", "user-message", "family-settled"]
+
+
+def delta(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    piece: dict[str, Any] = {}
+    if content is not None:
+        piece["content"] = content
+    if tool_calls is not None:
+        piece["tool_calls"] = tool_calls
+    choice = {"index": 0, "delta": piece, "finish_reason": None}
+    return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [choice]}
+
+
+@pytest.mark.asyncio
+async def test_a_stream_is_assembled_text_shown_as_it_arrives_and_usage_recorded(endpoint: FakeEndpoint) -> None:
+    endpoint.stream(
+        delta("Let me "),
+        delta("check."),
+        delta(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": {"name": "ec", "arguments": ""}}]),
+        delta(tool_calls=[{"index": 0, "function": {"name": "ho", "arguments": '{"t": '}}]),
+        delta(tool_calls=[{"index": 0, "function": {"arguments": '"x"}'}}]),
+        delta(tool_calls=[{"index": 1, "id": "c2", "type": "function", "function": {"name": "b", "arguments": "{}"}}]),
+        {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": []}
+        | {"usage": {"prompt_tokens": 100, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 64}}},
+    )
+    model = OpenAIChatModel(base_url=endpoint.url, model="m", stream=True, max_retries=0)
+    shown: list[str] = []
+    recorded: list[RequestUsage] = []
+    model.on_text = shown.append
+    model.on_usage = recorded.append
+    turn = await model.complete(ModelRequest(system="S", messages=(), tools=()))
+    assert shown == ["Let me ", "check."]
+    assert turn == AssistantTurn(
+        text="Let me check.",
+        tool_calls=(
+            RequestedCall(call_id="c1", tool="echo", arguments={"t": "x"}),
+            RequestedCall(call_id="c2", tool="b", arguments={}),
+        ),
+    )
+    assert endpoint.requests[0]["json"]["stream"] is True
+    assert endpoint.requests[0]["json"]["stream_options"] == {"include_usage": True}
+    assert recorded == model.usage == [RequestUsage(cached_input=64, uncached_input=36, output=9)]
+
+
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        (None, (None, None, None)),
+        ({}, (None, None, None)),
+        ({"prompt_tokens": 10, "completion_tokens": 0}, (None, None, 0)),
+        ({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}, (0, 10, None)),
+        ({"prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens": 2}, (4, None, 2)),
+        ({"prompt_tokens": "10", "completion_tokens": -1}, (None, None, None)),
+    ],
+)
+def test_unknown_usage_stays_unknown(wire: Any, expected: tuple[int | None, ...]) -> None:
+    usage = RequestUsage.from_wire(wire)
+    assert (usage.cached_input, usage.uncached_input, usage.output) == expected
+
+
+@pytest.mark.asyncio
+async def test_a_429_is_retried_and_a_500_shows_the_servers_text(endpoint: FakeEndpoint) -> None:
+    endpoint.answer(429, {"error": {"message": "rate limited"}})
+    endpoint.answer(body=chat("fine"))
+    model = OpenAIChatModel(base_url=endpoint.url, model="m", max_retries=2)
+    assert (await model.complete(ModelRequest(system="S", messages=(), tools=()))).text == "fine"
+    assert [h.get("x-stainless-retry-count") for h in endpoint.headers] == ["0", "1"]
+    endpoint.answer(500, raw=b"<html><body>upstream   exploded</body></html>")
+    model = OpenAIChatModel(base_url=endpoint.url, model="m", max_retries=0)
+    with pytest.raises(HostError) as excinfo:
+        await model.complete(ModelRequest(system="S", messages=(), tools=()))
+    assert excinfo.value.params["reason"] == "HTTP 500: <html><body>upstream exploded</body></html>"

@@ -7,6 +7,7 @@ follow), and every schema's keys must be documented in docs/cli.md.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -18,6 +19,7 @@ import jsonschema
 import orjson
 import pytest
 
+from hookspecs.reference import AssistantTurn, ReferenceHost, ScriptedModel
 from tests.cli_runner import CliRun, CliRunner
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -255,6 +257,23 @@ def test_mcp_add_list_trust_remove(tmp_path: Path, run_cli: CliRunner) -> None:
     assert (removed["changed"], removed["still_configured"]) == (True, False)
 
 
+def test_sessions_of_a_workspace(tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace(tmp_path)
+    assert conforms(run_cli("sessions", "--workspace", str(root), "--json"), "sessions")["sessions"] == []
+
+    async def one_session() -> str:
+        async with ReferenceHost(workspace=root, state_dir=root / ".agent-host", load_entry_points=False) as host:
+            session = await host.start_session(title="t", model=ScriptedModel([AssistantTurn(text="hi")]))
+            await session.run_turn("hello there")
+            return session.agent.session_id
+
+    session_id = asyncio.run(one_session())
+    listed = conforms(run_cli("sessions", "--workspace", str(root), "--json"), "sessions")["sessions"]
+    assert [(s["id"], s["turns"], s["last_user_message"], s["problem"]) for s in listed] == [
+        (session_id, 1, "hello there", "")
+    ]
+
+
 CHECKED = [
     pytest.param(None, 0, None, id="no-file"),
     pytest.param(b"version = 1\n[runtime]\ntimeout_s = 30\n", 0, None, id="good"),
@@ -402,6 +421,7 @@ DOCUMENTED = {
     "mcp-remove": ("ptc-plus mcp remove", ()),
     "mcp-trust": ("ptc-plus mcp trust", ("ptc-plus mcp add",)),
     "mcp-serve": ("ptc-plus mcp-serve", ()),
+    "sessions": ("ptc-plus sessions", ()),
 }
 VALUES_UNLISTED = {"capabilities-plan"}
 """Schemas whose sections do not (yet) list every enum value (plan: the entries' ``scope``)."""

@@ -1,0 +1,314 @@
+"""``ptc-plus chat`` and ``ptc-plus sessions`` against a fake OpenAI-compatible server on 127.0.0.1.
+
+The installed ``ptc-plus`` runs as a subprocess (as a script would run it); the
+server is scripted per request: whole or streamed answers, a 429 before the
+answer, a 500 with an error body, tool calls that run ``run_code``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+CLI = str(Path(sys.executable).with_name("ptc-plus"))
+PLANTED_KEY = "sk-planted-3f9c2a7e1d5b4c8a"
+
+
+class FakeOpenAI:
+    """A loopback chat-completions server answering each request with the next scripted reply.
+
+    A reply is ``("json", status, body)``, ``("stream", [text pieces], tool_calls or None)`` or
+    ``("hang", [text pieces])`` (sends the pieces, then keeps the stream open until :meth:`close`).
+    """
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[Any, ...]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.released = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                fake.requests.append(orjson.loads(body))
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                reply = fake.replies.pop(0) if fake.replies else ("json", 500, {"error": {"message": "no reply"}})
+                if reply[0] == "json":
+                    self._json(reply[1], reply[2])
+                else:
+                    self._stream(reply)
+
+            def _json(self, status: int, body: Any) -> None:
+                payload = orjson.dumps(body)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                if status == 429:
+                    self.send_header("Retry-After-Ms", "10")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _stream(self, reply: tuple[Any, ...]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for piece in reply[1]:
+                    self._event(chunk({"content": piece}))
+                    time.sleep(0.02)
+                if reply[0] == "hang":
+                    fake.released.wait(30)
+                    return
+                if reply[2]:
+                    self._event(chunk({"tool_calls": reply[2]}))
+                self._event(
+                    {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": []}
+                    | {
+                        "usage": {
+                            "prompt_tokens": 50,
+                            "completion_tokens": 7,
+                            "prompt_tokens_details": {"cached_tokens": 20},
+                        }
+                    }
+                )
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+            def _event(self, data: dict[str, Any]) -> None:
+                self.wfile.write(b"data: " + orjson.dumps(data) + b"\n\n")
+                self.wfile.flush()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def chunk(delta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
+
+
+def completion(content: str | None, tool_calls: list[dict[str, Any]] | None = None, usage: Any = None) -> Any:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    body: dict[str, Any] = {"id": "c", "object": "chat.completion", "created": 0, "model": "m"}
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": "stop"}]
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def run_code_call(code: str, call_id: str = "call_1", *, streamed: bool = False) -> dict[str, Any]:
+    arguments = orjson.dumps({"description": "test program", "code": code}).decode()
+    call: dict[str, Any] = {"id": call_id, "type": "function", "function": {"name": "run_code", "arguments": arguments}}
+    return call | {"index": 0} if streamed else call
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI()
+    try:
+        yield fake
+    finally:
+        fake.close()
+
+
+def chat_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return env | {"PTC_LOCALE": "en", "NO_COLOR": "1"} | extra
+
+
+def chat(
+    workspace: Path, server: FakeOpenAI, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    command = [CLI, "chat", "--workspace", str(workspace), "--base-url", server.url, "--model", "m", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env or chat_env(), timeout=120)
+
+
+def log_text(workspace: Path) -> str:
+    return "".join(p.read_text() for p in (workspace / ".agent-host" / "sessions").glob("*.jsonl"))
+
+
+def usage_events(workspace: Path) -> list[dict[str, Any]]:
+    events = [orjson.loads(line) for line in log_text(workspace).splitlines() if line.strip()]
+    return [e["data"] for e in events if e["type"] == "chat-model-usage"]
+
+
+def test_one_shot_streams_the_answer_and_records_usage(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("stream", ["Hello", ", ", "world."], None))
+    done = chat(tmp_path, server, "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello, world.\n"
+    assert server.requests[0]["stream"] is True
+    assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hi"}
+    assert "run_code" in {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert usage_events(tmp_path) == [{"cached_input": 20, "uncached_input": 30, "output": 7}]
+    assert "ptc-plus chat --resume s-" in done.stderr
+
+
+def test_whole_answers_and_unknown_usage_stays_unknown(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("json", 200, completion("Whole answer.", usage={"prompt_tokens": 12})))
+    done = chat(tmp_path, server, "-p", "hi", "--no-stream")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Whole answer.\n"
+    assert "stream" not in server.requests[0]
+    # The server gave prompt tokens but no cache detail: nothing is made up, nothing is zero.
+    assert usage_events(tmp_path) == [{"cached_input": None, "uncached_input": None, "output": None}]
+
+
+def test_a_429_is_retried_then_answered(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("json", 429, {"error": {"message": "slow down"}}))
+    server.replies.append(("stream", ["After the wait."], None))
+    done = chat(tmp_path, server, "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "After the wait.\n"
+    assert len(server.requests) == 2
+    assert server.headers[1].get("x-stainless-retry-count") == "1"
+
+
+def test_a_500_shows_the_servers_error_text(tmp_path: Path, server: FakeOpenAI) -> None:
+    for _ in range(4):  # the first try and three retries
+        server.replies.append(("json", 500, {"error": {"message": "the backend is on fire"}}))
+    done = chat(tmp_path, server, "-p", "hi")
+    assert done.returncode == 1
+    assert "HTTP 500: the backend is on fire" in done.stderr
+    assert "PTC-7304" in done.stderr and "Traceback" not in done.stderr
+    assert len(server.requests) == 4
+
+
+def test_tool_calls_run_code_and_the_nested_calls_are_shown(tmp_path: Path, server: FakeOpenAI) -> None:
+    code = 'r = await tools.convert_units(value=2, from_unit="km", to_unit="m")\nreturn r["value"]'
+    server.replies.append(("stream", [], [run_code_call(code, streamed=True)]))
+    server.replies.append(("stream", ["2 km is 2000 m."], None))
+    done = chat(tmp_path, server, "-p", "How many metres in 2 km?", "--tools", "demo", "--verbose")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "2 km is 2000 m.\n"
+    assert "  → run_code(" in done.stderr
+    assert "    → convert_units(" in done.stderr and "    ← convert_units ok" in done.stderr
+    settled = [line for line in done.stderr.splitlines() if line.startswith("  ← run_code ok ")]
+    assert len(settled) == 1 and '"value":2000.0' in settled[0]
+    tool_message = server.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+    assert "2000" in tool_message["content"]
+
+
+def test_the_key_reaches_the_server_and_nothing_else(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("stream", ["ok"], None))
+    for _ in range(4):
+        server.replies.append(("json", 500, {"error": {"message": "failing"}}))
+    env = chat_env(MY_KEY=PLANTED_KEY)
+    first = chat(tmp_path, server, "-p", "hi", "--api-key-env", "MY_KEY", "--verbose", env=env)
+    second = chat(tmp_path, server, "-p", "again", "--api-key-env", "MY_KEY", "--verbose", env=env)
+    assert first.returncode == 0 and second.returncode == 1
+    assert server.headers[0]["authorization"] == f"Bearer {PLANTED_KEY}"
+    for output in (first.stdout, first.stderr, second.stdout, second.stderr):
+        assert PLANTED_KEY not in output
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written, "the session left no record"
+    for path in written:
+        assert PLANTED_KEY.encode() not in path.read_bytes(), path
+    for request in server.requests:
+        assert PLANTED_KEY not in orjson.dumps(request).decode()
+
+
+def test_no_key_sends_no_authorization(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("stream", ["ok"], None))
+    done = chat(tmp_path, server, "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert "authorization" not in server.headers[0]
+    assert "$OPENAI_API_KEY is not set" in done.stderr
+
+
+def test_usage_errors(tmp_path: Path, server: FakeOpenAI) -> None:
+    missing = subprocess.run(
+        [CLI, "chat", "--workspace", str(tmp_path), "-p", "x"], capture_output=True, text=True, env=chat_env()
+    )
+    assert missing.returncode == 2 and "PTC-7301" in missing.stderr
+    unset = chat(tmp_path, server, "-p", "x", "--api-key-env", "NOT_SET_ANYWHERE")
+    assert unset.returncode == 2 and "PTC-7302" in unset.stderr and "NOT_SET_ANYWHERE" in unset.stderr
+    unknown = chat(tmp_path, server, "-p", "x", "--resume", "s-nope")
+    assert unknown.returncode == 2 and "PTC-7303" in unknown.stderr
+    assert server.requests == []
+
+
+def test_resume_and_sessions(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("stream", ["first answer"], None))
+    first = chat(tmp_path, server, "-p", "remember the word tangerine")
+    session = first.stderr.split("--resume ")[1].split(")")[0]
+    listed = subprocess.run(
+        [CLI, "sessions", "--workspace", str(tmp_path), "--json"], capture_output=True, text=True, env=chat_env()
+    )
+    assert listed.returncode == 0, listed.stderr
+    sessions = orjson.loads(listed.stdout)["sessions"]
+    assert [(s["id"], s["turns"], s["model"]) for s in sessions] == [(session, 1, "openai:m")]
+    assert sessions[0]["last_user_message"] == "remember the word tangerine"
+    server.replies.append(("stream", ["tangerine"], None))
+    again = chat(tmp_path, server, "-p", "which word?", "--resume", session)
+    assert again.returncode == 0, again.stderr
+    sent = [m for m in server.requests[1]["messages"] if m["role"] in ("user", "assistant")]
+    assert [m["content"] for m in sent] == ["remember the word tangerine", "first answer", "which word?"]
+    human = subprocess.run(
+        [CLI, "sessions", "--workspace", str(tmp_path)], capture_output=True, text=True, env=chat_env()
+    )
+    assert session in human.stdout and "which word?" in human.stdout
+
+
+def test_lines_from_a_pipe_are_a_session(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("stream", ["Piped answer."], None))
+    command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m", "--tools", "demo"]
+    done = subprocess.run(
+        command,
+        input="hello\n/tools\n/compact\n/nonsense\n/exit\nnever sent\n",
+        capture_output=True,
+        text=True,
+        env=chat_env(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Piped answer.\n" in done.stdout
+    assert "run_code [" in done.stdout and "convert_units [" in done.stdout  # /tools
+    assert "[applied]" in done.stdout  # /compact
+    assert "[failed]" in done.stdout  # an unknown command is a failed receipt, and the session goes on
+    assert len(server.requests) == 1
+
+
+def test_a_marked_tool_is_not_run_unasked_when_there_is_no_terminal(tmp_path: Path, server: FakeOpenAI) -> None:
+    code = 'r = await tools.convert_units(value=2, from_unit="km", to_unit="m")\nreturn r["value"]'
+    server.replies.append(("stream", [], [run_code_call(code, streamed=True)]))
+    server.replies.append(("stream", ["It was not approved."], None))
+    done = chat(tmp_path, server, "-p", "2 km in m?", "--tools", "demo", "--approve", "convert_units,write_file")
+    assert done.returncode == 0, done.stderr
+    tool_message = server.requests[1]["messages"][-1]
+    assert "no terminal to ask on" in tool_message["content"] and "convert_units" in tool_message["content"]
+    assert "2000" not in tool_message["content"]  # the tool never ran
