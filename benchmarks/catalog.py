@@ -1,12 +1,14 @@
 """Catalog latency: SDK render and search for 100, 1,000 and 10,000 capabilities.
 
 For each size: render the whole SDK once (``render_sdk``), build the catalog
-snapshot once (render every contract, meter it, index it), then time
+snapshot once (render every contract, meter it, index it), build the search
+index alone once more (``build_index`` over the managed capabilities with the
+keywords already compiled: the "discovery index" of issue 17), then time
 ``discovery.search`` (default budget) and ``rank`` over the labelled queries,
 repeated, reporting p50 and p99. Baseline in the same run: a naive linear
 scan counting query words in name + description (no index).
 
-Run: ``/work/venv/bin/python benchmarks/catalog.py [--sizes 100,1000,10000]`` → benchmarks/results/catalog.json
+Run: ``.venv/bin/python benchmarks/catalog.py [--sizes 100,1000,10000]`` → benchmarks/results/catalog.json
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from search_quality import naive_rank
 
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.discovery import search
+from ptc_plus.capabilities.index import build_index
 from ptc_plus.capabilities.search import rank
 from ptc_plus.capabilities.snapshot import build_snapshot
 from ptc_plus.sdk import render_sdk
@@ -50,6 +53,7 @@ def measure(size: int, queries: list[str], rounds: int) -> dict[str, Any]:
     specs = scaled_tools(size)
     sdk, render_s = timed(render_sdk, specs)
     snapshot, snapshot_s = timed(lambda: build_snapshot(build_catalog(tools=specs)))
+    _, index_s = timed(build_index, snapshot.catalog.capabilities, snapshot.index.keywords)
     search_ms: list[float] = []
     rank_ms: list[float] = []
     naive_ms: list[float] = []
@@ -63,6 +67,7 @@ def measure(size: int, queries: list[str], rounds: int) -> dict[str, Any]:
         "render_sdk_s": round(render_s, 4),
         "sdk_chars": len(sdk.text),
         "build_snapshot_s": round(snapshot_s, 4),
+        "build_index_s": round(index_s, 4),
         "search_samples": len(search_ms),
         "search_p50_ms": round(percentile(search_ms, 0.5), 3),
         "search_p99_ms": round(percentile(search_ms, 0.99), 3),

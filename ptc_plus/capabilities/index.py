@@ -13,6 +13,7 @@ neighbouring words can be rewarded for appearing together.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,8 @@ FIELD_WEIGHTS: Mapping[str, float] = {
 }
 PAIR_FIELD_WEIGHTS: Mapping[str, float] = {"name": 1.0, "description": 0.5}
 LENGTH_NORMALISATION = 0.6
+_PAUSE_COLLECTOR_ABOVE = 500
+"""Capabilities above which :func:`build_index` pauses the cyclic collector (small builds are not worth it)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -84,7 +87,9 @@ def _pairs(fields: Mapping[str, list[str]]) -> dict[tuple[str, str], float]:
         sequence = [t for t in fields[field] if not t.startswith(UNIGRAM_PREFIX)]
         for first, second in pairwise(sequence):
             for key in ((first, second), (second, first)):
-                found[key] = max(found.get(key, 0.0), weight)
+                # Not max(): the builtin's call cost dominated index builds at 10,000 capabilities.
+                known = found.get(key, 0.0)
+                found[key] = weight if weight > known else known
     return found
 
 
@@ -92,9 +97,58 @@ def _action(words_of_name: list[str], keywords: CompiledKeywords) -> frozenset[s
     return keywords.actions.get(words_of_name[0], frozenset()) if words_of_name else frozenset()
 
 
+class _MemoTerms:
+    """:func:`terms` and name terms of strings seen before in one build, looked up instead of recomputed.
+
+    Catalogs repeat sources and parameter names across many capabilities; :func:`terms` is pure, so a
+    per-build memo changes nothing but the time (the lists are copied out, so callers may not alias them).
+    """
+
+    def __init__(self) -> None:
+        self._prose: dict[str, tuple[str, ...]] = {}
+        self._names: dict[str, tuple[str, ...]] = {}
+
+    def prose(self, text: str) -> list[str]:
+        found = self._prose.get(text)
+        if found is None:
+            found = self._prose[text] = tuple(terms(text))
+        return list(found)
+
+    def name(self, text: str) -> tuple[str, ...]:
+        found = self._names.get(text)
+        if found is None:
+            found = self._names[text] = tuple(_name_terms(text))
+        return found
+
+    def fields(self, capability: Capability, keywords: CompiledKeywords) -> dict[str, list[str]]:
+        """The same as :func:`document_fields`."""
+        return {
+            "name": list(self.name(capability.name)),
+            "source": list(self.name(capability.source)),
+            "parameters": [t for p in capability.parameters for t in self.name(p)],
+            "description": self.prose(capability.description),
+            "keywords": list(keywords.capability_terms.get(capability.identity, ())),
+        }
+
+
 def build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords) -> SearchIndex:
     """Index ``capabilities`` (their order is kept: it is the final tie-break after identity)."""
-    fields = [document_fields(c, keywords) for c in capabilities]
+    # No cyclic garbage collection during the build (as runtime/protocol.py does for large frames): the
+    # postings are millions of small acyclic tuples and lists, and the collections their allocation
+    # triggers walk them all again — at 10,000 capabilities more than half of the build time (ADR 0076).
+    paused = len(capabilities) > _PAUSE_COLLECTOR_ABOVE and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _build_index(capabilities, keywords)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords) -> SearchIndex:
+    memo = _MemoTerms()
+    fields = [memo.fields(c, keywords) for c in capabilities]
     averages = {f: max(1.0, sum(len(doc[f]) for doc in fields) / max(1, len(fields))) for f in FIELD_WEIGHTS}
     postings: dict[str, list[tuple[int, float]]] = {}
     pairs: dict[str, dict[str, list[tuple[int, float]]]] = {}

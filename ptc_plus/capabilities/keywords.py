@@ -3,10 +3,12 @@
 Stored as JSON (``{"version": 1, "groups": [...], "terms": {...},
 "capabilities": {...}, "actions": {...}}``). ``groups`` are English synonym
 sets (any member finds the others); ``terms`` expand a query term in any
-language (a Chinese word to the English words tool authors use);
-``capabilities`` add keywords to one capability by identity; ``actions`` name
-*action classes* (``family.class``, e.g. ``read.list``) and their English
-verbs, so the ranker can tell ``create_issue`` from ``list_issues`` (ADR 0026).
+language (a Chinese word to the English words tool authors use; an English
+term of several words, such as the casual verb ``spin up``, is a phrase that
+only its whole matches, so ``up`` alone gains nothing); ``capabilities`` add
+keywords to one capability by identity; ``actions`` name *action classes*
+(``family.class``, e.g. ``read.list``) and their English verbs, so the ranker
+can tell ``create_issue`` from ``list_issues`` (ADR 0026).
 ``actions`` is optional: files written before it existed still load. The
 shipped index is ``keywords.json`` beside this module; a workspace or user
 file is merged over it.
@@ -134,6 +136,12 @@ class CompiledKeywords:
     max_cjk: int
     actions: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     """Stemmed verb → the action classes it names."""
+    phrases: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
+    """A Latin term of several words, its stems joined by one space (``spin up``) → its expansions' terms
+    with positions, as :attr:`cjk`: the words mean something together that none of them means alone.
+    String keys, so the compiled index stays plain data."""
+    max_phrase: int = 0
+    """Words in the longest key of :attr:`phrases`."""
 
     def cjk_matches(self, run: str) -> list[str]:
         """Every dictionary word found inside a CJK run (all overlapping matches)."""
@@ -150,6 +158,7 @@ def compile_keywords(index: KeywordIndex) -> CompiledKeywords:
     """Prepare ``index`` for the ranker (stemmed English keys, CJK keys verbatim)."""
     latin: dict[str, set[str]] = {}
     cjk: dict[str, dict[str, int]] = {}
+    phrases: dict[str, dict[str, int]] = {}
     for group in index.groups:
         stems = {w for word in group for w in latin_words(word)}
         for word in stems:
@@ -162,8 +171,13 @@ def compile_keywords(index: KeywordIndex) -> CompiledKeywords:
                 for position, expansion in enumerate(expansions):
                     for word in terms(expansion):
                         ranks[word] = min(ranks.get(word, position), position)
+        elif len(key := latin_words(term)) > 1:
+            ranks = phrases.setdefault(" ".join(key), {})
+            for position, expansion in enumerate(expansions):
+                for word in terms(expansion):
+                    ranks[word] = min(ranks.get(word, position), position)
         else:
-            for word in latin_words(term):
+            for word in key:
                 latin.setdefault(word, set()).update(expanded - {word})
     capability_terms = {i: tuple(t for w in words for t in terms(w)) for i, words in index.capabilities.items()}
     actions: dict[str, set[str]] = {}
@@ -176,4 +190,6 @@ def compile_keywords(index: KeywordIndex) -> CompiledKeywords:
         cjk=cjk,
         capability_terms=capability_terms,
         max_cjk=max((len(k) for k in cjk), default=0),
+        phrases=phrases,
+        max_phrase=max((k.count(" ") + 1 for k in phrases), default=0),
     )

@@ -3,12 +3,16 @@
 A query is cut into *units*: each English word (with its synonyms), each
 dictionary word found in a CJK run (with its expansions, the first weighing
 most, and its character n-grams), and each CJK stretch the dictionary does not
-know (n-grams only). A word or dictionary unit is one *concept*: a capability
+know (n-grams only). English words come cleaned (:func:`~ptc_plus.capabilities.terms.query_words`):
+no contraction clitics or bare numbers, letters glued to digits (``ec2``) one unit
+matching only whole, code identifiers of the user's own (``parse_config``) left
+out, and several words the keyword index knows as a phrase (``spin up``) one
+unit. A word or dictionary unit is one *concept*: a capability
 scores for it by its best-matching alternative (one term, or the summed words
 of a several-word expansion such as "pivot table"), and the terms share the
 rarity of the commonest of them, so a rare synonym does not outweigh the
 plain word. An n-gram unit sums its n-grams. A capability's score sums its unit scores (the
-query's action unit at half weight) and is scaled by
+units naming an action at half weight) and is scaled by
 
 - *coverage*: the share of units it matches ("delete branch" prefers both words);
 - *action agreement*: the query's action (the action classes of its first
@@ -25,13 +29,13 @@ Equal scores are ordered by identity. No model is involved (ADR 0023, 0026).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 
 import attrs
 
 from ptc_plus.capabilities.index import SearchIndex
 from ptc_plus.capabilities.keywords import CompiledKeywords
-from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, cjk_runs, cjk_terms, latin_words
+from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, QueryWord, cjk_runs, cjk_terms, query_words
 
 K1 = 1.2
 WORD_WEIGHT = 1.0
@@ -48,8 +52,9 @@ CONCEPT_FLOOR = SYNONYM_WEIGHT
 COVERAGE_FLOOR = 0.3
 EXACT_NAME_BONUS = 1000.0
 ACTION_UNIT_WEIGHT = 0.5
-"""The action unit's own term score counts half: agreement is judged by :data:`ACTION_AGREES` and friends,
-and the object a query names should choose the service."""
+"""Every unit naming an action counts half of its own term score: agreement is judged by
+:data:`ACTION_AGREES` and friends from the first of them, the object a query names should choose the
+service, and a later verb ("edit the product and drop its price") must not pick its namesake sibling."""
 ACTION_AGREES = 1.3
 ACTION_RELATED = 1.1
 ACTION_CONFLICTS = 0.75
@@ -74,6 +79,8 @@ class Unit:
     actions: frozenset[str] = frozenset()
     phrases: tuple[tuple[str, ...], ...] = ()
     """Expansions of several words ("pivot table"): their terms add up instead of standing in for each other."""
+    whole: bool = False
+    """Letters glued to digits (``ec2``): only a capability holding every term matches."""
 
 
 def _put(unit: dict[str, float], term: str, weight: float) -> None:
@@ -132,17 +139,62 @@ def _ngram_unit(text: str) -> Unit:
     return Unit(terms=unit, concept=False)
 
 
-def analyse(query: str, keywords: CompiledKeywords) -> list[Unit]:
-    """The query's units in query order (English words first, then CJK runs)."""
+def analyse(query: str, keywords: CompiledKeywords, names: Container[str] = frozenset()) -> list[Unit]:
+    """The query's units in query order (English words first, then CJK runs).
+
+    A code identifier (``parse_config``) or a bare number in the query is the user's own data, not
+    a description of a tool: its words count only when it is a catalog name in ``names`` or when
+    the query holds nothing else (``12306``). Several words the keyword index knows as one phrase
+    (``spin up``, ``jot down``) are one unit of that phrase's expansions.
+    """
+    runs = cjk_runs(query)
+    found = query_words(query)
+    words = [w for w in found if not w.identifier or w.identifier in names]
+    if not words and not runs:
+        words = found
     units: list[Unit] = []
-    for word in dict.fromkeys(latin_words(query)):
-        unit: dict[str, float] = {word: WORD_WEIGHT}
-        for term in sorted(keywords.latin.get(word, ())):
-            _put(unit, term, SYNONYM_WEIGHT)
-        units.append(Unit(terms=unit, concept=True, actions=_actions_of([word], keywords)))
-    for run in cjk_runs(query):
+    seen: set[tuple[str, ...]] = set()
+    i = 0
+    while i < len(words):
+        phrase = _phrase_at(words, i, keywords)
+        key = (phrase,) if phrase else words[i].pieces
+        i += phrase.count(" ") + 1 if phrase else 1
+        if key in seen:
+            continue
+        seen.add(key)
+        if phrase:
+            units.append(_expansion_unit(keywords.phrases[phrase], keywords))
+        elif len(key) > 1:
+            units.append(Unit(terms=dict.fromkeys(key, WORD_WEIGHT), concept=False, whole=True))
+        else:
+            word = key[0]
+            unit: dict[str, float] = {word: WORD_WEIGHT}
+            for term in sorted(keywords.latin.get(word, ())):
+                _put(unit, term, SYNONYM_WEIGHT)
+            units.append(Unit(terms=unit, concept=True, actions=_actions_of([word], keywords)))
+    for run in runs:
         units.extend(_cjk_units(run, keywords))
     return units
+
+
+def _phrase_at(words: list[QueryWord], start: int, keywords: CompiledKeywords) -> str:
+    """The longest known phrase of several words from ``start`` (its key in ``keywords.phrases``), or ``""``."""
+    for size in range(min(keywords.max_phrase, len(words) - start), 1, -1):
+        span = words[start : start + size]
+        if all(len(w.pieces) == 1 for w in span):
+            phrase = " ".join(w.pieces[0] for w in span)
+            if phrase in keywords.phrases:
+                return phrase
+    return ""
+
+
+def _expansion_unit(expansions: Mapping[str, int], keywords: CompiledKeywords) -> Unit:
+    unit: dict[str, float] = {}
+    for term, position in sorted(expansions.items()):
+        _put(unit, term, DICTIONARY_WEIGHT * EXPANSION_DECAY**position)
+    return Unit(
+        terms=unit, concept=True, actions=_actions_of(expansions, keywords), phrases=tuple(_phrases(expansions))
+    )
 
 
 def _unit_scores(index: SearchIndex, unit: Unit) -> dict[int, float]:
@@ -150,10 +202,14 @@ def _unit_scores(index: SearchIndex, unit: Unit) -> dict[int, float]:
     present = sorted(t for t in unit.terms if t in index.postings)
     saturation = K1 + 1
     if not unit.concept:
+        held: dict[int, int] = {}
         for term in present:
             factor = unit.terms[term] * index.idf[term] * saturation
             for doc, weight in index.postings[term]:
                 scores[doc] = scores.get(doc, 0.0) + factor * weight / (weight + K1)
+                held[doc] = held.get(doc, 0) + 1
+        if unit.whole:
+            return {doc: value for doc, value in scores.items() if held[doc] == len(unit.terms)}
         return scores
     rarity = min((index.idf[t] for t in present if unit.terms[t] >= CONCEPT_FLOOR), default=None)
     phrased = {t for phrase in unit.phrases for t in phrase} if unit.phrases else set()
@@ -221,12 +277,12 @@ def _pair_scores(index: SearchIndex, units: list[Unit]) -> dict[int, float]:
 
 def rank(index: SearchIndex, query: str, *, limit: int | None = None) -> list[Match]:
     """Capabilities matching ``query``, best first (ties by identity); at most ``limit``."""
-    units = analyse(query, index.keywords)
+    units = analyse(query, index.keywords, index.exact)
     verb = next((u for u in units if u.actions), None)
     totals: dict[int, float] = {}
     matched: dict[int, int] = {}
     for unit in units:
-        weight = ACTION_UNIT_WEIGHT if unit is verb else 1.0
+        weight = ACTION_UNIT_WEIGHT if unit.actions else 1.0
         # Each document gains once per unit, in unit order: the sum does not depend on document order.
         for doc, score in _unit_scores(index, unit).items():
             totals[doc] = totals.get(doc, 0.0) + weight * score

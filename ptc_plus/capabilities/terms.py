@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import NamedTuple
 
 _CJK_RANGES = (
     ("\u3040", "\u30ff"),  # kana
@@ -146,3 +147,67 @@ def cjk_runs(text: str) -> list[str]:
 def latin_words(text: str) -> list[str]:
     """Lower-cased, stemmed Latin words of ``text`` without stop words."""
     return [t for t in terms(text) if not is_cjk(t[0]) and not t.startswith(UNIGRAM_PREFIX)]
+
+
+_CONTRACTION = re.compile(r"n['\u2019]t\b|(?<=[A-Za-z])['\u2019](?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
+""""what's", "don't", "we'll": the clitic is grammar, and a bare "s" would find every S3 tool."""
+_SPAN = re.compile(rf"[^\s{_CJK_CLASS}]+")
+_SNAKE = re.compile(r"[^\W_]+(?:_+[^\W_]+)+")
+_INNER_CAPITAL = re.compile(r"[a-z]+[A-Z][A-Za-z0-9]*")
+_DOTTED = re.compile(r"[^\W_]+(?:\.[^\W_]+)+")
+
+
+class QueryWord(NamedTuple):
+    """One Latin word of a query: its stemmed pieces, and the code identifier it came from.
+
+    Several pieces are one glued chunk of letters and digits (``s3``, ``ec2``, ``3f2``): a
+    capability matches it only by holding every piece, so a hash or cell reference finds
+    nothing rather than every tool with a digit in its name. ``identifier`` is the user's own
+    data the word came from: the lower-cased code identifier (``parse_config``, ``handleRequest``)
+    it was split from, or the bare number itself; ``""`` for prose.
+    """
+
+    pieces: tuple[str, ...]
+    identifier: str = ""
+
+
+def _chunk_words(text: str, identifier: str) -> list[QueryWord]:
+    found: list[QueryWord] = []
+    for chunk in _TOKEN.findall(text):
+        if is_cjk(chunk[0]):
+            continue
+        pieces = _latin_words(chunk)
+        if all(p.isdigit() for p in pieces):
+            # A bare number is data ("6 foot 2", "2300 元"), marked like an identifier: it counts only alone.
+            found += [QueryWord((p,), identifier or p) for p in pieces]
+            continue
+        if any(p.isdigit() for p in pieces):
+            found.append(QueryWord(tuple(stem(p) for p in pieces), identifier))
+            continue
+        found += [QueryWord((stem(p),), identifier) for p in pieces if p not in STOP_WORDS]
+    return found
+
+
+def query_words(text: str) -> list[QueryWord]:
+    """The Latin words of a query, in order, cleaned of what is data rather than a description.
+
+    Contractions lose their clitic; letters glued to digits stay one word; a dotted name
+    (``budget.xlsx``, ``blog.example.com``, ``1.2.3.4``) keeps only its last part, which says
+    what kind of thing it is; code identifiers (snake_case, camelCase) and bare numbers are
+    marked (:attr:`QueryWord.identifier`) so the ranker can tell the user's own data from
+    words describing a tool.
+    """
+    words: list[QueryWord] = []
+    normal = _CONTRACTION.sub("", unicodedata.normalize("NFKC", text))
+    for span in _SPAN.findall(normal):
+        for part in re.split(r"[^\w.]+", span):
+            part = part.strip("._")
+            if not part:
+                continue
+            if _SNAKE.fullmatch(part) or _INNER_CAPITAL.fullmatch(part):
+                words += _chunk_words(part, part.lower())
+            elif _DOTTED.fullmatch(part):
+                words += _chunk_words(part.rsplit(".", 1)[1], "")
+            else:
+                words += _chunk_words(part, "")
+    return words

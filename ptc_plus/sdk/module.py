@@ -83,8 +83,12 @@ def assemble(tools: Sequence[RenderedTool], *, header: bool) -> str:
     With ``header`` the text is a complete module (docstring and imports).
     """
     blocks = [decl.text for decl in distinct_types(tools)]
-    for source in sorted({t.source for t in tools}):
-        members = sorted((t for t in tools if t.source == source), key=lambda t: (t.name, t.function))
+    by_source: dict[str, list[RenderedTool]] = {}
+    for tool in tools:
+        by_source.setdefault(tool.source, []).append(tool)
+    for source in sorted(by_source):
+        # Grouped in one pass: scanning every tool per source was quadratic at catalog scale.
+        members = sorted(by_source[source], key=lambda t: (t.name, t.function))
         blocks.append(f"# ── {one_line(source)} ──\n" + _SEPARATOR.join(t.stub for t in members))
     body = _SEPARATOR.join(blocks) + "\n" if blocks else ""
     return module_text(body) if header else body

@@ -8,6 +8,7 @@ names, so the same schema always yields the same identifiers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import keyword
 import re
@@ -86,6 +87,7 @@ def words(name: str) -> list[str]:
     return parts
 
 
+@functools.lru_cache(maxsize=4096)
 def pascal_case(name: str) -> str:
     """A class-style name: ``get_current-time`` → ``GetCurrentTime`` (never reserved, never empty)."""
     joined = "".join(w[:1].upper() + w[1:] for w in words(name))
