@@ -1,22 +1,31 @@
-"""Catalog latency: SDK render and search for 100, 1,000 and 10,000 capabilities.
+"""Catalog latency: SDK render, catalog, index and search for 100, 1,000 and 10,000 capabilities.
 
-For each size: render the whole SDK once (``render_sdk``), build the catalog
-snapshot once (render every contract, meter it, index it), build the search
-index alone once more (``build_index`` over the managed capabilities with the
-keywords already compiled: the "discovery index" of issue 17), then time
-``discovery.search`` (default budget) and ``rank`` over the labelled queries,
-repeated, reporting p50 and p99. Baseline in the same run: a naive linear
-scan counting query words in name + description (no index).
+For each size, **cold** (no disk cache, as before ADR 0078): render the whole SDK once
+(``render_sdk``), build the catalog (every tool rendered) and its snapshot once (contracts metered,
+index built), and build the search index alone once more (``build_index``: the "discovery index" of
+issue 17). Then **first session**: the same through an empty scratch disk cache (build and store), and
+**warm**: a *new process* over the same catalog and cache, as a new session would be, timing
+``render_sdk``, ``build_catalog``, ``cached_index`` and ``build_snapshot`` (median of ``--warm-runs``
+processes). Then ``discovery.search`` (default budget) and ``ranking`` (limit 10) over the labelled
+queries, repeated, reporting p50 and p99 — lexical only (``PTC_PLUS_SEMANTIC=off``), and with the
+semantic layer too when ``--semantic`` is given and it is installed (ADR 0077). Baseline in the same
+run: a naive linear scan counting query words in name + description (no index).
 
-Run: ``.venv/bin/python benchmarks/catalog.py [--sizes 100,1000,10000]`` → benchmarks/results/catalog.json
+The scratch cache lives in a temporary directory; the user's own cache is never touched.
+
+Run: ``.venv/bin/python benchmarks/catalog.py [--sizes 100,1000,10000] [--semantic] [--output FILE]``
+→ benchmarks/results/catalog.json
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -29,10 +38,14 @@ from catalog_data import DATA, scaled_tools
 from search_quality import naive_rank
 
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.discovery import search
-from ptc_plus.capabilities.index import build_index
-from ptc_plus.capabilities.search import rank
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.capabilities.cost import offline_counter
+from ptc_plus.capabilities.discovery import search, semantic_layer
+from ptc_plus.capabilities.disk_cache import DiskCache
+from ptc_plus.capabilities.index import build_index, cached_index
+from ptc_plus.capabilities.keywords import compile_keywords, default_keyword_index
+from ptc_plus.capabilities.search import ranking
+from ptc_plus.capabilities.semantic import enabled as semantic_enabled
+from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.sdk import render_sdk
 
 RESULTS = Path(__file__).resolve().parent / "results" / "catalog.json"
@@ -49,54 +62,126 @@ def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
     return value, time.perf_counter() - start
 
 
-def measure(size: int, queries: list[str], rounds: int) -> dict[str, Any]:
+def through_cache(size: int, cache: DiskCache) -> dict[str, float]:
+    """One session's builds through ``cache``: SDK, catalog, index alone, snapshot (seconds).
+
+    The offline tokenizer is loaded first and timed apart (``tokenizer_load_s``): a session loads it
+    once anyway, for its plan. ``build_snapshot_s`` meters every contract and loads (or builds) the index.
+    """
     specs = scaled_tools(size)
-    sdk, render_s = timed(render_sdk, specs)
-    snapshot, snapshot_s = timed(lambda: build_snapshot(build_catalog(tools=specs)))
-    _, index_s = timed(build_index, snapshot.catalog.capabilities, snapshot.index.keywords)
+    _, tokenizer_s = timed(lambda: offline_counter().count("warm"))
+    _, sdk_s = timed(render_sdk, specs, cache=cache)
+    catalog, catalog_s = timed(build_catalog, tools=specs, cache=cache)
+    keywords = compile_keywords(default_keyword_index())
+    _, index_s = timed(cached_index, catalog.managed(), keywords, cache)
+    _, snapshot_s = timed(build_snapshot, catalog, cache=cache)
+    return {
+        "render_sdk_s": sdk_s,
+        "build_catalog_s": catalog_s,
+        "build_index_s": index_s,
+        "build_snapshot_s": snapshot_s,
+        "tokenizer_load_s": tokenizer_s,
+    }
+
+
+def warm_in_new_processes(size: int, directory: Path, runs: int) -> dict[str, float]:
+    """Median over ``runs`` fresh processes of :func:`through_cache` over an already filled cache."""
+    samples: list[dict[str, float]] = []
+    for _ in range(runs):
+        child = [sys.executable, __file__, "--warm-child", str(size), str(directory)]
+        done = subprocess.run(child, check=True, capture_output=True, env={**os.environ, "PTC_PLUS_SEMANTIC": "off"})
+        samples.append(orjson.loads(done.stdout))
+    return {name: round(statistics.median(s[name] for s in samples), 4) for name in samples[0]}
+
+
+def search_latency(snapshot: CatalogSnapshot, queries: list[str], rounds: int, semantic: bool) -> dict[str, Any]:
+    os.environ["PTC_PLUS_SEMANTIC"] = "on" if semantic else "off"
+    layer = semantic_layer(snapshot)
+    search(snapshot, queries[0])  # the tokenizer's one-off load is not a search
     search_ms: list[float] = []
     rank_ms: list[float] = []
     naive_ms: list[float] = []
     for _ in range(rounds):
         for query in queries:
             search_ms.append(timed(search, snapshot, query)[1] * 1000)
-            rank_ms.append(timed(rank, snapshot.index, query, limit=10)[1] * 1000)
-            naive_ms.append(timed(naive_rank, snapshot, query)[1] * 1000)
-    result = {
-        "capabilities": len(snapshot.catalog.capabilities),
-        "render_sdk_s": round(render_s, 4),
-        "sdk_chars": len(sdk.text),
-        "build_snapshot_s": round(snapshot_s, 4),
-        "build_index_s": round(index_s, 4),
+            rank_ms.append(timed(ranking, snapshot.index, query, limit=10, semantic=layer)[1] * 1000)
+            if not semantic:
+                naive_ms.append(timed(naive_rank, snapshot, query)[1] * 1000)
+    found = {
+        "semantic_layer": layer is not None,
         "search_samples": len(search_ms),
         "search_p50_ms": round(percentile(search_ms, 0.5), 3),
         "search_p99_ms": round(percentile(search_ms, 0.99), 3),
+        "search_mean_ms": round(statistics.fmean(search_ms), 3),
         "rank_p50_ms": round(percentile(rank_ms, 0.5), 3),
         "rank_p99_ms": round(percentile(rank_ms, 0.99), 3),
-        "baseline_naive_scan_p50_ms": round(percentile(naive_ms, 0.5), 3),
-        "rank_p50_over_baseline": round(percentile(rank_ms, 0.5) / max(1e-9, percentile(naive_ms, 0.5)), 3),
-        "search_mean_ms": round(statistics.fmean(search_ms), 3),
     }
-    print(size, result)
+    if naive_ms:
+        found["baseline_naive_scan_p50_ms"] = round(percentile(naive_ms, 0.5), 3)
+        found["rank_p50_over_baseline"] = round(percentile(rank_ms, 0.5) / max(1e-9, percentile(naive_ms, 0.5)), 3)
+    return found
+
+
+def measure(size: int, queries: list[str], rounds: int, warm_runs: int, semantic: bool) -> dict[str, Any]:
+    os.environ["PTC_PLUS_SEMANTIC"] = "off"
+    specs = scaled_tools(size)
+    sdk, render_s = timed(render_sdk, specs)
+    snapshot, snapshot_s = timed(lambda: build_snapshot(build_catalog(tools=specs, cache=None), cache=None))
+    _, catalog_s = timed(build_catalog, tools=specs, cache=None)
+    _, index_s = timed(build_index, snapshot.catalog.capabilities, snapshot.index.keywords)
+    with tempfile.TemporaryDirectory(prefix="ptc-plus-bench-cache-") as scratch:
+        first = through_cache(size, DiskCache(directory=Path(scratch)))
+        warm = warm_in_new_processes(size, Path(scratch), warm_runs)
+    result: dict[str, Any] = {
+        "capabilities": len(snapshot.catalog.capabilities),
+        "sdk_chars": len(sdk.text),
+        "cold": {
+            "render_sdk_s": round(render_s, 4),
+            "build_catalog_s": round(catalog_s, 4),
+            "build_snapshot_s": round(snapshot_s, 4),
+            "build_index_s": round(index_s, 4),
+        },
+        "first_session_build_and_store": {k: round(v, 4) for k, v in first.items()},
+        "warm_new_process": warm,
+        "search_lexical": search_latency(snapshot, queries, rounds, semantic=False),
+    }
+    if semantic and semantic_enabled({}):
+        result["search_semantic"] = search_latency(snapshot, queries, rounds, semantic=True)
+    print(size, orjson.dumps(result).decode(), flush=True)
     return result
 
 
+def warm_child(size: int, directory: Path) -> int:
+    found = through_cache(size, DiskCache(directory=directory))
+    sys.stdout.write(orjson.dumps(found).decode())
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    if argv[:1] == ["--warm-child"]:
+        return warm_child(int(argv[1]), Path(argv[2]))
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--warm-runs", type=int, default=3)
+    parser.add_argument("--semantic", action="store_true", help="also time search with the semantic layer")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="where the results go")
     args = parser.parse_args(argv)
     queries = [q["query"] for q in orjson.loads((DATA / "search_queries.json").read_bytes())["queries"]]
     report = {
-        "version": 1,
+        "version": 2,
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "queries": len(queries),
         "rounds": args.rounds,
-        "sizes": {size: measure(int(size), queries, args.rounds) for size in args.sizes.split(",")},
+        "sizes": {
+            size: measure(int(size), queries, args.rounds, args.warm_runs, args.semantic)
+            for size in args.sizes.split(",")
+        },
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
     return 0
 
 

@@ -331,12 +331,67 @@ def _nothing_fits(
     }
 
 
+def _latency(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "p50_ms": round(1000 * ordered[len(ordered) // 2], 3),
+        "p99_ms": round(1000 * ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))], 3),
+    }
+
+
+def _verdicts(data: dict[str, Any], confident: dict[str, bool], ranked: dict[str, list[tuple[str, float]]]) -> Any:
+    """The ranker's own "good match" verdict (ADR 0077): how often it abstains, per split and kind of query."""
+    out: dict[str, Any] = {}
+    for split in SPLITS:
+        mine = [q for q in data["queries"] if q["split"] == split]
+        none = [q for q in mine if not q["targets"]]
+        right = [q for q in mine if q["targets"] and ranked[q["id"]][:1] and ranked[q["id"]][0][0] in q["targets"]]
+        wrong = [q for q in mine if q["targets"] and q not in right]
+        out[split] = {
+            "nothing_fits_answered_no_good_match": _ratio(sum(not confident[q["id"]] for q in none), len(none)),
+            "right_top1_kept": _ratio(sum(confident[q["id"]] for q in right), len(right)),
+            "wrong_top1_withheld": _ratio(sum(not confident[q["id"]] for q in wrong), len(wrong)),
+        }
+    return out
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def run(data: dict[str, Any], snapshot: Any, identities: dict[str, str], *, semantic: bool) -> dict[str, Any]:
+    """One configuration's report: lexical only, or fused with the semantic layer (ADR 0077)."""
+    import time
+
+    from ptc_plus.capabilities.discovery import semantic_layer
+    from ptc_plus.capabilities.search import ranking
+
+    layer = semantic_layer(snapshot) if semantic else None
+    if semantic and layer is None:
+        raise SystemExit("the semantic layer is not installed (pip install 'ptc-plus[semantic]')")
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    confident: dict[str, bool] = {}
+    times: list[float] = []
+    for q in data["queries"]:
+        start = time.perf_counter()
+        result = ranking(snapshot.index, q["text"], limit=RANK_DEPTH, semantic=layer)
+        times.append(time.perf_counter() - start)
+        ranked[q["id"]] = [(m.identity, m.score) for m in result.matches]
+        confident[q["id"]] = result.confident
+    return {
+        "configuration": "lexical" if layer is None else f"lexical + semantic ({layer.encoder.version})",
+        "latency": _latency(times),
+        "good_match_verdict": _verdicts(data, confident, ranked),
+        **evaluate(data, ranked, identities),
+    }
+
+
 def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from catalog_data import benchmark_catalog_parts
 
     from ptc_plus.capabilities.catalog import build_catalog
-    from ptc_plus.capabilities.search import rank
+    from ptc_plus.capabilities.semantic import enabled
     from ptc_plus.capabilities.snapshot import build_snapshot
 
     tools, skills, resources = benchmark_catalog_parts()
@@ -346,26 +401,36 @@ def main() -> int:
     problems = set_problems(data, identities)
     if problems:
         raise SystemExit("the evaluation set is malformed:\n" + "\n".join(problems))
-    ranked = {
-        q["id"]: [(m.identity, m.score) for m in rank(snapshot.index, q["text"], limit=RANK_DEPTH)]
-        for q in data["queries"]
-    }
+    chosen = enabled() and "--lexical" not in sys.argv
     report = {
-        "version": 1,
+        "version": 2,
         "catalog_size": len(snapshot.catalog.capabilities),
         "queries": len(data["queries"]),
         "held_out_sha256": data["held_out_sha256"],
         "python": platform.python_version(),
         "headline": "held-out",
-        **evaluate(data, ranked, identities),
+        **run(data, snapshot, identities, semantic=chosen),
     }
+    if chosen:
+        lexical = run(data, snapshot, identities, semantic=False)
+        report["lexical_only"] = {
+            "latency": lexical["latency"],
+            "good_match_verdict": lexical["good_match_verdict"],
+            "splits": {s: {"targeted": lexical["splits"][s]["targeted"]} for s in SPLITS},
+        }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
+    print("configuration:", report["configuration"], report["latency"])
     for split, numbers in report["splits"].items():
         for group, figures in numbers["targeted"].items():
             print(f"{split:9} {group:18} {figures}")
         print(f"{split:9} nothing fits       {numbers['nothing_fits']}")
-    print("confidence threshold:", report["confidence_threshold"])
+    print("good-match verdict:", report["good_match_verdict"])
+    if chosen:
+        for split in SPLITS:
+            for group in ("all", "lang en", "lang zh"):
+                print(f"lexical only {split:9} {group:8}", report["lexical_only"]["splits"][split]["targeted"][group])
+        print("lexical only good-match verdict:", report["lexical_only"]["good_match_verdict"])
     for miss in report["tuning_misses"]:
         print("tuning miss:", miss["text"], miss["targets"], "→", miss["top3"])
     return 0

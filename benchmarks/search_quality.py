@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalog_data import DATA, benchmark_catalog_parts
 
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.discovery import search
+from ptc_plus.capabilities.discovery import search, semantic_layer
 from ptc_plus.capabilities.search import rank
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 
@@ -128,12 +128,16 @@ def main() -> int:
     tools, skills, resources = benchmark_catalog_parts()
     snapshot = build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources))
     labelled = load_labelled(snapshot)
-    ours = {q["query"]: [m.identity for m in rank(snapshot.index, q["query"], limit=3)] for q in labelled}
+    semantic = semantic_layer(snapshot)  # the ranker discovery uses (ADR 0077): fused when the extra is installed
+    ours = {
+        q["query"]: [m.identity for m in rank(snapshot.index, q["query"], limit=3, semantic=semantic)] for q in labelled
+    }
     report: dict[str, Any] = {
         "version": 2,
         "catalog_size": len(snapshot.catalog.capabilities),
         "queries": len(labelled),
         "python": platform.python_version(),
+        "semantic": None if semantic is None else semantic.encoder.version,
         "headline": "held-out",
         "splits": {},
     }

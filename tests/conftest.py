@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -25,12 +26,22 @@ pytest_plugins = ["hookspecs.reference.pytest_plugin"]
 
 
 BWRAP_REQUIRED = "TESTS_REQUIRE_BWRAP"
+_SCRATCH_CACHE: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The catalog disk cache (ADR 0078) of every test and the subprocesses it starts goes to a scratch
+    # directory, never to the developer's own ~/.cache/ptc-plus (a test that wants another sets its own).
+    _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-cache-")]
+    os.environ["PTC_PLUS_CACHE_DIR"] = _SCRATCH_CACHE[0]
     config.addinivalue_line(
         "markers", f"needs_bwrap: needs bubblewrap; skipped without it, a failure when {BWRAP_REQUIRED}=1"
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SCRATCH_CACHE:
+        shutil.rmtree(_SCRATCH_CACHE[0], ignore_errors=True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

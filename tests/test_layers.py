@@ -52,11 +52,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus.plugin",),
     (SERVE,),
     ("ptc_plus.demo",),
+    ("ptc_plus.evaluation",),
     ("ptc_plus.cli",),
     ("ptc_plus.adapters.llm",),
 )
 """Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it; the llm plugin sits
-above ``cli`` because it embeds a host that loads the plugin and mounts ``ptc-plus capabilities`` (ADR 0074)."""
+above ``cli`` because it embeds a host that loads the plugin and mounts ``ptc-plus capabilities`` (ADR 0074).
+The evaluation runs whole sessions on the reference host with the plugin, so it sits above the plugin; ``ptc-plus
+eval`` runs it (ADR 0079)."""
 
 PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     # The contract is public module by module (host and plugin authors import its types where they live):
@@ -78,6 +81,21 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     # The root package's __init__ holds only the version; errors, the message catalog and the sandbox policy
     # (used by both the runtime and the config, so owned by neither) are its shared modules.
     "ptc_plus": frozenset({"ptc_plus.errors", "ptc_plus.i18n", "ptc_plus.migration", "ptc_plus.sandbox_policy"}),
+    # The evaluation is public module by module: a task suite imports its task API, ``ptc-plus eval`` the
+    # matrix, results and report; its package imports nothing, so reading results starts no engine.
+    "ptc_plus.evaluation": frozenset(
+        {
+            "ptc_plus.evaluation.charts",
+            "ptc_plus.evaluation.exchange",
+            "ptc_plus.evaluation.loading",
+            "ptc_plus.evaluation.matrix",
+            "ptc_plus.evaluation.metering",
+            "ptc_plus.evaluation.report",
+            "ptc_plus.evaluation.results",
+            "ptc_plus.evaluation.runner",
+            "ptc_plus.evaluation.task",
+        }
+    ),
     # A star unit has no package of its own: each of its modules is its face.
     SERVE: frozenset(
         {"ptc_plus.adapters.mcp.serve", "ptc_plus.adapters.mcp.serve_errors", "ptc_plus.adapters.mcp.serve_session"}

@@ -27,12 +27,14 @@ MAX_ERROR_TEXT = 500
 class RequestUsage:
     """Token counts of one request, as the server reported them; ``None`` where it reported nothing.
 
-    ``uncached_input`` is the prompt tokens minus the cached ones, known only when both are.
+    ``uncached_input`` is the prompt tokens minus the cached ones, known only when both are; ``input`` is the
+    prompt tokens, known whenever the server reported them (with or without the cached part).
     """
 
     cached_input: int | None
     uncached_input: int | None
     output: int | None
+    input: int | None = None
 
     @classmethod
     def from_wire(cls, usage: Any) -> RequestUsage:
@@ -44,7 +46,9 @@ class RequestUsage:
         details = data.get("prompt_tokens_details")
         cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
         uncached = prompt - cached if prompt is not None and cached is not None else None
-        return cls(cached_input=cached, uncached_input=uncached, output=_count(data.get("completion_tokens")))
+        return cls(
+            cached_input=cached, uncached_input=uncached, output=_count(data.get("completion_tokens")), input=prompt
+        )
 
 
 def _count(value: object) -> int | None:

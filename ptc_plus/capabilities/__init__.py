@@ -5,7 +5,8 @@
 - :mod:`.contract` — delivered contract text (shared types once);
 - :mod:`.cost` — tokens of delivered text, unit named;
 - :mod:`.terms`, :mod:`.keywords`, :mod:`.index`, :mod:`.search` — lexical ranking;
-- :mod:`.snapshot`, :mod:`.discovery` — what programs call as ``capabilities.*``.
+- :mod:`.snapshot`, :mod:`.discovery` — what programs call as ``capabilities.*``;
+- :mod:`.disk_cache` — derived catalog data kept across sessions (ADR 0078).
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from ptc_plus.capabilities.capability import (
 from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.contract import delivery_text
 from ptc_plus.capabilities.cost import Cost, choose_counter, measure, offline_counter
+from ptc_plus.capabilities.disk_cache import CACHE_DIR_ENV, DiskCache, cache_directory, default_cache
 from ptc_plus.capabilities.errors import CatalogUnavailable, InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.capabilities.snapshot import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
 
 __all__ = [
+    "CACHE_DIR_ENV",
     "DEFAULT_DISCOVERY_BUDGET",
     "Capability",
     "CapabilityKind",
@@ -33,6 +36,7 @@ __all__ = [
     "CatalogSnapshot",
     "CatalogUnavailable",
     "Cost",
+    "DiskCache",
     "InvalidBudget",
     "InvalidDiscoveryArgument",
     "ResourceEntry",
@@ -40,7 +44,9 @@ __all__ = [
     "UnmanagedKind",
     "build_catalog",
     "build_snapshot",
+    "cache_directory",
     "choose_counter",
+    "default_cache",
     "delivery_text",
     "discovery",
     "measure",

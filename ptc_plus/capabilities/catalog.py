@@ -21,8 +21,9 @@ from ptc_plus.capabilities.capability import (
     revision_of,
 )
 from ptc_plus.capabilities.contract import resource_text, skill_text, tool_contract
+from ptc_plus.capabilities.disk_cache import DiskCache, UserCache, chosen_cache
 from ptc_plus.capabilities.errors import DuplicateCapability
-from ptc_plus.sdk import render_tool
+from ptc_plus.sdk import RenderedTool, decode_tools, encode_tools, render_tool, spec_inputs
 
 
 @attrs.frozen(kw_only=True)
@@ -56,12 +57,16 @@ def build_catalog(
     skills: Sequence[SkillSpec] = (),
     resources: Sequence[ResourceSource] = (),
     unmanaged: Mapping[str, UnmanagedKind] = DEFAULT_UNMANAGED,
+    cache: DiskCache | UserCache | None = UserCache.DEFAULT,
 ) -> Catalog:
-    """A catalog of everything offered. Raises :class:`DuplicateCapability` on a repeated identity."""
+    """A catalog of everything offered. Raises :class:`DuplicateCapability` on a repeated identity.
+
+    ``cache``: where a large catalog's tool renderings are looked up before rendering and stored
+    after (by default the user's cache unless ``PTC_PLUS_CACHE=off``; ``None``: always render).
+    The catalog is equal either way (ADR 0078).
+    """
     entries: list[Capability] = []
-    for spec in tools:
-        rendered = render_tool(spec)
-        contract = tool_contract(rendered)
+    for spec, (rendered, contract) in zip(tools, _rendered(tools, chosen_cache(cache)), strict=True):
         entries.append(
             Capability(
                 identity=spec.identity,
@@ -111,6 +116,27 @@ def build_catalog(
             raise DuplicateCapability(identity=entry.identity)
         by_identity[entry.identity] = entry
     return Catalog(capabilities=tuple(by_identity[i] for i in sorted(by_identity)))
+
+
+CACHE_ABOVE = 500
+"""Tools above which :func:`build_catalog` consults the disk cache (fewer render in milliseconds)."""
+CACHE_KIND = "catalog-tools"
+
+
+def _rendered(tools: Sequence[ToolSpec], cache: DiskCache | None) -> list[tuple[RenderedTool, str]]:
+    """Each tool rendered and its contract: from the cache when a session stored them for equal specs."""
+    inputs = spec_inputs(tools) if cache is not None and len(tools) > CACHE_ABOVE else None
+    key = cache.key([CACHE_KIND.encode(), inputs]) if cache is not None and inputs is not None else None
+    if cache is not None and key is not None:
+        payload = cache.load(CACHE_KIND, key)
+        found = decode_tools(payload) if payload is not None else None
+        if found is not None and found.texts is not None and len(found.tools) == len(tools):
+            return list(zip(found.tools, found.texts, strict=True))
+    rendered = [render_tool(spec) for spec in tools]
+    contracts = [tool_contract(tool) for tool in rendered]
+    if cache is not None and key is not None:
+        cache.store(CACHE_KIND, key, encode_tools(rendered, texts=contracts))
+    return list(zip(rendered, contracts, strict=True))
 
 
 def _unmanaged_kind(spec: ToolSpec, unmanaged: Mapping[str, UnmanagedKind]) -> UnmanagedKind | None:

@@ -10,7 +10,9 @@ runtime's control channel. Budget rules (ADR 0024):
 - a contract larger than the whole budget is returned as a reference
   (``reason: "over-budget"``) with the budget needed to fetch it; one that
   no longer fits beside the others is a reference with ``"budget-exhausted"``;
-- names of further matches are listed, not expanded.
+- names of further matches are listed, not expanded;
+- when no match is good enough (``good_match`` false, ADR 0077) none is expanded: the nearest are
+  named with reason ``"no-good-match"``, so a program looks (``inspect``/``tree``) instead of trusting one.
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ from typing import Any
 from ptc_plus.capabilities.capability import Capability
 from ptc_plus.capabilities.contract import delivery_text
 from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
-from ptc_plus.capabilities.search import rank
+from ptc_plus.capabilities.search import explain as explain_terms
+from ptc_plus.capabilities.search import ranking
+from ptc_plus.capabilities.semantic import SemanticLayer, layer_for
+from ptc_plus.capabilities.semantic import enabled as semantic_enabled
 from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.i18n import message
 from ptc_plus.sdk import to_identifier
 
 RESPONSE_VERSION = 1
@@ -30,6 +36,8 @@ DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_FIND_LIMIT = 20
 DEFAULT_TREE_LIMIT = 50
 MAX_LIMIT = 1000
+NO_GOOD_MATCH = "no-good-match"
+"""``not_expanded`` reason when the best match is below the calibrated bar (``good_match`` false, ADR 0077)."""
 
 Json = dict[str, Any]
 
@@ -106,19 +114,69 @@ def search(
     """
     query = _text("query", query)
     spent = _budget(snapshot, budget)
-    ranked = rank(snapshot.index, query)
-    matches = ranked[: _limit("limit", limit)]
-    response = _deliver(snapshot, [c for m in matches if (c := snapshot.get(m.identity)) is not None], spent)
-    scores = {m.identity: m.score for m in matches}
+    ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot))
+    found = [c for m in ranked.matches if (c := snapshot.get(m.identity)) is not None]
+    if ranked.confident:
+        response = _deliver(snapshot, found, spent)
+    else:
+        # Nothing fits well: name the nearest capabilities, expand none (a wrong contract costs more than a look).
+        response = _deliver(snapshot, [], spent)
+        response["not_expanded"] = [_reference(snapshot, c, NO_GOOD_MATCH) for c in found]
+    scores = {m.identity: m.score for m in ranked.matches}
     for item in (*response["expanded"], *response["not_expanded"]):
         item["score"] = scores[item["identity"]]
-    return {"query": query, **response, "more_matches": len(ranked) - len(matches)}
+    answer = {
+        "query": query,
+        **response,
+        "more_matches": ranked.total - len(ranked.matches),
+        "good_match": ranked.confident,
+    }
+    if not ranked.confident:
+        answer["hint"] = message("ptc.discovery.no-good-match")
+    return answer
+
+
+def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> dict[str, Json]:
+    """Why each of the best matches ranked where it did (the same ranking :func:`search` uses), best first.
+
+    Per identity: ``rank``, the query ``terms`` its document matched (alternatives of one query unit joined
+    by ``/``; ``=name`` for an exact name), its ``lexical`` score, its semantic ``similarity`` (``None``
+    without the semantic layer) and the fused ``score`` the ranking used.
+    """
+    query = _text("query", query)
+    ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot))
+    return {
+        m.identity: {
+            "identity": m.identity,
+            "rank": position,
+            "terms": explain_terms(snapshot.index, query, m.identity),
+            "lexical": m.lexical,
+            "similarity": m.similarity,
+            "score": m.score,
+        }
+        for position, m in enumerate(ranked.matches, 1)
+    }
+
+
+def semantic_layer(snapshot: CatalogSnapshot) -> SemanticLayer | None:
+    """The snapshot's semantic layer in index order, or ``None`` (lexical only; see :mod:`.semantic`)."""
+    if not semantic_enabled():
+        return None
+    # Once per snapshot, not per query: the catalog-wide walk and digest cost more than a lexical search.
+    return snapshot.derived("semantic-layer", lambda: _semantic_layer(snapshot))
+
+
+def _semantic_layer(snapshot: CatalogSnapshot) -> SemanticLayer | None:
+    capabilities = [c for i in snapshot.index.identities if (c := snapshot.get(i)) is not None]
+    if len(capabilities) != len(snapshot.index.identities):
+        return None
+    return layer_for(capabilities)
 
 
 def find(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_FIND_LIMIT) -> Json:
     """Names of the best matches for ``query`` (no contract text), best first."""
     query = _text("query", query)
-    matches = rank(snapshot.index, query, limit=_limit("limit", limit))
+    matches = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot)).matches
     found = []
     for match in matches:
         capability = snapshot.get(match.identity)

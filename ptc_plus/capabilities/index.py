@@ -18,10 +18,14 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
+from typing import Any, cast
 
 import attrs
+import orjson
 
+from hookspecs.serialization import canonical_bytes
 from ptc_plus.capabilities.capability import Capability
+from ptc_plus.capabilities.disk_cache import DiskCache, cache_key
 from ptc_plus.capabilities.keywords import CompiledKeywords
 from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, terms
 from ptc_plus.sdk import words
@@ -37,6 +41,11 @@ PAIR_FIELD_WEIGHTS: Mapping[str, float] = {"name": 1.0, "description": 0.5}
 LENGTH_NORMALISATION = 0.6
 _PAUSE_COLLECTOR_ABOVE = 500
 """Capabilities above which :func:`build_index` pauses the cyclic collector (small builds are not worth it)."""
+CACHE_ABOVE = 500
+"""Capabilities above which :func:`cached_index` consults the disk cache (smaller builds take milliseconds)."""
+CACHE_KIND = "search-index"
+INDEX_FORMAT = 1
+"""Version of the persisted :class:`SearchIndex` payload (:func:`encode_index`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -189,3 +198,105 @@ def _build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords)
         named_by={k: tuple(v) for k, v in named_by.items()},
         actions=tuple(_action(w, keywords) for w in own),
     )
+
+
+def index_inputs(capabilities: Sequence[Capability], keywords: CompiledKeywords) -> bytes:
+    """Everything :func:`build_index` reads, as bytes: equal bytes give an equal index (the cache key).
+
+    Kind and contract revision too, though the index reads neither today: a later reader of them must
+    not meet an entry keyed without them. Sets are written sorted, so the bytes do not depend on the
+    process's string hashing. Raises ``TypeError`` for keywords holding something not plain data.
+    """
+    documents = [[c.identity, c.name, c.source, c.parameters, c.description, c.kind, c.revision] for c in capabilities]
+    return canonical_bytes({"documents": documents, "keywords": _plain(attrs.asdict(keywords, recurse=False))})
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, frozenset | set):
+        return sorted(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"not plain data: {type(value).__name__}")
+
+
+def encode_index(index: SearchIndex) -> bytes:
+    """``index`` as a versioned orjson document (without its keywords: they are part of the cache key).
+
+    Mapping order is kept, and floats are written in their shortest exact form, so
+    :func:`decode_index` gives back an equal index that ranks byte-identically.
+    """
+    return orjson.dumps(
+        {
+            "version": INDEX_FORMAT,
+            "identities": index.identities,
+            "names": index.names,
+            "postings": index.postings,
+            "idf": index.idf,
+            "exact": index.exact,
+            "pairs": index.pairs,
+            "name_words": [sorted(w) for w in index.name_words],
+            "named_by": index.named_by,
+            "actions": [sorted(a) for a in index.actions],
+        }
+    )
+
+
+def decode_index(payload: bytes, keywords: CompiledKeywords) -> SearchIndex | None:
+    """The index :func:`encode_index` wrote, or ``None`` if ``payload`` is not one of this format."""
+    paused = gc.isenabled()
+    if paused:  # millions of small acyclic tuples again, as in build_index (ADR 0078)
+        gc.disable()
+    try:
+        raw = orjson.loads(payload)
+        if not isinstance(raw, dict) or raw.get("version") != INDEX_FORMAT:
+            return None
+        return SearchIndex(
+            identities=tuple(raw["identities"]),
+            names=tuple(raw["names"]),
+            postings={t: _postings(p) for t, p in raw["postings"].items()},
+            idf=raw["idf"],
+            exact={k: tuple(v) for k, v in raw["exact"].items()},
+            keywords=keywords,
+            pairs={a: {b: _postings(d) for b, d in inner.items()} for a, inner in raw["pairs"].items()},
+            name_words=tuple(frozenset(w) for w in raw["name_words"]),
+            named_by={k: tuple(v) for k, v in raw["named_by"].items()},
+            actions=tuple(frozenset(a) for a in raw["actions"]),
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _postings(raw: list[list[Any]]) -> tuple[tuple[int, float], ...]:
+    return cast("tuple[tuple[int, float], ...]", tuple(map(tuple, raw)))
+
+
+def cached_index(
+    capabilities: Sequence[Capability], keywords: CompiledKeywords, cache: DiskCache | None
+) -> SearchIndex:
+    """:func:`build_index`, or the equal index a session stored for the same inputs and code (ADR 0078).
+
+    Small catalogs (at most :data:`CACHE_ABOVE`) and ``cache=None`` always build. A damaged or foreign
+    entry is rebuilt and stored again.
+    """
+    if cache is None or len(capabilities) <= CACHE_ABOVE:
+        return build_index(capabilities, keywords)
+    try:
+        inputs = index_inputs(capabilities, keywords)
+    except TypeError:  # a keyword index holding something that is not plain data: no safe key, so build
+        return build_index(capabilities, keywords)
+    key = cache_key([CACHE_KIND.encode(), inputs])
+    payload = cache.load(CACHE_KIND, key)
+    if payload is not None:
+        found = decode_index(payload, keywords)
+        if found is not None and found.identities == tuple(c.identity for c in capabilities):
+            return found
+    index = build_index(capabilities, keywords)
+    cache.store(CACHE_KIND, key, encode_index(index))
+    return index

@@ -23,7 +23,9 @@ units naming an action at half weight) and is scaled by
 - *pairs*: neighbouring query concepts that stand next to each other in its
   name or description.
 
-Equal scores are ordered by identity. No model is involved (ADR 0023, 0026).
+Equal scores are ordered by identity. No model call is involved (ADR 0023, 0026); with the optional
+semantic layer (:mod:`~ptc_plus.capabilities.semantic`, ADR 0077) :func:`ranking` fuses these scores with a
+multilingual sentence similarity computed locally and says whether the best hit is a good match.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import attrs
 
 from ptc_plus.capabilities.index import SearchIndex
 from ptc_plus.capabilities.keywords import CompiledKeywords
+from ptc_plus.capabilities.semantic import SemanticLayer
 from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, QueryWord, cjk_runs, cjk_terms, query_words
 
 K1 = 1.2
@@ -62,12 +65,43 @@ NAME_SHARE_WEIGHT = 0.3
 PAIR_WEIGHT = 0.3
 
 
+_ROUNDING_MARGIN = 1e-6
+"""Far above the 0.5e-9 of rounding scores to 9 decimals (and float error at any score size seen)."""
+SEMANTIC_WEIGHT = 1.0
+"""Fused score = lexical score / the query's best lexical score + this × cosine similarity (ADR 0077;
+chosen on the tuning part of ``tests/data/search_eval``)."""
+SEMANTIC_FLOOR = 0.1
+"""A capability no query term matches is a candidate only from this similarity up."""
+CONFIDENT_LEXICAL = 20.0
+CONFIDENT_FUSED = 0.34
+"""With the semantic layer, the top hit is a good match when min(1, best lexical / CONFIDENT_LEXICAL) plus
+its similarity reaches this (calibrated on the tuning part's "nothing fits" queries, ADR 0077)."""
+CONFIDENT_LEXICAL_ONLY = 3.25
+"""Without the semantic layer, the best lexical score a good match reaches (same calibration)."""
+
+
 @attrs.frozen(kw_only=True)
 class Match:
-    """One ranked capability: its identity and score (higher is better)."""
+    """One ranked capability: its identity and score (higher is better).
+
+    ``lexical`` is its lexical score and ``similarity`` its semantic similarity (``None`` without the
+    semantic layer); ``score`` is the fused score the ranking used (the lexical score when lexical only).
+    """
 
     identity: str
     score: float
+    lexical: float = 0.0
+    similarity: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Ranking:
+    """Matches best first and whether the best of them is a good match (``confident``)."""
+
+    matches: tuple[Match, ...]
+    confident: bool
+    total: int
+    """How many capabilities matched at all (``matches`` may be cut to a limit)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -275,8 +309,8 @@ def _pair_scores(index: SearchIndex, units: list[Unit]) -> dict[int, float]:
     return scores
 
 
-def rank(index: SearchIndex, query: str, *, limit: int | None = None) -> list[Match]:
-    """Capabilities matching ``query``, best first (ties by identity); at most ``limit``."""
+def _lexical(index: SearchIndex, query: str) -> dict[int, float]:
+    """Each matching document's lexical score (unrounded)."""
     units = analyse(query, index.keywords, index.exact)
     verb = next((u for u in units if u.actions), None)
     totals: dict[int, float] = {}
@@ -301,8 +335,8 @@ def rank(index: SearchIndex, query: str, *, limit: int | None = None) -> list[Ma
     for term in {t for u in units if u.concept for t, w in u.terms.items() if w >= CONCEPT_FLOOR}:
         for doc in index.named_by.get(term, ()):
             named[doc] = named.get(doc, 0) + 1
-    scored: list[tuple[float, str]] = []
-    identities, actions = index.identities, index.actions
+    lexical: dict[int, float] = {}
+    actions = index.actions
     for doc, total in totals.items():
         if total <= 0:
             continue
@@ -317,6 +351,80 @@ def rank(index: SearchIndex, query: str, *, limit: int | None = None) -> list[Ma
             score *= 1 + NAME_SHARE_WEIGHT * named[doc] / len(index.name_words[doc])
         if doc in pairs:
             score *= 1 + pair_scale * pairs[doc]
-        scored.append((-round(score, 9), identities[doc]))
+        lexical[doc] = score
+    return lexical
+
+
+def ranking(
+    index: SearchIndex, query: str, *, limit: int | None = None, semantic: SemanticLayer | None = None
+) -> Ranking:
+    """Capabilities matching ``query``, best first (ties by identity), at most ``limit``, and a verdict.
+
+    Lexical only without ``semantic``; with it, each score is fused with the capability's similarity
+    (:data:`SEMANTIC_WEIGHT`) and capabilities no term matches join from :data:`SEMANTIC_FLOOR` up.
+    """
+    lexical = _lexical(index, query)
+    identities = index.identities
+    best_lexical = max(lexical.values(), default=0.0)
+    similarities: tuple[float, ...] | None = None
+    if semantic is None:
+        fused = lexical
+    else:
+        similarities = semantic.similarities(query)
+        scale = 1.0 / best_lexical if best_lexical > 0 else 0.0
+        fused = {
+            doc: lexical.get(doc, 0.0) * scale + SEMANTIC_WEIGHT * similarity
+            for doc, similarity in enumerate(similarities)
+            if doc in lexical or similarity >= SEMANTIC_FLOOR
+        }
+    candidates: Iterable[tuple[int, float]] = fused.items()
+    if limit is not None and len(fused) > limit:
+        # Keys only for the candidates that can reach the top ``limit``: the k-th best raw score, less a
+        # margin above the rounding to 9 decimals, bounds every rounded key that ties or beats it. The
+        # result is the same as keying all of them (ADR 0078); at 10,000 capabilities it was most of a search.
+        floor = heapq.nlargest(limit, fused.values())[-1] - _ROUNDING_MARGIN
+        candidates = [(doc, score) for doc, score in candidates if score >= floor]
+    scored = [(-round(score, 9), identities[doc], doc) for doc, score in candidates]
     best = sorted(scored) if limit is None else heapq.nsmallest(limit, scored)
-    return [Match(identity=identity, score=-negative) for negative, identity in best]
+    matches = tuple(
+        Match(
+            identity=identity,
+            score=-negative,
+            lexical=round(lexical.get(doc, 0.0), 9),
+            similarity=None if similarities is None else similarities[doc],
+        )
+        for negative, identity, doc in best
+    )
+    return Ranking(matches=matches, confident=_confident(matches, best_lexical), total=len(fused))
+
+
+def _confident(matches: tuple[Match, ...], best_lexical: float) -> bool:
+    if not matches:
+        return False
+    top = matches[0]
+    if top.similarity is None:
+        return best_lexical >= CONFIDENT_LEXICAL_ONLY
+    return min(1.0, best_lexical / CONFIDENT_LEXICAL) + top.similarity >= CONFIDENT_FUSED
+
+
+def rank(
+    index: SearchIndex, query: str, *, limit: int | None = None, semantic: SemanticLayer | None = None
+) -> list[Match]:
+    """Capabilities matching ``query``, best first (ties by identity); at most ``limit`` (see :func:`ranking`)."""
+    return list(ranking(index, query, limit=limit, semantic=semantic).matches)
+
+
+def explain(index: SearchIndex, query: str, identity: str) -> list[str]:
+    """The query terms that matched ``identity``'s document, one entry per query unit that matched it."""
+    try:
+        doc = index.identities.index(identity)
+    except ValueError:
+        return []
+    found: list[str] = []
+    for unit in analyse(query, index.keywords, index.exact):
+        hits = sorted(t for t in unit.terms if any(d == doc for d, _ in index.postings.get(t, ())))
+        if hits:
+            found.append("/".join(hits))
+    if doc in index.exact.get(query.strip().lower(), ()):
+        found.append("=name")
+    return found

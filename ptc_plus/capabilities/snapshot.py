@@ -2,12 +2,15 @@
 
 The snapshot keeps only managed capabilities (unmanaged ones are never
 listed), their measured contract costs and the search index. It is built once
-per plan and shared; every discovery call is a pure function of it.
+per plan and shared; every discovery call is a pure function of it. Its index
+comes from the disk cache when a session already built it for the same
+capabilities, keywords and code (:func:`~ptc_plus.capabilities.index.cached_index`, ADR 0078).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar, cast
 
 import attrs
 
@@ -15,8 +18,11 @@ from hookspecs.services import TokenCounter
 from ptc_plus.capabilities.capability import Capability
 from ptc_plus.capabilities.catalog import Catalog
 from ptc_plus.capabilities.cost import choose_counter
-from ptc_plus.capabilities.index import SearchIndex, build_index
+from ptc_plus.capabilities.disk_cache import DiskCache, UserCache, chosen_cache
+from ptc_plus.capabilities.index import SearchIndex, cached_index
 from ptc_plus.capabilities.keywords import CompiledKeywords, KeywordIndex, compile_keywords, default_keyword_index
+
+_T = TypeVar("_T")
 
 DEFAULT_DISCOVERY_BUDGET = 2000
 """Tokens per discovery response unless the caller or the config says otherwise (ADR 0024)."""
@@ -31,6 +37,20 @@ class CatalogSnapshot:
     index: SearchIndex
     counter: TokenCounter = attrs.field(eq=False)
     default_budget: int = DEFAULT_DISCOVERY_BUDGET
+    cache: DiskCache | None = attrs.field(default=None, eq=False)
+    """Where :meth:`restrict` looks for its index first (``None``: it builds it)."""
+    _derived: dict[str, object] = attrs.field(init=False, factory=dict, eq=False, repr=False)
+
+    def derived(self, name: str, build: Callable[[], _T]) -> _T:
+        """``build()``, computed once per snapshot under ``name`` (only for pure functions of the snapshot).
+
+        Discovery answers many queries from one snapshot; what it derives from the whole catalog (for
+        example the semantic layer's catalog-order view) must not be derived again per query (ADR 0078).
+        Two threads racing compute it twice and keep one; the values are equal.
+        """
+        if name not in self._derived:
+            self._derived[name] = build()
+        return cast(_T, self._derived[name])
 
     def get(self, identity: str) -> Capability | None:
         return self.catalog.get(identity)
@@ -38,7 +58,7 @@ class CatalogSnapshot:
     def restrict(self, identities: Iterable[str]) -> CatalogSnapshot:
         """The snapshot of only ``identities`` (for example a plan's effective set: ``off`` left out)."""
         catalog = self.catalog.restrict(identities)
-        index = build_index(catalog.capabilities, self.index.keywords)
+        index = cached_index(catalog.capabilities, self.index.keywords, self.cache)
         costs = {c.identity: self.costs[c.identity] for c in catalog.capabilities}
         return attrs.evolve(self, catalog=catalog, costs=costs, index=index)
 
@@ -50,12 +70,16 @@ def build_snapshot(
     keywords: KeywordIndex | CompiledKeywords | None = None,
     default_budget: int = DEFAULT_DISCOVERY_BUDGET,
     measured: Mapping[str, int] | None = None,
+    cache: DiskCache | UserCache | None = UserCache.DEFAULT,
 ) -> CatalogSnapshot:
     """Snapshot the managed part of ``catalog``; ``counter`` defaults to the offline tokenizer.
 
     ``measured``: contract costs already measured in ``counter``'s unit, by identity (for
-    example a plan's entries); only the others are counted here.
+    example a plan's entries); only the others are counted here. ``cache``: where a large
+    catalog's index is looked up before it is built and stored after (by default the user's
+    cache unless ``PTC_PLUS_CACHE=off``; ``None``: always build). The snapshot is equal either way.
     """
+    disk = chosen_cache(cache)
     managed = Catalog(capabilities=catalog.managed())
     chosen = choose_counter(counter)
     if keywords is None:
@@ -67,7 +91,8 @@ def build_snapshot(
             c.identity: known if (known := (measured or {}).get(c.identity)) is not None else chosen.count(c.contract)
             for c in managed.capabilities
         },
-        index=build_index(managed.capabilities, compiled),
+        index=cached_index(managed.capabilities, compiled, disk),
         counter=chosen,
         default_budget=default_budget,
+        cache=disk,
     )

@@ -60,6 +60,7 @@ COMMANDS: tuple[str, ...] = (
     "mcp_serve",
     "chat",
     "sessions",
+    "eval",
     "completion",
 )
 

@@ -44,22 +44,29 @@ def search_command() -> click.Command:
     @click.option(
         "--budget", type=integer(1), default=None, metavar="N", help=message("cli.capabilities.search.budget")
     )
+    @click.option("--explain", is_flag=True, help=message("cli.capabilities.search.explain"))
     @json_option("cli.capabilities.search.json")
-    def search(query: str, tools: str | None, workspace: Path, limit: int, budget: int | None, as_json: bool) -> int:
+    def search(
+        query: str, tools: str | None, workspace: Path, limit: int, budget: int | None, explain: bool, as_json: bool
+    ) -> int:
         computed = new_session_plan(workspace, tools_catalog(tools, workspace))
         snapshot = computed.snapshot()
         with usage_errors(InvalidDiscoveryArgument, InvalidBudget):
             result = discovery.search(snapshot, query, budget=budget, limit=limit)
+        reasons = discovery.explain(snapshot, query, limit=limit) if explain else {}
         if as_json:
             issues = [issue.message("en") for issue in computed.loaded.issues]
-            emit_json({**result, "issues": issues, "version": JSON_VERSION})
+            extra = {"explain": list(reasons.values())} if explain else {}
+            emit_json({**result, **extra, "issues": issues, "version": JSON_VERSION})
             return 0
         report_issues(computed.loaded)
         ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
         if not ranked:
             click.echo(message("cli.capabilities.search.none", query=repr(query)))
             return 0
-        if on_terminal():
+        if not result["good_match"]:
+            click.echo(message("cli.capabilities.search.no-good-match", query=repr(query)))
+        if on_terminal() and not explain:
             click.echo(_search_table(ranked, snapshot, result["unit"]))
             return 0
         for rank, match in enumerate(ranked, 1):
@@ -75,6 +82,19 @@ def search_command() -> click.Command:
             summary = _summary(snapshot, match["identity"])
             if summary:
                 click.echo("   " + summary)
+            why = reasons.get(match["identity"])
+            if why is not None:
+                similarity = "-" if why["similarity"] is None else f"{why['similarity']:.4f}"
+                terms = ", ".join(why["terms"])
+                click.echo(
+                    message(
+                        "cli.capabilities.search.explain-row",
+                        lexical=why["lexical"],
+                        terms=terms,
+                        similarity=similarity,
+                        score=why["score"],
+                    )
+                )
         return 0
 
     return search

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ptc_plus.capabilities import build_catalog, build_snapshot, discovery
+from ptc_plus.capabilities import build_catalog, build_snapshot, default_cache, discovery
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import integer, json_option, read_tool_set, tools_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, plural
@@ -30,7 +30,7 @@ def command() -> click.Command:
         snapshot = build_snapshot(build_catalog(tools=specs))
         not_expanded: list[dict[str, object]] = []
         if budget is None:
-            rendered = render_sdk(specs)
+            rendered = render_sdk(specs, cache=default_cache())  # a known catalog renders once (ADR 0078)
             text, expanded, types = rendered.text, len(rendered.tools), len(rendered.types)
         else:
             # The budget bounds the delivered contracts; the module header comes on top.

@@ -106,6 +106,14 @@ class GateSection:
 class ManagementSection:
     """``[management]``: the capability-management master switch and its budget.
 
+    Management is on by default (ADR 0080, from the token evaluation in
+    ``docs/evaluation/``): a catalog whose undecided contracts all fit the budget
+    is shown in full (reason ``fits-budget``), so it costs nothing there, and a
+    larger one is planned. ``enabled = false`` gives the host's own provision.
+    The numeric defaults of this section and ``[statistics]`` are each stated
+    once, here (everything else, docs and schema included, is generated from
+    them); ADR 0080 records what justifies them.
+
     ``baseline`` is the manual list of common capabilities, most important
     first (its index is the baseline rank). ``context_tokens`` is the model's
     real context size in the same token unit, when the user states it (the
@@ -113,7 +121,7 @@ class ManagementSection:
     kept, but never beyond this (ADR 0047). ``None``: unknown, no such limit.
     """
 
-    enabled: bool = _key(False, "manage capabilities: plan which contracts the model sees in full")
+    enabled: bool = _key(True, "manage capabilities: plan which contracts the model sees in full")
     budget_tokens: int = _key(8000, "token budget for the contracts shown in full", limits={"minimum": 0})
     baseline: tuple[str, ...] = _key((), "common capabilities, most important first (source:member identities)")
     context_tokens: int | None = _key(

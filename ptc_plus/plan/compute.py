@@ -7,8 +7,10 @@
 3. fix explicit ``full`` / ``on-demand`` (``full`` beyond the budget is kept and
    reported as overage; only the model's real context can stop it);
 4. for the rest, pick the evidence (:mod:`.evidence`);
-5. fill what is left of the budget with backed candidates in the order
-   coverage desc, baseline rank, cost asc, identity; the rest stay on-demand;
+5. when the rest fit what is left of the budget all together, they are all
+   ``full`` (reason ``fits-budget``, ADR 0080: a small catalog gets exactly the
+   host's provision); else fill what is left with backed candidates in the
+   order coverage desc, baseline rank, cost asc, identity; the rest stay on-demand;
 6. every entry carries its reason.
 """
 
@@ -101,7 +103,13 @@ def _fill(
     entries: dict[str, PlanEntry],
     statistics: StatisticsVote,
 ) -> int:
-    """Steps 4 and 5: returns the tokens used after filling."""
+    """Steps 4 and 5: returns the tokens used after filling.
+
+    ``undecided`` (in identity order) all become ``full`` with reason ``fits-budget`` when delivering them
+    together with ``full`` costs at most the budget (and the model's real context, when known), measured as
+    the fill below measures one more member; their evidence is still recorded, for the user. Otherwise each
+    is filled or left on demand on its own evidence.
+    """
     config = plan_input.config
     ranks = {identity: rank for rank, identity in enumerate(config.management.baseline)}
     limit = config.management.budget_tokens
@@ -115,6 +123,18 @@ def _fill(
     )
     decide = rule.decide
     on_demand = Disclosure.ON_DEMAND
+    if undecided:
+        everything = (
+            used + sum(c.cost_tokens for c in undecided)
+            if delivery is None
+            else delivery([*full, *(c.identity for c in undecided)])
+        )
+        if everything <= limit:
+            for candidate in undecided:
+                full.append(candidate.identity)
+                found = decide(candidate, ranks.get(candidate.identity))
+                entries[candidate.identity] = _decided(candidate, Disclosure.FULL, Reason.FITS_BUDGET, found)
+            return everything
     for candidate in undecided:
         found = decide(candidate, ranks.get(candidate.identity))
         if found[1]:  # backed

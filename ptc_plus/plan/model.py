@@ -28,6 +28,13 @@ class Reason(enum.StrEnum):
     """Backed by statistics or the baseline, but its contract did not fit what was left."""
     NOT_BACKED = "not-backed"
     """No sufficient statistics and not in the baseline: on-demand."""
+    FITS_BUDGET = "fits-budget"
+    """Management on, and every capability left after the explicit and server-unit choices fits what is left
+    of the budget together: all of them ``full``, whatever statistics or the baseline say (ADR 0080).
+
+    Added to plan version 1 without a version bump (no reader ever wrote it before): a reader from before it
+    cannot structure a plan holding it, so it restores that session's environment as ``corrupt`` (unproven,
+    the session stays usable) instead of guessing."""
     HOST_ABSENT = "host-absent"
     """Named by config or known earlier, but the host does not offer it now."""
     OUTSIDE_PARENT_SCOPE = "outside-parent-scope"

@@ -17,6 +17,8 @@ from ptc_plus.sdk.errors import (
 from ptc_plus.sdk.literals import one_line
 from ptc_plus.sdk.module import Sdk, assemble, distinct_types, module_text, qualifier, render_sdk, settle
 from ptc_plus.sdk.naming import is_identifier, to_identifier, unique_identifiers, words
+from ptc_plus.sdk.payload_cache import PayloadCache
+from ptc_plus.sdk.persisted import Persisted, decode_tools, encode_tools, spec_inputs
 from ptc_plus.sdk.stub import Parameter, RenderedTool, render_tool
 from ptc_plus.sdk.tool_source import DEMO_TOOL_SET, ToolSet, ToolSetKind, load_tool_set
 from ptc_plus.sdk.tools_file import load_tool_specs
@@ -25,6 +27,8 @@ __all__ = [
     "DEMO_TOOL_SET",
     "InvalidToolsFile",
     "Parameter",
+    "PayloadCache",
+    "Persisted",
     "RenderedTool",
     "Sdk",
     "ToolFactoryResult",
@@ -37,7 +41,9 @@ __all__ = [
     "TypeDecl",
     "TypeExpr",
     "assemble",
+    "decode_tools",
     "distinct_types",
+    "encode_tools",
     "is_identifier",
     "load_tool_set",
     "load_tool_specs",
@@ -47,6 +53,7 @@ __all__ = [
     "render_sdk",
     "render_tool",
     "settle",
+    "spec_inputs",
     "to_identifier",
     "unique_identifiers",
     "words",

@@ -18,11 +18,16 @@ from hookspecs.types import ToolSpec
 from ptc_plus.sdk.declarations import TypeDecl
 from ptc_plus.sdk.literals import one_line
 from ptc_plus.sdk.naming import pascal_case
+from ptc_plus.sdk.payload_cache import PayloadCache
+from ptc_plus.sdk.persisted import decode_tools, encode_tools, spec_inputs
 from ptc_plus.sdk.stub import RenderedTool, render_tool
 
 TYPING_NAMES = ("Any", "Literal", "Never", "NotRequired", "TypedDict")
 MODULE_DOC = '"""Typed SDK of the tools this program can call (generated; the host validates every call)."""'
 _SEPARATOR = "\n\n\n"
+CACHE_ABOVE = 500
+"""Tools above which :func:`render_sdk` consults a cache it is given (smaller SDKs render in milliseconds)."""
+CACHE_KIND = "sdk"
 
 
 @attrs.frozen(kw_only=True)
@@ -102,8 +107,29 @@ def module_text(body: str) -> str:
     return head + ("\n\n" + body if body else "")
 
 
-def render_sdk(specs: Sequence[ToolSpec], *, header: bool = True) -> Sdk:
-    """Render ``specs`` (any order: the output is sorted) into one SDK text."""
+def render_sdk(specs: Sequence[ToolSpec], *, header: bool = True, cache: PayloadCache | None = None) -> Sdk:
+    """Render ``specs`` (any order: the output is sorted) into one SDK text.
+
+    With ``cache``, more than :data:`CACHE_ABOVE` tools are looked up by a digest of the specs (and the
+    code, through the cache's key) before rendering, and stored after: the SDK is equal either way (ADR 0078).
+    """
     ordered = sorted(specs, key=lambda s: (s.source, s.name))
-    tools = settle(ordered)
-    return Sdk(text=assemble(tools, header=header), tools=tuple(tools), types=distinct_types(tools))
+    kind = CACHE_KIND + ("" if header else "-body")
+    key = _cache_key(kind, ordered, cache)
+    if cache is not None and key is not None:
+        payload = cache.load(kind, key)
+        found = decode_tools(payload) if payload is not None else None
+        if found is not None and found.text is not None and len(found.tools) == len(ordered):
+            return Sdk(text=found.text, tools=found.tools, types=distinct_types(found.tools))
+    settled = settle(ordered)
+    sdk = Sdk(text=assemble(settled, header=header), tools=tuple(settled), types=distinct_types(settled))
+    if cache is not None and key is not None:
+        cache.store(kind, key, encode_tools(sdk.tools, sdk.text))
+    return sdk
+
+
+def _cache_key(kind: str, specs: Sequence[ToolSpec], cache: PayloadCache | None) -> str | None:
+    if cache is None or len(specs) <= CACHE_ABOVE:
+        return None
+    inputs = spec_inputs(specs)
+    return None if inputs is None else cache.key([kind.encode(), inputs])

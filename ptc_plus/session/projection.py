@@ -29,8 +29,9 @@ NAVIGATION_TOKENS = 1000
 """The most the on-demand navigation (its header, the listed lines and the "… more" line) may cost (ADR 0054)."""
 SUMMARY_CHARS = 120
 """A listed member's description is its first sentence, cut to this many characters (ADR 0054)."""
-_STABLE_REASONS = (Reason.EXPLICIT, Reason.SERVER_UNIT, Reason.MANAGEMENT_OFF)
-"""Reasons decided by the config alone (an MCP server's own choice is one, ADR 0071)."""
+_STABLE_REASONS = (Reason.EXPLICIT, Reason.SERVER_UNIT, Reason.MANAGEMENT_OFF, Reason.FITS_BUDGET)
+"""Reasons decided by the config and the catalog alone, never by statistics (an MCP server's own choice is one,
+ADR 0071; a catalog that fits the budget whole is shown as management-off would show it, ADR 0080)."""
 MODEL_LANG = "en"
 """Model-facing text is English whatever the user's locale, so the prompt prefix does not vary by user."""
 

@@ -4,9 +4,9 @@ Every managed capability becomes a :class:`~ptc_plus.plan.PlanCandidate`
 with its contract's measured cost and what the usage statistics of its two
 scopes say (:func:`read_statistics`); the budget counts the delivery of the
 ``full`` set together, so a type shared by several tools is charged once
-(:func:`delivery_cost`). With management off (the default, SPEC §4) the
-plan is the host's own provision: everything ``full``, reason
-``management-off``.
+(:func:`delivery_cost`). With management off (``enabled = false``; on is
+the default, ADR 0080) the plan is the host's own provision: everything
+``full``, reason ``management-off``.
 
 Whether statistics vote follows the two stores' state (SPEC §6, "corrupt
 statistics lose their vote"):

@@ -261,8 +261,8 @@ def recording_scopes(workspace: str) -> tuple[bool, bool]:
     """Whether ``workspace``'s families are recorded, and whether they also count in the user-global store.
 
     Recorded: management and ``[statistics] enabled`` both on in its effective config (a problem there
-    disables them); management is off by default, so a workspace that never opted in never gets a
-    statistics file. Shared: ``[statistics] share_with_user``. One config load answers both.
+    disables them); management is on by default (ADR 0080), so a workspace gets a statistics file
+    unless it turns either off. Shared: ``[statistics] share_with_user``. One config load answers both.
     """
     config = load_config(Path(workspace)).config
     recorded = config.management.enabled and config.statistics.enabled

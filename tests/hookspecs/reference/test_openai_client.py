@@ -266,23 +266,23 @@ async def test_a_stream_is_assembled_text_shown_as_it_arrives_and_usage_recorded
     )
     assert endpoint.requests[0]["json"]["stream"] is True
     assert endpoint.requests[0]["json"]["stream_options"] == {"include_usage": True}
-    assert recorded == model.usage == [RequestUsage(cached_input=64, uncached_input=36, output=9)]
+    assert recorded == model.usage == [RequestUsage(cached_input=64, uncached_input=36, output=9, input=100)]
 
 
 @pytest.mark.parametrize(
     ("wire", "expected"),
     [
-        (None, (None, None, None)),
-        ({}, (None, None, None)),
-        ({"prompt_tokens": 10, "completion_tokens": 0}, (None, None, 0)),
-        ({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}, (0, 10, None)),
-        ({"prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens": 2}, (4, None, 2)),
-        ({"prompt_tokens": "10", "completion_tokens": -1}, (None, None, None)),
+        (None, (None, None, None, None)),
+        ({}, (None, None, None, None)),
+        ({"prompt_tokens": 10, "completion_tokens": 0}, (None, None, 0, 10)),
+        ({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}, (0, 10, None, 10)),
+        ({"prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens": 2}, (4, None, 2, None)),
+        ({"prompt_tokens": "10", "completion_tokens": -1}, (None, None, None, None)),
     ],
 )
 def test_unknown_usage_stays_unknown(wire: Any, expected: tuple[int | None, ...]) -> None:
     usage = RequestUsage.from_wire(wire)
-    assert (usage.cached_input, usage.uncached_input, usage.output) == expected
+    assert (usage.cached_input, usage.uncached_input, usage.output, usage.input) == expected
 
 
 @pytest.mark.asyncio

@@ -46,7 +46,10 @@ def test_search_never_exceeds_its_budget(corpus_snapshot: CatalogSnapshot, query
     assert_complete(corpus_snapshot, response)
     for item in response["not_expanded"]:
         own = corpus_snapshot.costs[item["identity"]]
-        assert item["reason"] == ("over-budget" if own > budget else "budget-exhausted")
+        if not response["good_match"]:  # ADR 0077: nothing fits well, so nothing is expanded
+            assert item["reason"] == "no-good-match" and not response["expanded"]
+        else:
+            assert item["reason"] == ("over-budget" if own > budget else "budget-exhausted")
         assert item["fetch"] == {"names": [item["identity"]], "budget": own}
     assert len(response["expanded"]) + len(response["not_expanded"]) <= limit
     considered = len(response["expanded"]) + len(response["not_expanded"])

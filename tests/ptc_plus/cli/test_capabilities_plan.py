@@ -16,8 +16,22 @@ def plan_json(workspace: Path, run_cli: CliRunner) -> dict[str, Any]:
 
 
 def test_plan_defaults_to_the_host_provision(tmp_path: Path, run_cli: CliRunner) -> None:
+    # Management is on by default (ADR 0080); the demo tools' contracts all fit the default budget.
     document = plan_json(tmp_path, run_cli)
     assert document["version"] == 1 and document["config_files"] == []
+    assert document["plan"]["management"] is True
+    entries = document["plan"]["entries"]
+    assert entries and {e["disclosure"] for e in entries} == {"full"}
+    assert {e["reason"] for e in entries} == {"fits-budget"}
+    assert document["reasons"]["host:read_file"] == "the whole catalog fits the budget: shown in full"
+
+
+def test_plan_with_management_off_is_the_host_provision(tmp_path: Path, run_cli: CliRunner) -> None:
+    config = tmp_path / ".ptc-plus" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("version = 1\n\n[management]\nenabled = false\nbudget_tokens = 10\n", "utf-8")
+    document = plan_json(tmp_path, run_cli)
+    assert document["plan"]["management"] is False
     entries = document["plan"]["entries"]
     assert entries and {e["disclosure"] for e in entries} == {"full"}
     assert document["reasons"]["host:read_file"] == "management is off: the host's own provision"

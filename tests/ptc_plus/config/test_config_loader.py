@@ -20,10 +20,10 @@ from ptc_plus.migration import Migrations
 from .conftest import ConfigFiles
 
 
-def test_no_files_gives_defaults_with_management_off(files: ConfigFiles) -> None:
+def test_no_files_gives_defaults_with_management_on(files: ConfigFiles) -> None:
     loaded = files.load()
     assert loaded.config == PtcConfig()
-    assert loaded.config.management.enabled is False
+    assert loaded.config.management.enabled is True  # ADR 0080
     assert loaded.issues == () and loaded.files == ()
     loaded.raise_if_invalid()
 
@@ -104,10 +104,10 @@ def test_syntax_error_is_reported_with_the_file_in_both_locales(files: ConfigFil
 
 
 def test_newer_format_version_is_refused_whole(files: ConfigFiles) -> None:
-    files.write(workspace="version = 2\n[management]\nenabled = true\n")
+    files.write(workspace="version = 2\n[management]\nenabled = false\n")
     loaded = files.load()
     assert [i.code for i in loaded.issues] == ["PTC-4003"]
-    assert loaded.config.management.enabled is False
+    assert loaded.config.management.enabled is True  # the file's non-default value did not count
     assert "2" in loaded.issues[0].message("zh")
 
 
@@ -246,10 +246,10 @@ def test_a_registered_older_version_migrates_in_memory_on_load(
 
 
 def test_an_older_version_without_a_step_is_refused_whole(files: ConfigFiles) -> None:
-    files.write(workspace="version = 0\n[management]\nenabled = true\n")
+    files.write(workspace="version = 0\n[management]\nenabled = false\n")
     loaded = files.load()
     assert [i.code for i in loaded.issues] == ["PTC-4003"]
-    assert loaded.config.management.enabled is False
+    assert loaded.config.management.enabled is True  # the file's non-default value did not count
 
 
 def test_an_older_file_its_step_cannot_migrate_is_refused_whole(

@@ -69,7 +69,7 @@ def test_split_across_files_gives_the_same_revision(files: ConfigFiles) -> None:
 
 def test_an_explicit_default_is_the_same_config_as_none(files: ConfigFiles) -> None:
     empty = files.load().revision
-    files.write(workspace="[management]\nenabled = false\n[statistics]\nwindow = 20\n")
+    files.write(workspace="[management]\nenabled = true\n[statistics]\nwindow = 20\n")
     assert files.load().revision == empty
 
 

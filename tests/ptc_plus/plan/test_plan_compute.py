@@ -118,7 +118,8 @@ def test_evidence_order_workspace_then_user_then_baseline() -> None:
         cap("host:base", workspace=ws(None, samples=0)),
         cap("host:none"),
     ]
-    plan = plan_for(candidates, config(budget=10_000, baseline=["host:base"]))
+    # The three backed members fit, the whole catalog does not (else all four are fits-budget, ADR 0080).
+    plan = plan_for(candidates, config(budget=300, baseline=["host:base"]))
     got = {e.identity: (e.disclosure, e.reason, e.scope) for e in plan.entries}
     assert got == {
         "host:ws": (FULL, Reason.WORKSPACE_STATISTICS, Scope.WORKSPACE),
@@ -131,14 +132,14 @@ def test_evidence_order_workspace_then_user_then_baseline() -> None:
 
 
 def test_sufficient_statistics_replace_baseline_membership() -> None:
-    plan = plan_for([cap("host:a", workspace=ws(0.1))], config(baseline=["host:a"]))
-    entry = plan.entry("host:a")
+    plan = plan_for([cap("host:a", workspace=ws(0.1)), cap("host:big", 2000)], config(baseline=["host:a"]))
+    entry = plan.entry("host:a")  # it would fit alone: only its statistics keep it on-demand
     assert entry is not None and (entry.disclosure, entry.reason) == (ON_DEMAND, Reason.WORKSPACE_STATISTICS)
 
 
 def test_unusable_statistics_fall_back_to_the_baseline() -> None:
     candidates = [cap("host:a", workspace=ws(0.1)), cap("host:b", workspace=ws(0.9))]
-    plan = plan_for(candidates, config(baseline=["host:a"]), statistics=StatisticsVote.CORRUPT)
+    plan = plan_for(candidates, config(budget=150, baseline=["host:a"]), statistics=StatisticsVote.CORRUPT)
     assert plan.statistics == "corrupt"
     assert plan.members(FULL) == ("host:a",)
     b = plan.entry("host:b")
@@ -196,7 +197,7 @@ def test_shared_types_are_charged_once_through_delivery_cost() -> None:
 
 def test_no_statistics_store_means_no_vote_not_a_guess() -> None:
     candidates = [cap("host:a", workspace=ws(0.1)), cap("host:b", workspace=ws(0.9))]
-    plan = plan_for(candidates, config(baseline=["host:a"]), statistics=StatisticsVote.UNAVAILABLE)
+    plan = plan_for(candidates, config(budget=150, baseline=["host:a"]), statistics=StatisticsVote.UNAVAILABLE)
     assert plan.statistics == "unavailable"
     assert plan.members(FULL) == ("host:a",)
     assert {e.reason for e in plan.entries} == {Reason.BASELINE, Reason.NOT_BACKED}

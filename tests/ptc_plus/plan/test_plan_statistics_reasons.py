@@ -23,9 +23,13 @@ FULL, ON_DEMAND = Disclosure.FULL, Disclosure.ON_DEMAND
 SETTINGS = StatisticsSection(window=12, min_samples=4, threshold=0.5)
 
 
-def plan(candidates: list[PlanCandidate], vote: StatisticsVote = StatisticsVote.USABLE, **kwargs: Any) -> Any:
+def plan(
+    candidates: list[PlanCandidate], vote: StatisticsVote = StatisticsVote.USABLE, *, budget: int = 30, **kwargs: Any
+) -> Any:
+    """``budget`` holds the backed members of these tests but never their whole catalog, so evidence decides
+    (a catalog that fits whole is all ``full`` with reason ``fits-budget``, ADR 0080)."""
     config = PtcConfig(
-        management=ManagementSection(enabled=True, budget_tokens=1000, baseline=("host:base",)), statistics=SETTINGS
+        management=ManagementSection(enabled=True, budget_tokens=budget, baseline=("host:base",)), statistics=SETTINGS
     )
     return compute_plan(
         PlanInput(candidates=candidates, config=config, config_revision="sha256:t", statistics=vote, **kwargs)
@@ -93,11 +97,12 @@ def test_a_backed_capability_over_budget_keeps_its_evidence() -> None:
 
 def test_workspace_only_ignores_the_user_fallback() -> None:
     candidates = [
-        cap("host:user", workspace=ScopeStats(coverage=None, samples=0), user=ScopeStats(coverage=1.0, samples=9))
+        cap("host:user", workspace=ScopeStats(coverage=None, samples=0), user=ScopeStats(coverage=1.0, samples=9)),
+        cap("host:none"),
     ]
-    usable = plan(candidates).entry("host:user")
-    assert usable is not None and usable.reason is Reason.USER_STATISTICS
-    damaged = plan(candidates, StatisticsVote.WORKSPACE_ONLY, statistics_detail="PTC-5002: damaged")
+    usable = plan(candidates, budget=15).entry("host:user")
+    assert usable is not None and (usable.disclosure, usable.reason) == (FULL, Reason.USER_STATISTICS)
+    damaged = plan(candidates, StatisticsVote.WORKSPACE_ONLY, budget=15, statistics_detail="PTC-5002: damaged")
     entry = damaged.entry("host:user")
     assert damaged.statistics == "workspace-only" and damaged.statistics_detail == "PTC-5002: damaged"
     assert entry is not None and (entry.disclosure, entry.reason) == (ON_DEMAND, Reason.NOT_BACKED)
@@ -105,7 +110,11 @@ def test_workspace_only_ignores_the_user_fallback() -> None:
 
 
 def test_without_a_vote_no_statistics_are_recorded_or_named_per_entry() -> None:
-    result = plan([cap("host:base", workspace=ScopeStats(coverage=1.0, samples=9))], StatisticsVote.CORRUPT)
+    result = plan(
+        [cap("host:base", workspace=ScopeStats(coverage=1.0, samples=9)), cap("host:none")],
+        StatisticsVote.CORRUPT,
+        budget=15,
+    )
     entry = result.entry("host:base")
     assert result.statistics == "corrupt"  # said once, in the plan's summary
     assert entry is not None and entry.window is None and entry.passed_over == () and entry.coverage is None

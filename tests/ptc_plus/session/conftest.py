@@ -68,6 +68,10 @@ budget_tokens = {budget}
 baseline = {baseline}
 """
 
+EVIDENCE_BUDGET = 500
+"""Room for the few demo contracts a test backs, never for the whole demo catalog (771 offline tokens): under it
+evidence decides; a catalog that fits whole is all ``full`` with reason ``fits-budget`` (ADR 0080)."""
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -103,7 +107,7 @@ def workspace(tmp_path: Path) -> Path:
 def write_config(
     workspace: Path,
     *,
-    budget: int = 8000,
+    budget: int = EVIDENCE_BUDGET,
     baseline: Sequence[str] = (),
     choices: dict[str, str] | None = None,
     enabled: bool = True,

@@ -16,7 +16,7 @@ from ptc_plus.plan import Reason
 from ptc_plus.session import refresh as refresh_module
 from ptc_plus.session.environment import KIND
 
-from .conftest import HostFactory, entry_of, environment_of, state_of, write_config
+from .conftest import EVIDENCE_BUDGET, HostFactory, entry_of, environment_of, state_of, write_config
 
 FIRST = {"host:notes_search": "full", "host:write_file": "off"}
 CHANGED = {"host:notes_search": "off", "host:write_file": "full", "host:read_file": "on-demand"}
@@ -130,7 +130,7 @@ async def test_an_unknown_format_is_diagnosed_apart_from_corruption(open_host: H
 async def test_a_vanished_capability_follows_the_host_without_re_ranking(
     open_host: HostFactory, workspace: Path
 ) -> None:
-    write_config(workspace, budget=100_000, baseline=["host:notes_search", "host:read_file"])
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=["host:notes_search", "host:read_file"])
     host = await open_host()
     session = await host.start_session(title="t")
     original = env_bytes(host, session)

@@ -15,7 +15,7 @@ from ptc_plus.config import Disclosure, load_config
 from ptc_plus.plan import PlanInput, Reason, ScopeStats, StatisticsVote, compute_plan, plan_bytes
 from ptc_plus.session.provision import candidates, delivery_cost, session_plan
 
-from .conftest import entry_of, write_config
+from .conftest import EVIDENCE_BUDGET, entry_of, write_config
 
 FULL, ON_DEMAND, OFF = Disclosure.FULL, Disclosure.ON_DEMAND, Disclosure.OFF
 POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]}
@@ -38,6 +38,7 @@ def shared_catalog() -> Catalog:
 
 
 def test_management_off_is_the_host_provision(workspace: Path) -> None:
+    write_config(workspace, enabled=False, budget=10)  # a budget it would not fit: off ignores it
     catalog = demo_catalog(workspace)
     plan = session_plan(catalog, load_config(workspace), offline_counter())
     assert not plan.management
@@ -47,8 +48,14 @@ def test_management_off_is_the_host_provision(workspace: Path) -> None:
     assert plan.used_tokens == delivery_cost(catalog, offline_counter())([c.identity for c in catalog.managed()])
 
 
+def test_the_evidence_budget_is_below_the_whole_demo_catalog(workspace: Path) -> None:
+    catalog = demo_catalog(workspace)
+    whole = delivery_cost(catalog, offline_counter())([c.identity for c in catalog.managed()])
+    assert whole > EVIDENCE_BUDGET  # else every test using it would plan fits-budget, not by evidence
+
+
 def test_statistics_never_guess_without_a_store(workspace: Path) -> None:
-    write_config(workspace, budget=100_000)
+    write_config(workspace, budget=EVIDENCE_BUDGET)
     plan = session_plan(demo_catalog(workspace), load_config(workspace), offline_counter())
     assert plan.statistics == "unavailable"
     # No store, no baseline: nothing is backed, so nothing fills the budget.
@@ -58,7 +65,7 @@ def test_statistics_never_guess_without_a_store(workspace: Path) -> None:
 def test_entries_carry_names_kinds_revisions_and_measured_costs(workspace: Path) -> None:
     catalog = demo_catalog(workspace)
     counter = offline_counter()
-    write_config(workspace, baseline=["host:read_file"])
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=["host:read_file"])
     entry = session_plan(catalog, load_config(workspace), counter).entry("host:read_file")
     capability = catalog.get("host:read_file")
     assert entry is not None and capability is not None
@@ -103,15 +110,17 @@ def test_explicit_full_over_budget_is_reported_not_cut(workspace: Path) -> None:
 
 def _with_full_coverage(workspace: Path, vote: StatisticsVote, statistics_enabled: bool = True) -> PlanInput:
     extra = "" if statistics_enabled else "\n[statistics]\nenabled = false\n"
+    catalog = demo_catalog(workspace)
+    others = [c.identity for c in catalog.managed() if c.identity != "host:notes_search"]
     write_config(
         workspace,
-        budget=100_000,
+        # One token short of all the others: statistics fill it (the dearest is left out), fits-budget does not apply.
+        budget=delivery_cost(catalog, offline_counter())(others) - 1,
         baseline=["host:notes_search"],
         choices={"host:notes_search": "on-demand"},
         extra=extra,
     )
     loaded = load_config(workspace)
-    catalog = demo_catalog(workspace)
     every = ScopeStats(coverage=1.0, samples=20)
     return PlanInput(
         candidates=[attrs.evolve(c, workspace=every, user=every) for c in candidates(catalog, offline_counter())],
@@ -137,9 +146,10 @@ def test_explicit_on_demand_stays_on_demand(
     assert plan.statistics == recorded
     entry = plan.entry("host:notes_search")
     assert entry is not None and (entry.disclosure, entry.reason) == (ON_DEMAND, Reason.EXPLICIT)
-    # The control: with a usable vote the same statistics do put the others in full.
-    others = {e.reason for e in plan.entries if e.identity != "host:notes_search"}
-    assert others == ({Reason.WORKSPACE_STATISTICS} if recorded == "usable" else {Reason.NOT_BACKED})
+    # The control: with a usable vote the same statistics do put the others in full, as far as the budget goes.
+    others = {(e.disclosure, e.reason) for e in plan.entries if e.identity != "host:notes_search"}
+    backed = {(FULL, Reason.WORKSPACE_STATISTICS), (ON_DEMAND, Reason.BUDGET_EXHAUSTED)}
+    assert others == (backed if recorded == "usable" else {(ON_DEMAND, Reason.NOT_BACKED)})
 
 
 def test_identical_inputs_give_identical_plan_bytes(workspace: Path) -> None:

@@ -17,7 +17,7 @@ from ptc_plus.statistics import (
 )
 from tests.statistics_samples import demo_catalog, record_families
 
-from .conftest import entry_of, write_config
+from .conftest import EVIDENCE_BUDGET, entry_of, write_config
 
 FULL, ON_DEMAND = Disclosure.FULL, Disclosure.ON_DEMAND
 CONVERTER, READER, SEARCH = "host:convert_units", "host:read_file", "host:search_files"
@@ -29,7 +29,7 @@ def plan_in(workspace: Path) -> CapabilityPlan:
 
 
 def test_without_stores_statistics_are_unavailable_and_the_reasons_say_so(workspace: Path) -> None:
-    write_config(workspace, baseline=[READER], extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=[READER], extra=STATISTICS)
     plan = plan_in(workspace)
     assert plan.statistics == "unavailable" and plan.statistics_detail == ""
     reader = entry_of(plan, READER)
@@ -38,7 +38,7 @@ def test_without_stores_statistics_are_unavailable_and_the_reasons_say_so(worksp
 
 
 def test_sufficient_workspace_statistics_replace_the_baseline(workspace: Path) -> None:
-    write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=[READER], extra=STATISTICS)
     record_families(workspace_store(workspace), workspace, ["f1", "f2", "f3"], [CONVERTER, SEARCH])
     plan = plan_in(workspace)
     assert plan.statistics == "usable"
@@ -57,7 +57,7 @@ def test_sufficient_workspace_statistics_replace_the_baseline(workspace: Path) -
 
 
 def test_too_few_workspace_samples_fall_back_to_the_user_scope_and_say_why(workspace: Path) -> None:
-    write_config(workspace, budget=100_000, extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, extra=STATISTICS)
     record_families(workspace_store(workspace), workspace, ["f1", "f2"], [CONVERTER])
     record_families(user_store(), workspace, ["u1", "u2", "u3", "u4"], [CONVERTER])
     converter = entry_of(plan_in(workspace), CONVERTER)
@@ -71,7 +71,7 @@ def test_too_few_workspace_samples_fall_back_to_the_user_scope_and_say_why(works
 
 
 def test_a_capability_neither_scope_can_decide_names_both_shortfalls(workspace: Path) -> None:
-    write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=[READER], extra=STATISTICS)
     record_families(user_store(), workspace, ["u1"], [READER])
     reader = entry_of(plan_in(workspace), READER)
     assert (reader.disclosure, reader.reason) == (FULL, Reason.BASELINE)
@@ -93,7 +93,7 @@ def test_a_capability_neither_scope_can_decide_names_both_shortfalls(workspace: 
 def test_a_damaged_workspace_store_loses_the_whole_vote_with_its_own_diagnostic(
     workspace: Path, content: bytes, code: str
 ) -> None:
-    write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=[READER], extra=STATISTICS)
     # The user scope would back the converter: a damaged workspace store must not let it speak instead.
     record_families(user_store(), workspace, ["u1", "u2", "u3"], [CONVERTER])
     path = workspace_store(workspace).path
@@ -110,7 +110,7 @@ def test_a_damaged_workspace_store_loses_the_whole_vote_with_its_own_diagnostic(
 
 
 def test_a_damaged_user_store_costs_only_the_fallback(workspace: Path) -> None:
-    write_config(workspace, budget=100_000, extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, extra=STATISTICS)
     record_families(workspace_store(workspace), workspace, ["f1", "f2", "f3"], [SEARCH])
     user = user_store().path
     user.parent.mkdir(parents=True, exist_ok=True)

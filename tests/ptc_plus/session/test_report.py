@@ -10,12 +10,12 @@ from hookspecs import CommandRequest, ReceiptStatus
 from hookspecs.reference import ScriptedModel
 from ptc_plus.plugin import controller
 
-from .conftest import HostFactory, environment_of, write_config
+from .conftest import EVIDENCE_BUDGET, HostFactory, environment_of, write_config
 
 
 @pytest.mark.asyncio
 async def test_capabilities_shows_plan_reasons_budget_and_statistics(open_host: HostFactory, workspace: Path) -> None:
-    write_config(workspace, budget=5000, baseline=["host:read_file"], choices={"host:write_file": "off"})
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=["host:read_file"], choices={"host:write_file": "off"})
     host = await open_host()
     assert "capabilities" in [c.name for c in host.command_table()]
     model = ScriptedModel([])
@@ -27,7 +27,7 @@ async def test_capabilities_shows_plan_reasons_budget_and_statistics(open_host: 
     assert lines[1].startswith("Presentation: ptc configured") and "when the session started" in lines[1]
     assert "management on" in lines[2] and "1 full" in lines[2] and "1 off" in lines[2]
     assert "unavailable: no statistics store yet" in lines[2]
-    assert lines[3].startswith("Default contracts: ") and "of 5000" in lines[3]
+    assert lines[3].startswith("Default contracts: ") and f"of {EVIDENCE_BUDGET} " in lines[3]
     assert "  host:read_file [full]: in the manual baseline (rank 1)" in lines
     assert "  host:write_file [off]: explicit choice in the config" in lines
     assert "  host:convert_units [on-demand]: no sufficient statistics and not in the baseline" in lines

@@ -11,7 +11,7 @@ from ptc_plus.config import Disclosure
 from ptc_plus.statistics import workspace_store
 from tests.statistics_samples import record_families
 
-from .conftest import HostFactory, entry_of, environment_of, write_config
+from .conftest import EVIDENCE_BUDGET, HostFactory, entry_of, environment_of, write_config
 
 CONVERTER, READER = "host:convert_units", "host:read_file"
 STATISTICS = "\n[statistics]\nmin_samples = 3\nwindow = 10\n"
@@ -19,7 +19,7 @@ STATISTICS = "\n[statistics]\nmin_samples = 3\nwindow = 10\n"
 
 @pytest.mark.asyncio
 async def test_capabilities_shows_coverage_samples_scope_and_window(open_host: HostFactory, workspace: Path) -> None:
-    write_config(workspace, budget=100_000, baseline=[READER], extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, baseline=[READER], extra=STATISTICS)
     record_families(workspace_store(workspace.resolve()), workspace.resolve(), ["f1", "f2", "f3"], [CONVERTER])
     host = await open_host()
     session = await host.start_session(title="t")
@@ -59,7 +59,7 @@ async def test_capabilities_names_a_damaged_store(open_host: HostFactory, worksp
 async def test_live_and_resumed_sessions_keep_their_plan_while_statistics_grow(
     open_host: HostFactory, workspace: Path
 ) -> None:
-    write_config(workspace, budget=100_000, extra=STATISTICS)
+    write_config(workspace, budget=EVIDENCE_BUDGET, extra=STATISTICS)
     host = await open_host()
     session = await host.start_session(title="t", model=ScriptedModel([AssistantTurn(text="ok")]))
     before = environment_of(host, session).to_bytes()

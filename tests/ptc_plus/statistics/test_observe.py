@@ -122,8 +122,11 @@ def write_config(
     management: bool = True,
     share_with_user: bool = True,
 ) -> None:
-    """Management on, nothing in the baseline (so managed tools are ``on-demand``), explicit ``choices``."""
-    text = f"version = 1\n\n[management]\nenabled = {str(management).lower()}\nbudget_tokens = 8000\nbaseline = []\n"
+    """Management on, nothing in the baseline (so managed tools are ``on-demand``), explicit ``choices``.
+
+    The budget is ``0`` so that even a tiny catalog is not shown whole (``fits-budget``, ADR 0080).
+    """
+    text = f"version = 1\n\n[management]\nenabled = {str(management).lower()}\nbudget_tokens = 0\nbaseline = []\n"
     text += f"\n[statistics]\nenabled = {str(statistics).lower()}\nshare_with_user = {str(share_with_user).lower()}\n"
     for identity, value in (choices or {}).items():
         text += f'\n[capabilities."{identity}"]\ndisclosure = "{value}"\n'
@@ -507,16 +510,23 @@ async def test_statistics_disabled_in_the_workspace_records_nothing(open_host: H
 
 @pytest.mark.asyncio
 async def test_a_workspace_without_management_gets_no_statistics_file(open_host: HostFactory, workspace: Path) -> None:
-    # Management is off by default: a workspace that never opted in is left as it was (no .ptc-plus/ at all).
+    write_config(workspace, management=False)
     host = await open_host()
     root = await host.start_session(model=runs("return await tools.echo(text='a')"))
     await root.run_turn("go")
-    assert not (workspace / ".ptc-plus").exists()
-    write_config(workspace, management=False)
-    again = await host.start_session(model=runs("return await tools.echo(text='a')"))
-    await again.run_turn("go")
     assert sorted(p.name for p in (workspace / ".ptc-plus").iterdir()) == ["config.toml"]
     assert user_store().read().status == "missing"
+
+
+@pytest.mark.asyncio
+async def test_a_workspace_with_no_config_records_its_families(open_host: HostFactory, workspace: Path) -> None:
+    # Management and statistics are on by default (ADR 0080): no config file is needed to start learning.
+    host = await open_host()
+    root = await host.start_session(model=runs("return await tools.echo(text='a')"))
+    await root.run_turn("go")
+    view = workspace_store(workspace).read()
+    assert view.status == "ok" and view.families() == 1
+    assert user_store().read().status == "ok"  # share_with_user is on by default too
 
 
 @pytest.mark.asyncio

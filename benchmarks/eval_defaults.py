@@ -1,0 +1,174 @@
+"""Choose PTC Plus's numeric defaults on the warm-up set (issue 15 item 6, ADR 0080).
+
+Run: .venv/bin/python benchmarks/eval_defaults.py [--catalog N ...]
+Writes benchmarks/results/eval_defaults.json.
+
+The measured tasks are never used here: the warm-up set is both the history
+(its families build the statistics) and the tasks the settings are judged on,
+so choosing on it and reporting on the measured set (``ptc-plus eval``) keeps
+the report free of what the choice saw.
+
+Per catalog size:
+
+- the warm-up families run once, with the plugin's defaults, into one
+  statistics store (what a user's history would be; the settings below only
+  change how the store *votes*, not what it records);
+- baselines in the same run: every warm-up task in PTC (management off) and in
+  PTC Plus cold (no statistics);
+- every combination of ``budget_tokens`` × ``threshold`` × ``min_samples``
+  runs every warm-up task in PTC Plus mature from that store.
+
+A combination qualifies when every run passes its oracle; the chosen one has
+the lowest total tokens summed over the catalog sizes. Among combinations with
+that same total, each setting keeps its previous default where it can (a
+default changes only where a measured difference says so; ties then go to the
+larger threshold, the smaller budget, the larger min_samples). ``window`` is not varied: the store holds
+:data:`~ptc_plus.evaluation.matrix.WARMUP_FAMILIES` families, fewer than any
+window considered, so it cannot bind here; that is said in the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import platform
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+# Run as a script, this directory comes first on sys.path, where benchmarks/mcp.py would shadow the MCP SDK.
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from ptc_plus.evaluation.loading import load_suite  # noqa: E402
+from ptc_plus.evaluation.matrix import WARMUP_FAMILIES  # noqa: E402
+from ptc_plus.evaluation.mcp_bridge import McpBridge  # noqa: E402
+from ptc_plus.evaluation.metering import UNIT, Meter  # noqa: E402
+from ptc_plus.evaluation.runner import Parameters, run_task, warm_up  # noqa: E402
+from ptc_plus.evaluation.styles import DEFAULTS  # noqa: E402
+from ptc_plus.evaluation.task import Style, Suite  # noqa: E402
+
+BUDGETS = (2000, 4000, 8000, 16000)
+THRESHOLDS = (0.1, 0.2, 0.3, 0.5)
+MIN_SAMPLES = (3, 5)
+CATALOGS = (20, 200, 2000)
+OUT = ROOT / "benchmarks" / "results" / "eval_defaults.json"
+PREVIOUS = {"budget": 8000, "threshold": 0.3, "min_samples": 5}
+"""The defaults before this sweep (ADR 0032): kept where the sweep measures no difference."""
+
+
+async def _tasks_total(
+    suite: Suite,
+    style: Style,
+    catalog: int,
+    workdir: Path,
+    meter: Meter,
+    bridge: McpBridge,
+    parameters: Parameters = DEFAULTS,
+    statistics: Path | None = None,
+) -> dict[str, Any]:
+    """Every warm-up task in ``style``: total tokens, requests, and the runs that failed their oracle."""
+    total = requests = 0
+    failed: list[str] = []
+    for task in suite.warmup:
+        result = await run_task(
+            suite, task, style, catalog, workdir=workdir, parameters=parameters, statistics=statistics, mcp=bridge
+        )
+        metered = meter.meter(result.exchanges).total
+        total += metered.total or 0
+        requests += metered.requests
+        if not result.verdict.passed:
+            failed.append(f"{task.id}: {result.verdict.reason}")
+    return {"total": total, "requests": requests, "failed": failed}
+
+
+async def sweep(catalogs: tuple[int, ...]) -> dict[str, Any]:
+    suite = load_suite(ROOT / "benchmarks" / "tasks")
+    meter = Meter()
+    per_catalog: dict[str, Any] = {}
+    combos = list(itertools.product(BUDGETS, THRESHOLDS, MIN_SAMPLES))
+    with tempfile.TemporaryDirectory(prefix="ptc-plus-eval-defaults-") as scratch:
+        workdir = Path(scratch)
+        async with McpBridge.time_server() as bridge:
+            for catalog in catalogs:
+                print(f"catalog {catalog}: warm-up ({WARMUP_FAMILIES} families)", file=sys.stderr)
+                store = await warm_up(suite, catalog, workdir=workdir, families=WARMUP_FAMILIES, mcp=bridge)
+                # The runs empty workdir/run only; keep the store where no run writes.
+                kept = workdir / f"statistics-{catalog}.json"
+                kept.write_bytes(store.read_bytes())
+                entry: dict[str, Any] = {
+                    "ptc": await _tasks_total(suite, Style.PTC, catalog, workdir, meter, bridge),
+                    "ptc-plus-cold": await _tasks_total(suite, Style.PTC_PLUS_COLD, catalog, workdir, meter, bridge),
+                    "mature": {},
+                }
+                for number, (budget, threshold, min_samples) in enumerate(combos, start=1):
+                    print(f"catalog {catalog}: combination {number}/{len(combos)}", file=sys.stderr)
+                    parameters = Parameters(budget_tokens=budget, threshold=threshold, min_samples=min_samples)
+                    key = f"budget={budget} threshold={threshold} min_samples={min_samples}"
+                    entry["mature"][key] = await _tasks_total(
+                        suite, Style.PTC_PLUS_MATURE, catalog, workdir, meter, bridge, parameters, kept
+                    )
+                per_catalog[str(catalog)] = entry
+    return {"catalogs": per_catalog, "combinations": [list(c) for c in combos]}
+
+
+def choose(measured: dict[str, Any]) -> dict[str, Any]:
+    """The qualifying combination with the lowest total over every catalog size (ties: the conservative one)."""
+    catalogs = measured["catalogs"]
+    candidates = []
+    for budget, threshold, min_samples in measured["combinations"]:
+        key = f"budget={budget} threshold={threshold} min_samples={min_samples}"
+        runs = [catalogs[c]["mature"][key] for c in catalogs]
+        if any(run["failed"] for run in runs):
+            continue
+        total = sum(run["total"] for run in runs)
+        changed = (
+            budget != PREVIOUS["budget"],
+            threshold != PREVIOUS["threshold"],
+            min_samples != PREVIOUS["min_samples"],
+        )
+        candidates.append((total, changed, -threshold, budget, -min_samples, key))
+    if not candidates:
+        return {"chosen": None, "reason": "no combination passed every oracle"}
+    candidates.sort()
+    total, *_, key = candidates[0]
+    ratios = {
+        catalog: {
+            "mature/ptc": round(entry["mature"][key]["total"] / entry["ptc"]["total"], 4),
+            "mature/cold": round(entry["mature"][key]["total"] / entry["ptc-plus-cold"]["total"], 4),
+            "cold/ptc": round(entry["ptc-plus-cold"]["total"] / entry["ptc"]["total"], 4),
+        }
+        for catalog, entry in catalogs.items()
+    }
+    return {"chosen": key, "total": total, "ratios": ratios}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--catalog", type=int, action="append", help="catalog sizes (default: 20 200 2000)")
+    parser.add_argument("--output", type=Path, default=OUT)
+    args = parser.parse_args()
+    catalogs = tuple(args.catalog or CATALOGS)
+    measured = asyncio.run(sweep(catalogs))
+    result = {
+        "version": 1,
+        "python": platform.python_version(),
+        "measured_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "unit": UNIT,
+        "warmup_families": WARMUP_FAMILIES,
+        "window_note": "window not varied: the store holds fewer families than any window considered",
+        **measured,
+        **choose(measured),
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+    print(orjson.dumps(choose(measured), option=orjson.OPT_INDENT_2).decode())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The task suite of the token evaluation (issue 15), version ``SUITE.version``.
+
+The suite is fixed and versioned before any result is looked at: every
+task, script, oracle, fixture, the world's data (its seed) and the filler are
+part of it, and any change to one of them bumps ``version`` so results of
+different suites are never compared as one.
+
+- ``world.py``: the executable world (records service with 240 orders, 60
+  customers, 80 products; a flaky inventory tool; the long-tail ``tax_rate``
+  and ``shipping_quote``; the demo tools bound to the workspace).
+- ``catalog.py``: ``filler(n)``, schema-only tools to reach a catalog size.
+- ``tNN_*.py``: one measured task each; ``warmup.py``: the warm-up set
+  (never measured), whose families build the mature statistics.
+
+The engine loads this file by path as a package (relative imports), reads
+``SUITE`` and runs every task in every style.
+"""
+
+from __future__ import annotations
+
+from ptc_plus.evaluation.task import Suite
+
+from . import (
+    t01_find_todos,
+    t02_aggregate_orders,
+    t03_cross_reference,
+    t04_best_headphones,
+    t05_multi_step,
+    t06_gross_with_tax,
+    t07_child_agent,
+    t08_flaky_stock,
+    t09_one_call,
+    t10_mcp_time,
+    t11_write_report,
+    t12_meeting_notes,
+    t13_shipping_quote,
+    t14_invoice_files,
+    t15_gold_customers,
+    t16_parcel_weights,
+    warmup,
+)
+from .catalog import filler
+from .world import make_world, world_tools
+
+SUITE = Suite(
+    version="1",
+    tasks=(
+        t01_find_todos.TASK,
+        t02_aggregate_orders.TASK,
+        t03_cross_reference.TASK,
+        t04_best_headphones.TASK,
+        t05_multi_step.TASK,
+        t06_gross_with_tax.TASK,
+        t07_child_agent.TASK,
+        t08_flaky_stock.TASK,
+        t09_one_call.TASK,
+        t10_mcp_time.TASK,
+        t11_write_report.TASK,
+        t12_meeting_notes.TASK,
+        t13_shipping_quote.TASK,
+        t14_invoice_files.TASK,
+        t15_gold_customers.TASK,
+        t16_parcel_weights.TASK,
+    ),
+    warmup=warmup.TASKS,
+    world=make_world,
+    tools=world_tools,
+    filler=filler,
+)
+
+__all__ = ["SUITE"]

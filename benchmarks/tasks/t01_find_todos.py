@@ -1,0 +1,106 @@
+"""t01 — find and count across many files: TODO comments in 80 Python files."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+PROMPT = "How many TODO comments are there in the Python files of this workspace, and which file has the most of them?"
+HOTSPOT = "src/billing/invoices.py"
+
+
+def setup(workspace: Path, world: Any) -> None:
+    rng = random.Random(1501)
+    for package in ("api", "billing", "catalog", "checkout", "search", "shipping", "users", "reports"):
+        for module in (
+            "models",
+            "views",
+            "service",
+            "helpers",
+            "invoices",
+            "queries",
+            "tasks",
+            "schemas",
+            "cli",
+            "cache",
+        ):
+            lines = [f'"""The {module} of the {package} package."""', ""]
+            for n in range(rng.randint(18, 40)):
+                if rng.random() < 0.08:
+                    lines.append(
+                        f"    # TODO: handle the {rng.choice(('empty', 'late', 'bad', 'duplicate'))} case ({n})"
+                    )
+                else:
+                    lines.append(f"    value_{n} = compute({n})  # step {n}")
+            if f"src/{package}/{module}.py" == HOTSPOT:
+                lines += [f"    # TODO: split invoice rule {k}" for k in range(12)]
+            path = workspace / "src" / package / f"{module}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (workspace / "docs").mkdir(exist_ok=True)
+    (workspace / "docs" / "roadmap.md").write_text("# Roadmap\n\nTODO: write it\nTODO: review it\n", encoding="utf-8")
+
+
+def native() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Call(tool="search_files", arguments={"query": "TODO", "glob": "*.py", "max_results": 1000})
+    ).value
+    per_file = Counter(match["path"] for match in found["matches"])
+    top, most = per_file.most_common(1)[0]
+    yield Answer(
+        text=f"There are {per_file.total()} TODO comments in {len(per_file)} Python files; {top} has the most ({most})."
+    )
+
+
+CODE = """found = await tools.search_files(query="TODO", glob="*.py", max_results=1000)
+counts = {}
+for match in found["matches"]:
+    counts[match["path"]] = counts.get(match["path"], 0) + 1
+top = max(counts, key=counts.get)
+return {"total": len(found["matches"]), "files": len(counts), "top": top, "top_count": counts[top]}"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    result = yield Program(code=CODE, description="Count TODO comments per Python file", uses=("search_files",))
+    value: Any = result.value
+    yield Answer(
+        text=f"There are {value['total']} TODO comments in {value['files']} Python files; "
+        f"{value['top']} has the most ({value['top_count']})."
+    )
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    per_file = Counter(
+        str(path.relative_to(end.workspace))
+        for path in end.workspace.rglob("*.py")
+        if not any(part.startswith(".") for part in path.relative_to(end.workspace).parts)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if "todo" in line.lower()
+    )
+    top, _ = per_file.most_common(1)[0]
+    return judge(
+        [
+            (has_number(answer, per_file.total()), f"the total {per_file.total()} is missing"),
+            (top in answer, f"the file with the most ({top}) is missing"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t01-find-todos",
+    category="find-count",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("search_files"),
+)

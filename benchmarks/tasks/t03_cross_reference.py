@@ -1,0 +1,84 @@
+"""t03 — cross-reference two sources: a VIP list in a CSV file against returned orders in the records service."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import judge
+from .world import queries
+
+VIP_FILE = "crm/vip_customers.csv"
+VIPS = ("c-002", "c-005", "c-010", "c-013", "c-021", "c-030", "c-033", "c-040", "c-047", "c-057")
+PROMPT = f"{VIP_FILE} lists our VIP customers. Which of them have at least one returned order? Give their customer ids."
+
+
+def setup(workspace: Path, world: Any) -> None:
+    rows = ["customer_id,name"] + [f"{cid},{world.data.customers[cid]['name']}" for cid in VIPS]
+    (workspace / "crm").mkdir(exist_ok=True)
+    (workspace / VIP_FILE).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _vips(lines: list[str]) -> list[str]:
+    return [line.split(",")[0] for line in lines[1:] if line.strip()]
+
+
+def _answer(found: list[str]) -> Answer:
+    return Answer(text="VIP customers with a returned order: " + (", ".join(found) or "none") + ".")
+
+
+def native() -> Generator[Action, Observation, None]:
+    table: Any = (yield Call(tool="read_file", arguments={"path": VIP_FILE})).value
+    found = []
+    for cid in _vips(table["lines"]):
+        returned: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": cid, "status": "returned"})).value
+        if returned["order_ids"]:
+            found.append(cid)
+    yield _answer(found)
+
+
+CODE = f"""table = await tools.read_file(path="{VIP_FILE}")
+found = []
+for line in table["lines"][1:]:
+    cid = line.split(",")[0]
+    returned = await tools.list_order_ids(customer_id=cid, status="returned")
+    if returned["order_ids"]:
+        found.append(cid)
+return found"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(code=CODE, description="VIPs with returned orders", uses=("read_file", "list_order_ids"))
+    ).value
+    yield _answer(list(found))
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    vips = _vips((end.workspace / VIP_FILE).read_text(encoding="utf-8").splitlines())
+    returned = {o["customer_id"] for o in end.world.data.orders.values() if o["status"] == "returned"}
+    expected = {cid for cid in vips if cid in returned}
+    named = set(re.findall(r"c-\d{3}", answer))
+    return judge(
+        [
+            (bool(expected), "the fixture has no VIP with a returned order"),
+            (expected <= named, f"missing: {sorted(expected - named)}"),
+            (not (named & set(vips)) - expected, f"wrongly named: {sorted((named & set(vips)) - expected)}"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t03-cross-reference",
+    category="cross-reference",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("read_file", "list_order_ids"),
+)

@@ -1,0 +1,70 @@
+"""t04 — pick the best of N candidates: the best-rated headphones (ties: the cheapest)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+PROMPT = (
+    "Which headphones in our catalog have the best average rating? If several tie, take the cheapest. "
+    "Give the product id, name, rating and price."
+)
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write: the products live in the catalog service."""
+
+
+def _answer(best: Any) -> Answer:
+    return Answer(
+        text=f"The best-rated headphones are {best['id']} ({best['name']}): rated {best['rating']}, "
+        f"priced {best['price']:.2f} EUR."
+    )
+
+
+def native() -> Generator[Action, Observation, None]:
+    found: Any = (yield Call(tool="search_products", arguments={"category": "headphones"})).value
+    candidates = []
+    for product in found["products"]:
+        candidates.append((yield Call(tool="get_product", arguments={"product_id": product["id"]})).value)
+    yield _answer(min(candidates, key=lambda p: (-p["rating"], p["price"])))
+
+
+CODE = """import asyncio
+found = await tools.search_products(category="headphones")
+products = await asyncio.gather(*(tools.get_product(product_id=p["id"]) for p in found["products"]))
+return min(products, key=lambda p: (-p["rating"], p["price"]))"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    best = yield Program(code=CODE, description="Best-rated headphones", uses=("search_products", "get_product"))
+    yield _answer(best.value)
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    candidates = [p for p in end.world.data.products.values() if p["category"] == "headphones"]
+    best = min(candidates, key=lambda p: (-p["rating"], p["price"]))
+    return judge(
+        [
+            (best["id"] in answer, f"the product id {best['id']} is missing"),
+            (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t04-best-headphones",
+    category="best-of-n",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("search_products", "get_product"),
+)

@@ -1,0 +1,88 @@
+"""t05 — multi-step lookups: order → customer → their latest other order → its priciest product."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import judge
+from .world import queries
+
+ORDER = "o-0137"
+PROMPT = (
+    f"Look up the customer of order {ORDER}, find that customer's most recent other order, and tell me which "
+    "product in that order has the highest unit price (its id and name)."
+)
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write: everything is in the records service."""
+
+
+def _answer(customer: str, order: str, product: Any) -> Answer:
+    return Answer(
+        text=f"Customer {customer}'s most recent other order is {order}; its priciest product is "
+        f"{product['id']} ({product['name']}) at {product['price']:.2f} EUR."
+    )
+
+
+def native() -> Generator[Action, Observation, None]:
+    first: Any = (yield Call(tool="get_order", arguments={"order_id": ORDER})).value
+    customer = first["customer_id"]
+    ids: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": customer})).value
+    latest = [oid for oid in ids["order_ids"] if oid != ORDER][-1]
+    other: Any = (yield Call(tool="get_order", arguments={"order_id": latest})).value
+    priciest = max(other["items"], key=lambda item: item["unit_price"])
+    product = (yield Call(tool="get_product", arguments={"product_id": priciest["product_id"]})).value
+    yield _answer(customer, latest, product)
+
+
+CODE = f"""first = await tools.get_order(order_id="{ORDER}")
+ids = await tools.list_order_ids(customer_id=first["customer_id"])
+latest = [oid for oid in ids["order_ids"] if oid != "{ORDER}"][-1]
+other = await tools.get_order(order_id=latest)
+priciest = max(other["items"], key=lambda item: item["unit_price"])
+product = await tools.get_product(product_id=priciest["product_id"])
+return {{"customer": first["customer_id"], "order": latest, "product": product}}"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(
+            code=CODE,
+            description="Priciest product of the customer's latest other order",
+            uses=("get_order", "list_order_ids", "get_product"),
+        )
+    ).value
+    yield _answer(found["customer"], found["order"], found["product"])
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    orders = end.world.data.orders
+    customer = orders[ORDER]["customer_id"]
+    others = sorted(oid for oid, o in orders.items() if o["customer_id"] == customer and oid != ORDER)
+    if not others:
+        return judge([(False, f"the fixture gives {customer} no other order")])
+    priciest = max(orders[others[-1]]["items"], key=lambda item: item["unit_price"])
+    name = end.world.data.products[priciest["product_id"]]["name"]
+    return judge(
+        [
+            (priciest["product_id"] in answer, f"the product id {priciest['product_id']} is missing"),
+            (name in answer, f"the product name {name!r} is missing"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t05-multi-step",
+    category="multi-step",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("get_order", "list_order_ids", "get_product"),
+)

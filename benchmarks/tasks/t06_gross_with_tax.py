@@ -1,0 +1,70 @@
+"""t06 — long tail: an order's gross amount needs ``tax_rate``, a tool a plan keeps on demand."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+ORDER = "o-0042"
+PROMPT = (
+    f"Order totals are net. What is the gross amount of order {ORDER} including VAT at the standard rate "
+    "of the customer's country?"
+)
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write: everything is in the services."""
+
+
+def _answer(net: float, country: str, rate: float) -> Answer:
+    gross = round(net * (1 + rate), 2)
+    return Answer(text=f"Order {ORDER}: net {net:.2f} EUR, VAT {rate:.0%} ({country}), gross {gross:.2f} EUR.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    order: Any = (yield Call(tool="get_order", arguments={"order_id": ORDER})).value
+    customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": order["customer_id"]})).value
+    tax: Any = (yield Call(tool="tax_rate", arguments={"country": customer["country"]})).value
+    yield _answer(order["total"], customer["country"], tax["standard_rate"])
+
+
+CODE = f"""order = await tools.get_order(order_id="{ORDER}")
+customer = await tools.get_customer(customer_id=order["customer_id"])
+tax = await tools.tax_rate(country=customer["country"])
+return {{"net": order["total"], "country": customer["country"], "rate": tax["standard_rate"]}}"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(
+            code=CODE, description="Net total, country and VAT rate", uses=("get_order", "get_customer", "tax_rate")
+        )
+    ).value
+    yield _answer(found["net"], found["country"], found["rate"])
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    from .world import TAX_RATES
+
+    order = end.world.data.orders[ORDER]
+    country = end.world.data.customers[order["customer_id"]]["country"]
+    gross = round(order["total"] * (1 + TAX_RATES[country]), 2)
+    return judge([(has_number(answer, gross, 0.011), f"the gross amount {gross:.2f} is missing")])
+
+
+TASK = Task(
+    id="t06-gross-with-tax",
+    category="long-tail",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("get_order", "get_customer", "tax_rate"),
+)

@@ -1,0 +1,102 @@
+"""t07 — a child agent: the parent delegates a search to a sub-agent through the ``agent`` tool."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+PROMPT = (
+    "Ask a sub-agent to find which monitor in our catalog has the most reviews, then tell me that monitor's name "
+    "and price."
+)
+CHILD_PROMPT = (
+    "Which product in the 'monitors' category has the most reviews? Answer with its product id and review count."
+)
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write: the products live in the catalog service."""
+
+
+def _child_answer(best: Any) -> Answer:
+    return Answer(text=f"{best['id']} has the most reviews ({best['reviews']}).")
+
+
+def child_native() -> Generator[Action, Observation, None]:
+    found: Any = (yield Call(tool="search_products", arguments={"category": "monitors"})).value
+    products = []
+    for product in found["products"]:
+        products.append((yield Call(tool="get_product", arguments={"product_id": product["id"]})).value)
+    yield _child_answer(max(products, key=lambda p: p["reviews"]))
+
+
+CHILD_CODE = """import asyncio
+found = await tools.search_products(category="monitors")
+products = await asyncio.gather(*(tools.get_product(product_id=p["id"]) for p in found["products"]))
+best = max(products, key=lambda p: p["reviews"])
+return {"id": best["id"], "reviews": best["reviews"]}"""
+
+
+def child_code() -> Generator[Action, Observation, None]:
+    best = yield Program(code=CHILD_CODE, description="Most-reviewed monitor", uses=("search_products", "get_product"))
+    yield _child_answer(best.value)
+
+
+def _child_text(value: Any) -> str:
+    return str(value["answer"]) if isinstance(value, dict) and "answer" in value else str(value)
+
+
+def _answer(product: Any) -> Answer:
+    return Answer(
+        text=f"The most-reviewed monitor is {product['name']} ({product['id']}), priced {product['price']:.2f} EUR."
+    )
+
+
+def native() -> Generator[Action, Observation, None]:
+    delegated = yield Call(tool="agent", arguments={"prompt": CHILD_PROMPT})
+    match = re.search(r"p-\d{3}", _child_text(delegated.value))
+    assert match is not None, f"the sub-agent named no product: {delegated.value!r}"
+    yield _answer((yield Call(tool="get_product", arguments={"product_id": match.group()})).value)
+
+
+CODE = f"""import re
+delegated = await tools.agent(prompt={CHILD_PROMPT!r})
+product_id = re.search(r"p-\\d{{3}}", delegated["answer"]).group()
+return await tools.get_product(product_id=product_id)"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    product = yield Program(code=CODE, description="Delegate, then price the product", uses=("agent", "get_product"))
+    yield _answer(product.value)
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    monitors = [p for p in end.world.data.products.values() if p["category"] == "monitors"]
+    best = max(monitors, key=lambda p: p["reviews"])
+    return judge(
+        [
+            (best["name"] in answer, f"the name {best['name']!r} is missing"),
+            (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t07-child-agent",
+    category="child",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("agent", "search_products", "get_product"),
+    child_native=child_native,
+    child_code=child_code,
+)

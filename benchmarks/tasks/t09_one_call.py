@@ -1,0 +1,55 @@
+"""t09 — a short one-call task (where code mode may lose): miles to kilometres."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+MILES = 26.2
+PROMPT = f"How many kilometres is {MILES} miles?"
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write."""
+
+
+def _answer(km: float) -> Answer:
+    return Answer(text=f"{MILES} miles is {km:.2f} km.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    converted: Any = (
+        yield Call(tool="convert_units", arguments={"value": MILES, "from_unit": "mi", "to_unit": "km"})
+    ).value
+    yield _answer(converted["value"])
+
+
+CODE = f"""return await tools.convert_units(value={MILES}, from_unit="mi", to_unit="km")"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    converted: Any = (yield Program(code=CODE, description="Miles to km", uses=("convert_units",))).value
+    yield _answer(converted["value"])
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    km = round(MILES * 1609.344 / 1000, 2)
+    return judge([(has_number(answer, km), f"{km} km is missing")])
+
+
+TASK = Task(
+    id="t09-one-call",
+    category="one-call",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("convert_units"),
+)

@@ -1,0 +1,73 @@
+"""t11 — changes state: writes a report file; the oracle checks the file, not only the answer."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+CUSTOMER = "c-049"
+REPORT = f"reports/{CUSTOMER}-shipped.txt"
+PROMPT = (
+    f"Write the ids of all shipped orders of customer {CUSTOMER}, one per line, to {REPORT}, "
+    "and tell me how many there are."
+)
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write: the report is the task's output."""
+
+
+def _answer(count: int) -> Answer:
+    return Answer(text=f"Wrote {count} shipped order ids of {CUSTOMER} to {REPORT}.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    found: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": CUSTOMER, "status": "shipped"})).value
+    ids = found["order_ids"]
+    yield Call(tool="write_file", arguments={"path": REPORT, "content": "\n".join(ids) + "\n"})
+    yield _answer(len(ids))
+
+
+CODE = f"""found = await tools.list_order_ids(customer_id="{CUSTOMER}", status="shipped")
+await tools.write_file(path="{REPORT}", content="\\n".join(found["order_ids"]) + "\\n")
+return len(found["order_ids"])"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    count: Any = (
+        yield Program(code=CODE, description="Write the shipped orders report", uses=("list_order_ids", "write_file"))
+    ).value
+    yield _answer(int(count))
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    expected = [
+        oid for oid, o in end.world.data.orders.items() if o["customer_id"] == CUSTOMER and o["status"] == "shipped"
+    ]
+    report = end.workspace / REPORT
+    written = report.read_text(encoding="utf-8").split() if report.is_file() else None
+    return judge(
+        [
+            (written is not None, f"{REPORT} was not written"),
+            (written is None or sorted(written) == sorted(expected), f"{REPORT} holds {written}, not {expected}"),
+            (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t11-write-report",
+    category="state",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("list_order_ids", "write_file"),
+)

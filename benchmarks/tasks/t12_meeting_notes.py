@@ -1,0 +1,99 @@
+"""t12 — changes state: one note per action item of the minutes; the oracle reads the notes store."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge, notes_in
+from .world import queries
+
+MINUTES = "meeting/minutes.md"
+PROMPT = (
+    f"Read {MINUTES} and add one note per action item (the lines starting with 'ACTION:'): the note's title is "
+    "the action, its body names the owner, and it is tagged 'action'. How many notes did you add?"
+)
+_ACTIONS = (
+    ("Update the pricing page for the winter sale", "Clara"),
+    ("Call the Rotterdam warehouse about late pallets", "Jonas"),
+    ("Draft the Q1 hiring plan", "Ines"),
+    ("Fix the VAT rounding in invoices", "Hugo"),
+    ("Send the survey results to the board", "Greta"),
+    ("Review the returns policy with legal", "Luca"),
+)
+
+
+def setup(workspace: Path, world: Any) -> None:
+    lines = ["# Weekly sync, 2026-11-23", "", "Attendees: Clara, Jonas, Ines, Hugo, Greta, Luca", ""]
+    for number, (action, owner) in enumerate(_ACTIONS):
+        lines += [f"## Topic {number + 1}", f"We discussed {action.lower()}.", f"ACTION: {action} (owner: {owner})", ""]
+    lines.append("Next meeting: 2026-11-30. No ACTION items were carried over from last week.")
+    (workspace / "meeting").mkdir(exist_ok=True)
+    (workspace / MINUTES).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def action_items(lines: list[str]) -> list[tuple[str, str]]:
+    """``(action, owner)`` of each line that starts with ``ACTION:``."""
+    items = []
+    for line in lines:
+        if line.startswith("ACTION:"):
+            action, _, owner = line.removeprefix("ACTION:").strip().rpartition(" (owner: ")
+            items.append((action, owner.rstrip(")")))
+    return items
+
+
+def _answer(count: int) -> Answer:
+    return Answer(text=f"I added {count} notes tagged 'action', one per action item.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    minutes: Any = (yield Call(tool="read_file", arguments={"path": MINUTES})).value
+    items = action_items(minutes["lines"])
+    for action, owner in items:
+        yield Call(tool="notes_add", arguments={"title": action, "body": f"Owner: {owner}", "tags": ["action"]})
+    yield _answer(len(items))
+
+
+CODE = f"""minutes = await tools.read_file(path="{MINUTES}")
+added = 0
+for line in minutes["lines"]:
+    if line.startswith("ACTION:"):
+        action, _, owner = line.removeprefix("ACTION:").strip().rpartition(" (owner: ")
+        await tools.notes_add(title=action, body="Owner: " + owner.rstrip(")"), tags=["action"])
+        added += 1
+return added"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    added: Any = (
+        yield Program(code=CODE, description="One note per action item", uses=("read_file", "notes_add"))
+    ).value
+    yield _answer(int(added))
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    expected = action_items((end.workspace / MINUTES).read_text(encoding="utf-8").splitlines())
+    tagged = [(title, body) for title, body, tags in notes_in(end.workspace) if "action" in tags]
+    missing = [action for action, owner in expected if not any(t == action and owner in b for t, b in tagged)]
+    return judge(
+        [
+            (not missing, f"no action note for {missing}"),
+            (len(tagged) == len(expected), f"{len(tagged)} action notes, expected {len(expected)}"),
+            (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t12-meeting-notes",
+    category="state",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("read_file", "notes_add"),
+)

@@ -1,0 +1,79 @@
+"""t14 — find and aggregate across many files: October's invoiced amount over 24 CSV files."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+FOLDER = "data/invoices"
+MONTH = "2026-10"
+PROMPT = f"What is the total amount invoiced in October 2026, over all the CSV files in {FOLDER}?"
+
+
+def setup(workspace: Path, world: Any) -> None:
+    rng = random.Random(1514)
+    folder = workspace / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(1, 25):
+        rows = ["date,customer_id,amount"]
+        for _ in range(rng.randint(8, 20)):
+            month, day = rng.choice((9, 10, 10, 11)), rng.randint(1, 28)
+            rows.append(f"2026-{month:02d}-{day:02d},c-{rng.randint(1, 60):03d},{rng.uniform(20, 900):.2f}")
+        (folder / f"batch-{number:02d}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (folder / "README.txt").write_text("One CSV per billing batch.\n", encoding="utf-8")
+
+
+def month_total(lines: list[str]) -> float:
+    return sum(float(line.split(",")[2]) for line in lines[1:] if line.startswith(MONTH))
+
+
+def _answer(files: int, total: float) -> Answer:
+    return Answer(text=f"Over {files} CSV files, October 2026 invoices total {total:.2f} EUR.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    listing: Any = (yield Call(tool="list_files", arguments={"path": FOLDER, "pattern": "*.csv"})).value
+    total = 0.0
+    for entry in listing["entries"]:
+        table: Any = (yield Call(tool="read_file", arguments={"path": entry["path"]})).value
+        total += month_total(table["lines"])
+    yield _answer(len(listing["entries"]), round(total, 2))
+
+
+CODE = f"""listing = await tools.list_files(path="{FOLDER}", pattern="*.csv")
+total = 0.0
+for entry in listing["entries"]:
+    table = await tools.read_file(path=entry["path"])
+    total += sum(float(row.split(",")[2]) for row in table["lines"][1:] if row.startswith("{MONTH}"))
+return {{"files": len(listing["entries"]), "total": round(total, 2)}}"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    found: Any = (yield Program(code=CODE, description="Sum October invoices", uses=("list_files", "read_file"))).value
+    yield _answer(found["files"], found["total"])
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    total = round(
+        sum(month_total(p.read_text(encoding="utf-8").splitlines()) for p in (end.workspace / FOLDER).glob("*.csv")), 2
+    )
+    return judge([(has_number(answer, total, 0.011), f"the total {total:.2f} is missing")])
+
+
+TASK = Task(
+    id="t14-invoice-files",
+    category="find-count",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("list_files", "read_file"),
+)

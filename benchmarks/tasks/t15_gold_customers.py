@@ -1,0 +1,73 @@
+"""t15 — fetch and filter: which customers in one country are gold tier (search gives ids, details by id)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+COUNTRY = "NL"
+PROMPT = "How many of our customers in the Netherlands are gold tier? Name them."
+
+
+def setup(workspace: Path, world: Any) -> None:
+    """Nothing to write: the customers live in the records service."""
+
+
+def _answer(gold: list[Any]) -> Answer:
+    names = ", ".join(f"{c['name']} ({c['id']})" for c in gold)
+    return Answer(text=f"{len(gold)} customers in the Netherlands are gold tier: {names}.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    found: Any = (yield Call(tool="search_customers", arguments={"country": COUNTRY})).value
+    gold = []
+    for summary in found["customers"]:
+        customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": summary["id"]})).value
+        if customer["tier"] == "gold":
+            gold.append(customer)
+    yield _answer(gold)
+
+
+CODE = f"""found = await tools.search_customers(country="{COUNTRY}")
+gold = []
+for summary in found["customers"]:
+    customer = await tools.get_customer(customer_id=summary["id"])
+    if customer["tier"] == "gold":
+        gold.append({{"id": customer["id"], "name": customer["name"]}})
+return gold"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    gold: Any = (
+        yield Program(code=CODE, description="Gold customers in NL", uses=("search_customers", "get_customer"))
+    ).value
+    yield _answer(list(gold))
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    gold = [c for c in end.world.data.customers.values() if c["country"] == COUNTRY and c["tier"] == "gold"]
+    missing = [c["id"] for c in gold if c["id"] not in answer and c["name"] not in answer]
+    return judge(
+        [
+            (has_number(answer, len(gold)), f"the count {len(gold)} is missing"),
+            (not missing, f"not named: {missing}"),
+        ]
+    )
+
+
+TASK = Task(
+    id="t15-gold-customers",
+    category="fetch-filter",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("search_customers", "get_customer"),
+)

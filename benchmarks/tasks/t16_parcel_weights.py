@@ -1,0 +1,68 @@
+"""t16 — an ordinary file-plus-tool task: total parcel weight, read in pounds, reported in kilograms."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge
+from .world import queries
+
+PARCELS = "data/parcels.csv"
+PROMPT = f"{PARCELS} lists parcel weights in pounds. What is their total weight in kilograms?"
+
+
+def setup(workspace: Path, world: Any) -> None:
+    rng = random.Random(1516)
+    rows = ["parcel,weight_lb"] + [f"P{n:03d},{rng.uniform(0.5, 40):.1f}" for n in range(1, 31)]
+    (workspace / "data").mkdir(exist_ok=True)
+    (workspace / PARCELS).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def pounds(lines: list[str]) -> float:
+    return round(sum(float(line.split(",")[1]) for line in lines[1:] if line.strip()), 1)
+
+
+def _answer(lb: float, kg: float) -> Answer:
+    return Answer(text=f"The parcels weigh {lb:.1f} lb in total, which is {kg:.2f} kg.")
+
+
+def native() -> Generator[Action, Observation, None]:
+    table: Any = (yield Call(tool="read_file", arguments={"path": PARCELS})).value
+    lb = pounds(table["lines"])
+    kg: Any = (yield Call(tool="convert_units", arguments={"value": lb, "from_unit": "lb", "to_unit": "kg"})).value
+    yield _answer(lb, kg["value"])
+
+
+CODE = f"""table = await tools.read_file(path="{PARCELS}")
+lb = round(sum(float(row.split(",")[1]) for row in table["lines"][1:] if row.strip()), 1)
+kg = await tools.convert_units(value=lb, from_unit="lb", to_unit="kg")
+return {{"lb": lb, "kg": kg["value"]}}"""
+
+
+def code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(code=CODE, description="Total parcel weight in kg", uses=("read_file", "convert_units"))
+    ).value
+    yield _answer(found["lb"], found["kg"])
+
+
+def oracle(answer: str, end: EndState) -> Verdict:
+    kg = round(pounds((end.workspace / PARCELS).read_text(encoding="utf-8").splitlines()) * 0.45359237, 2)
+    return judge([(has_number(answer, kg, 0.011), f"{kg} kg is missing")])
+
+
+TASK = Task(
+    id="t16-parcel-weights",
+    category="ordinary",
+    prompt=PROMPT,
+    setup=setup,
+    native=native,
+    code=code,
+    oracle=oracle,
+    queries=queries("read_file", "convert_units"),
+)

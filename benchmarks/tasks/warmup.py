@@ -1,0 +1,310 @@
+"""The warm-up set: tasks that build the mature statistics, never measured.
+
+They use the same everyday tools as the measured tasks (orders, products,
+files, notes, stock) but ask different questions, so the mature plan is
+learned from use, not from the answers it is scored on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+
+from .oracles import has_number, judge, notes_in
+from .world import queries
+
+
+def _nothing(workspace: Path, world: Any) -> None:
+    """Nothing to write: the data lives in the services."""
+
+
+# w01 — orders of one customer, and how many were delivered.
+W01_CUSTOMER = "c-011"
+
+
+def _w01_answer(total: int, delivered: int, name: str) -> Answer:
+    return Answer(text=f"{name} ({W01_CUSTOMER}) placed {total} orders; {delivered} were delivered.")
+
+
+def _w01_native() -> Generator[Action, Observation, None]:
+    customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": W01_CUSTOMER})).value
+    every: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": W01_CUSTOMER})).value
+    done: Any = (
+        yield Call(tool="list_order_ids", arguments={"customer_id": W01_CUSTOMER, "status": "delivered"})
+    ).value
+    yield _w01_answer(len(every["order_ids"]), len(done["order_ids"]), customer["name"])
+
+
+def _w01_code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(
+            code=f"""customer = await tools.get_customer(customer_id="{W01_CUSTOMER}")
+every = await tools.list_order_ids(customer_id="{W01_CUSTOMER}")
+done = await tools.list_order_ids(customer_id="{W01_CUSTOMER}", status="delivered")
+return {{"name": customer["name"], "total": len(every["order_ids"]), "delivered": len(done["order_ids"])}}""",
+            description="Count a customer's orders",
+            uses=("get_customer", "list_order_ids"),
+        )
+    ).value
+    yield _w01_answer(found["total"], found["delivered"], found["name"])
+
+
+def _w01_oracle(answer: str, end: EndState) -> Verdict:
+    mine = [o for o in end.world.data.orders.values() if o["customer_id"] == W01_CUSTOMER]
+    delivered = sum(o["status"] == "delivered" for o in mine)
+    return judge(
+        [
+            (has_number(answer, len(mine)), f"the order count {len(mine)} is missing"),
+            (has_number(answer, delivered), f"the delivered count {delivered} is missing"),
+        ]
+    )
+
+
+# w02 — compare two products' prices.
+W02_PRODUCTS = ("p-005", "p-006")
+
+
+def _w02_answer(products: list[Any]) -> Answer:
+    cheaper = min(products, key=lambda p: p["price"])
+    listed = "; ".join(f"{p['id']} costs {p['price']:.2f} EUR" for p in products)
+    return Answer(text=f"{listed}. The cheaper one is {cheaper['id']}.")
+
+
+def _w02_native() -> Generator[Action, Observation, None]:
+    products = []
+    for pid in W02_PRODUCTS:
+        products.append((yield Call(tool="get_product", arguments={"product_id": pid})).value)
+    yield _w02_answer(products)
+
+
+def _w02_code() -> Generator[Action, Observation, None]:
+    products: Any = (
+        yield Program(
+            code=f"return [await tools.get_product(product_id=pid) for pid in {list(W02_PRODUCTS)!r}]",
+            description="Two products' prices",
+            uses=("get_product",),
+        )
+    ).value
+    yield _w02_answer(list(products))
+
+
+def _w02_oracle(answer: str, end: EndState) -> Verdict:
+    products = [end.world.data.products[pid] for pid in W02_PRODUCTS]
+    return judge([(has_number(answer, p["price"]), f"the price of {p['id']} is missing") for p in products])
+
+
+# w03 — find a marker across files, then read the file that has it.
+def _w03_setup(workspace: Path, world: Any) -> None:
+    for number in range(1, 16):
+        body = [f"line {k} of module {number}" for k in range(20)]
+        if number == 9:
+            body.insert(7, "FIXME: the retry budget is hard-coded")
+        path = workspace / "lib" / f"module_{number:02d}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body) + "\n", encoding="utf-8")
+
+
+def _w03_answer(path: str, total_lines: int) -> Answer:
+    return Answer(text=f"The FIXME is in {path}, a file of {total_lines} lines.")
+
+
+def _w03_native() -> Generator[Action, Observation, None]:
+    found: Any = (yield Call(tool="search_files", arguments={"query": "FIXME"})).value
+    path = found["matches"][0]["path"]
+    content: Any = (yield Call(tool="read_file", arguments={"path": path})).value
+    yield _w03_answer(path, content["total_lines"])
+
+
+def _w03_code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(
+            code="""found = await tools.search_files(query="FIXME")
+path = found["matches"][0]["path"]
+content = await tools.read_file(path=path)
+return {"path": path, "lines": content["total_lines"]}""",
+            description="Find the FIXME and size its file",
+            uses=("search_files", "read_file"),
+        )
+    ).value
+    yield _w03_answer(found["path"], found["lines"])
+
+
+def _w03_oracle(answer: str, end: EndState) -> Verdict:
+    hits = [p for p in sorted((end.workspace / "lib").glob("*.txt")) if "FIXME" in p.read_text(encoding="utf-8")]
+    lines = len(hits[0].read_text(encoding="utf-8").splitlines())
+    path = str(hits[0].relative_to(end.workspace))
+    return judge([(path in answer, f"{path} is missing"), (has_number(answer, lines), f"{lines} lines is missing")])
+
+
+# w04 — the average price of a category.
+def _w04_answer(count: int, average: float) -> Answer:
+    return Answer(text=f"The {count} mice cost {average:.2f} EUR on average.")
+
+
+def _w04_native() -> Generator[Action, Observation, None]:
+    found: Any = (yield Call(tool="search_products", arguments={"category": "mice"})).value
+    prices = []
+    for product in found["products"]:
+        details: Any = (yield Call(tool="get_product", arguments={"product_id": product["id"]})).value
+        prices.append(details["price"])
+    yield _w04_answer(len(prices), round(sum(prices) / len(prices), 2))
+
+
+def _w04_code() -> Generator[Action, Observation, None]:
+    found: Any = (
+        yield Program(
+            code="""found = await tools.search_products(category="mice")
+prices = [(await tools.get_product(product_id=p["id"]))["price"] for p in found["products"]]
+return {"count": len(prices), "average": round(sum(prices) / len(prices), 2)}""",
+            description="Average price of mice",
+            uses=("search_products", "get_product"),
+        )
+    ).value
+    yield _w04_answer(found["count"], found["average"])
+
+
+def _w04_oracle(answer: str, end: EndState) -> Verdict:
+    prices = [p["price"] for p in end.world.data.products.values() if p["category"] == "mice"]
+    average = round(sum(prices) / len(prices), 2)
+    return judge([(has_number(answer, average, 0.011), f"the average {average:.2f} is missing")])
+
+
+# w05 — note an order's status (changes state).
+W05_ORDER = "o-0010"
+
+
+def _w05_native() -> Generator[Action, Observation, None]:
+    order: Any = (yield Call(tool="get_order", arguments={"order_id": W05_ORDER})).value
+    title = f"Order {W05_ORDER} status"
+    body = f"{W05_ORDER} is {order['status']} (total {order['total']:.2f} EUR)."
+    yield Call(tool="notes_add", arguments={"title": title, "body": body, "tags": ["orders"]})
+    yield Answer(text=f"Noted: {body}")
+
+
+def _w05_code() -> Generator[Action, Observation, None]:
+    body: Any = (
+        yield Program(
+            code=f"""order = await tools.get_order(order_id="{W05_ORDER}")
+body = f"{W05_ORDER} is {{order['status']}} (total {{order['total']:.2f}} EUR)."
+await tools.notes_add(title="Order {W05_ORDER} status", body=body, tags=["orders"])
+return body""",
+            description="Note an order's status",
+            uses=("get_order", "notes_add"),
+        )
+    ).value
+    yield Answer(text=f"Noted: {body}")
+
+
+def _w05_oracle(answer: str, end: EndState) -> Verdict:
+    order = end.world.data.orders[W05_ORDER]
+    notes = [n for n in notes_in(end.workspace) if W05_ORDER in n[0] and order["status"] in n[1] and "orders" in n[2]]
+    return judge(
+        [
+            (len(notes) == 1, f"expected one 'orders' note saying {order['status']}"),
+            (order["status"] in answer, f"the status {order['status']} is missing"),
+            (has_number(answer, order["total"]), f"the total {order['total']} is missing"),
+        ]
+    )
+
+
+# w06 — stock of one product (the inventory service fails once per run here too).
+W06_PRODUCT = "p-020"
+
+
+def _w06_native() -> Generator[Action, Observation, None]:
+    call = Call(tool="warehouse_stock", arguments={"product_id": W06_PRODUCT})
+    stock = yield call
+    if not stock.ok:
+        stock = yield call
+    value: Any = stock.value
+    yield Answer(text=f"Berlin holds {value['warehouses']['berlin']} units of {W06_PRODUCT}.")
+
+
+def _w06_code() -> Generator[Action, Observation, None]:
+    program = Program(
+        code=f"""stock = await tools.warehouse_stock(product_id="{W06_PRODUCT}")
+return stock["warehouses"]["berlin"]""",
+        description="Berlin stock of a product",
+        uses=("warehouse_stock",),
+    )
+    stock = yield program
+    if not stock.ok:
+        stock = yield program
+    yield Answer(text=f"Berlin holds {stock.value} units of {W06_PRODUCT}.")
+
+
+def _w06_oracle(answer: str, end: EndState) -> Verdict:
+    units = end.world.data.stock[W06_PRODUCT]["berlin"]
+    return judge(
+        [
+            (has_number(answer, units), f"{units} units is missing"),
+            (end.world.calls["warehouse_stock"] >= 2, "the run never met (and recovered from) the outage"),
+        ]
+    )
+
+
+TASKS = (
+    Task(
+        id="w01-customer-orders",
+        category="multi-step",
+        prompt=f"How many orders has customer {W01_CUSTOMER} placed, and how many of them were delivered?",
+        setup=_nothing,
+        native=_w01_native,
+        code=_w01_code,
+        oracle=_w01_oracle,
+        queries=queries("get_customer", "list_order_ids"),
+    ),
+    Task(
+        id="w02-compare-prices",
+        category="ordinary",
+        prompt=f"What do products {W02_PRODUCTS[0]} and {W02_PRODUCTS[1]} cost, and which is cheaper?",
+        setup=_nothing,
+        native=_w02_native,
+        code=_w02_code,
+        oracle=_w02_oracle,
+        queries=queries("get_product"),
+    ),
+    Task(
+        id="w03-find-fixme",
+        category="find-count",
+        prompt="Which file mentions FIXME, and how many lines does it have?",
+        setup=_w03_setup,
+        native=_w03_native,
+        code=_w03_code,
+        oracle=_w03_oracle,
+        queries=queries("search_files", "read_file"),
+    ),
+    Task(
+        id="w04-average-price",
+        category="aggregate",
+        prompt="What is the average price of the mice in our catalog?",
+        setup=_nothing,
+        native=_w04_native,
+        code=_w04_code,
+        oracle=_w04_oracle,
+        queries=queries("search_products", "get_product"),
+    ),
+    Task(
+        id="w05-note-order",
+        category="state",
+        prompt=f"Add a note (tag 'orders') recording the status and total of order {W05_ORDER}.",
+        setup=_nothing,
+        native=_w05_native,
+        code=_w05_code,
+        oracle=_w05_oracle,
+        queries=queries("get_order", "notes_add"),
+    ),
+    Task(
+        id="w06-berlin-stock",
+        category="recovery",
+        prompt=f"How many units of {W06_PRODUCT} are in the Berlin warehouse?",
+        setup=_nothing,
+        native=_w06_native,
+        code=_w06_code,
+        oracle=_w06_oracle,
+        queries=queries("warehouse_stock"),
+    ),
+)

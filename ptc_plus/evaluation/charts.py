@@ -1,0 +1,148 @@
+"""The evaluation's charts (PNG), drawn with matplotlib when the optional ``eval`` extra is installed.
+
+Three charts, each from the results object only: total tokens per style per
+catalog size, first-request prompt size against catalog size, and requests per
+task per style (at the largest catalog size). Without matplotlib nothing is
+drawn and :class:`ChartOutcome` says so, with how to get them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ptc_plus.evaluation.results import Results
+from ptc_plus.evaluation.task import Style
+
+INSTALL_HINT = "pip install -e '.[eval]'"
+TOTALS_PNG = "total-tokens.png"
+PROMPT_PNG = "first-request.png"
+REQUESTS_PNG = "requests-per-task.png"
+
+
+@attrs.frozen(kw_only=True)
+class ChartOutcome:
+    """What was drawn: ``files`` as ``(file name in OUT, title)``; or why nothing was (``skipped``)."""
+
+    files: tuple[tuple[str, str], ...] = ()
+    skipped: str = ""
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def draw(results: Results, out: Path) -> ChartOutcome:
+    """Write the charts into ``out``; without matplotlib, write nothing and say how to get them."""
+    if not available():
+        return ChartOutcome(
+            skipped=f"Charts were skipped: matplotlib is not installed. Install it with `{INSTALL_HINT}` "
+            "and run the command again."
+        )
+    # Imported by name: the optional extra ships no type stubs for mypy to find when it is absent.
+    matplotlib: Any = importlib.import_module("matplotlib")
+    matplotlib.use("Agg")  # files only: no display, the same output on every machine
+    plt: Any = importlib.import_module("matplotlib.pyplot")
+
+    out.mkdir(parents=True, exist_ok=True)
+    styles = _styles(results)
+    catalogs = sorted({run.catalog for run in results.runs})
+    drawn = []
+    drawn.append(_totals(plt, results, styles, catalogs, out / TOTALS_PNG))
+    drawn.append(_first_request(plt, results, styles, catalogs, out / PROMPT_PNG))
+    drawn.append(_requests(plt, results, styles, catalogs, out / REQUESTS_PNG))
+    return ChartOutcome(files=tuple(drawn))
+
+
+def _styles(results: Results) -> list[str]:
+    order = [style.value for style in Style]
+    present = {run.style for run in results.runs}
+    return [s for s in order if s in present] + sorted(present - set(order))
+
+
+def _values(results: Results, style: str, catalog: int, field: str) -> list[int | None]:
+    return [getattr(r, field) for r in results.runs if r.style == style and r.catalog == catalog]
+
+
+def _total(values: Sequence[int | None], repetitions: int) -> float:
+    # An unknown count is drawn as a gap (NaN), never as zero.
+    if not values or any(v is None for v in values):
+        return float("nan")
+    return sum(v for v in values if v is not None) / max(repetitions, 1)
+
+
+def _totals(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str]:
+    title = "Total tokens per style per catalog size (all tasks)"
+    figure, axes = plt.subplots(figsize=(9, 5))
+    width = 0.8 / max(len(styles), 1)
+    for index, style in enumerate(styles):
+        heights = [_total(_values(results, style, c, "total"), results.repetitions) for c in catalogs]
+        positions = [i + index * width for i in range(len(catalogs))]
+        axes.bar(positions, heights, width, label=style)
+    axes.set_xticks([i + width * (len(styles) - 1) / 2 for i in range(len(catalogs))])
+    axes.set_xticklabels([f"{c:,} tools" for c in catalogs])
+    axes.set_yscale("log")  # native at 2,000 tools is ~100x PTC Plus: a linear axis flattens the rest
+    axes.set_ylabel(f"{results.unit}, log scale")
+    axes.set_title(title)
+    axes.legend()
+    _save(plt, figure, path)
+    return path.name, title
+
+
+def _first_request(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str]:
+    title = "First-request prompt size vs catalog size (mean over tasks)"
+    figure, axes = plt.subplots(figsize=(9, 5))
+    for style in styles:
+        means = []
+        for catalog in catalogs:
+            known = _values(results, style, catalog, "first_request_input")
+            means.append(
+                float("nan") if not known or None in known else statistics.fmean(v for v in known if v is not None)
+            )
+        axes.plot(catalogs, means, marker="o", label=style)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("tools in the catalog")
+    axes.set_ylabel(f"{results.unit}, log scale")
+    axes.set_title(title)
+    axes.legend()
+    _save(plt, figure, path)
+    return path.name, title
+
+
+def _requests(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str]:
+    catalog = max(catalogs) if catalogs else 0
+    title = f"Requests per task (catalog of {catalog:,} tools)"
+    tasks = list(dict.fromkeys(run.task for run in results.runs))
+    figure, axes = plt.subplots(figsize=(max(9, len(tasks) * 0.6), 5))
+    width = 0.8 / max(len(styles), 1)
+    for index, style in enumerate(styles):
+        heights = []
+        for task in tasks:
+            counts = [r.requests for r in results.runs if r.task == task and r.style == style and r.catalog == catalog]
+            heights.append(statistics.fmean(counts) if counts else float("nan"))
+        axes.bar([i + index * width for i in range(len(tasks))], heights, width, label=style)
+    axes.set_xticks([i + width * (len(styles) - 1) / 2 for i in range(len(tasks))])
+    axes.set_xticklabels(tasks, rotation=60, ha="right", fontsize=8)
+    axes.set_ylabel("model requests")
+    axes.set_title(title)
+    axes.legend()
+    _save(plt, figure, path)
+    return path.name, title
+
+
+def _save(plt: Any, figure: Any, path: Path) -> None:
+    figure.tight_layout()
+    # No timestamp in the file's metadata: the same results give the same bytes.
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+
+
+__all__ = ["INSTALL_HINT", "ChartOutcome", "available", "draw"]

@@ -1,0 +1,160 @@
+"""Errors of the token evaluation's engine (``PTC-74xx``): a run that cannot be made or driven.
+
+A task that runs but answers wrongly is not an error: its oracle's verdict says so.
+These say that a run could not be set up (a catalog too small for the suite, statistics
+missing), or that a script and the session it drives disagree (a script that stops
+without answering, a tool result the driver cannot find) — a bug in a task or in the
+engine, never a measurement.
+"""
+
+from __future__ import annotations
+
+from ptc_plus.errors import PtcError
+
+
+class EvaluationError(PtcError):
+    """Root of the evaluation engine's errors (never raised itself)."""
+
+
+class ScriptEndedWithoutAnswer(EvaluationError):
+    """A task's script stopped before yielding an :class:`~ptc_plus.evaluation.task.Answer`.
+
+    :ivar params: ``task``, ``style``.
+    """
+
+    code = "PTC-7401"
+
+
+class ToolResultMissing(EvaluationError):
+    """The request after a scripted call carries no tool result for that call's id.
+
+    :ivar params: ``call_id``, ``tool``.
+    """
+
+    code = "PTC-7402"
+
+
+class QueryMissing(EvaluationError):
+    """A script needs a tool the model was not shown, and the task gives no search words for it.
+
+    :ivar params: ``task``, ``tool``.
+    """
+
+    code = "PTC-7403"
+
+
+class StepAfterAnswer(EvaluationError):
+    """The host asked for another model step after the script's final answer.
+
+    :ivar params: ``task``.
+    """
+
+    code = "PTC-7404"
+
+
+class CatalogTooSmall(EvaluationError):
+    """The suite's own tools (with the MCP and ``agent`` tools) already exceed the requested catalog size.
+
+    :ivar params: ``catalog``, ``needed``.
+    """
+
+    code = "PTC-7405"
+
+
+class DuplicateToolName(EvaluationError):
+    """Two tools of one run's catalog have the same name (a filler colliding with a world tool).
+
+    :ivar params: ``name``.
+    """
+
+    code = "PTC-7406"
+
+
+class FillerToolCalled(EvaluationError):
+    """A schema-only filler tool was called: no task may need one (its handler refuses).
+
+    :ivar params: ``tool``.
+    """
+
+    code = "PTC-7407"
+
+
+class StatisticsRequired(EvaluationError):
+    """The mature style was asked for without the statistics :func:`~ptc_plus.evaluation.runner.warm_up` made.
+
+    :ivar params: ``style``.
+    """
+
+    code = "PTC-7408"
+
+
+class StatisticsNotProduced(EvaluationError):
+    """The warm-up families ended and left no statistics store.
+
+    :ivar params: ``path``.
+    """
+
+    code = "PTC-7409"
+
+
+class WarmUpFailed(EvaluationError):
+    """A warm-up family failed (its oracle or the run itself): statistics from it would mislead.
+
+    :ivar params: ``task``, ``reason``.
+    """
+
+    code = "PTC-7410"
+
+
+class CodeModeUnavailable(EvaluationError):
+    """A code style's session did not get code mode (gate, sandbox): it would silently run natively.
+
+    :ivar params: ``style``, ``reason``.
+    """
+
+    code = "PTC-7411"
+
+
+class ChildScriptMissing(EvaluationError):
+    """The ``agent`` tool was called in a task that has no child script for the style.
+
+    :ivar params: ``task``, ``style``.
+    """
+
+    code = "PTC-7412"
+
+
+class McpServerFailed(EvaluationError):
+    """The MCP server of the bridge could not be started or listed.
+
+    :ivar params: ``command``, ``detail``.
+    """
+
+    code = "PTC-7413"
+
+
+class McpToolFailed(EvaluationError):
+    """An MCP tool reported an error, or its call failed; the tool's failure carries this code.
+
+    :ivar params: ``tool``, ``detail``.
+    """
+
+    code = "PTC-7414"
+
+
+class NoWarmUpTasks(EvaluationError):
+    """:func:`~ptc_plus.evaluation.runner.warm_up` was asked for families of a suite without warm-up tasks.
+
+    :ivar params: ``version``.
+    """
+
+    code = "PTC-7415"
+
+
+class ScriptFailed(EvaluationError):
+    """A task's script raised while deciding its next step (it met an observation it did not expect).
+
+    :ivar params: ``task``, ``detail``.
+    """
+
+    code = "PTC-7416"

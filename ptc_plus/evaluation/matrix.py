@@ -1,0 +1,239 @@
+"""The whole evaluation matrix: tasks × styles × catalog sizes (× repetitions), metered into :class:`Results`.
+
+Per catalog size the warm-up families run once (only when the mature style is
+measured) and every mature run starts from the statistics they left. Every
+run works in the same directory under ``workdir``, emptied before it (the workspace path is in the prompt, so
+one path keeps the styles' counts comparable; see :func:`~ptc_plus.evaluation.runner.run_task`). A run that raises is a
+failed run with the error as its reason, so one broken task cannot hide the
+others' numbers; the report lists it.
+
+Scripted mode meters every request with :class:`~ptc_plus.evaluation.metering.Meter`
+(the project's tokenizer); real-model mode takes the provider's numbers.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import attrs
+
+from ptc_plus.errors import PtcError, UsageError
+from ptc_plus.evaluation import runner
+from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
+from ptc_plus.evaluation.exchange import RunResult
+from ptc_plus.evaluation.mcp_bridge import McpBridge
+from ptc_plus.evaluation.metering import PROVIDER_UNIT, UNIT, Meter, RunMeter, meter_provider
+from ptc_plus.evaluation.results import MODEL, SCRIPTED, Results, RunRecord
+from ptc_plus.evaluation.styles import DEFAULTS, Parameters
+from ptc_plus.evaluation.task import Style, Suite, Task
+
+DEFAULT_CATALOGS = (20, 200, 2000)
+WARMUP_FAMILIES = 10
+"""How many warm-up families build the mature statistics (fixed before measuring): at least the default
+``min_samples`` (5), so the statistics vote, and fewer than the default window (20), as a user's first weeks."""
+
+ModelFactory = runner.ModelFactory
+Progress = Callable[[RunRecord], None]
+AfterRun = Callable[[], Awaitable[None]]
+
+
+class UnknownTask(UsageError):
+    """``--task`` names no task of the suite.
+
+    :ivar params: ``task``, ``known`` (the suite's task ids).
+    """
+
+    code = "PTC-7422"
+
+
+def select_tasks(suite: Suite, ids: Sequence[str]) -> tuple[Task, ...]:
+    """The suite's tasks named by ``ids`` in suite order; every task when ``ids`` is empty."""
+    known = {task.id for task in suite.tasks}
+    for wanted in ids:
+        if wanted not in known:
+            raise UnknownTask(task=wanted, known=", ".join(sorted(known)))
+    return tuple(task for task in suite.tasks if not ids or task.id in ids)
+
+
+def run_count(tasks: Sequence[Task], styles: Sequence[Style], catalogs: Sequence[int], repetitions: int) -> int:
+    """The runs the matrix makes (one progress tick each)."""
+    return len(tasks) * len(styles) * len(catalogs) * repetitions
+
+
+async def run_matrix(
+    suite: Suite,
+    *,
+    tasks: Sequence[Task],
+    styles: Sequence[Style],
+    catalogs: Sequence[int],
+    workdir: Path,
+    model: ModelFactory | None = None,
+    model_name: str = "",
+    repetitions: int = 1,
+    progress: Progress | None = None,
+    after_run: AfterRun | None = None,
+    command: str = "",
+    warmup_families: int = WARMUP_FAMILIES,
+    parameters: Parameters = DEFAULTS,
+) -> Results:
+    """Run every (catalog, style, task, repetition) and return the metered results.
+
+    One MCP bridge (the time server) serves every run: the server is stateless, and starting it
+    once keeps a 240-run matrix from spawning 240 servers.
+
+    :param model: real-model mode: makes the model of each session (scripted mode when ``None``).
+    :param progress: called after each run with its record (a progress bar ticks on it).
+    :param after_run: awaited after each run (real-model mode closes that run's clients).
+    :param command: the command line that regenerates these results (written into the report).
+    :param parameters: PTC Plus settings every run (and the warm-up) uses instead of the plugin's defaults.
+    :raises CatalogTooSmall: a catalog size below the suite's own tools (no run can be measured there).
+    """
+    meter = Meter() if model is None else None
+    records: list[RunRecord] = []
+    async with McpBridge.time_server() as bridge:
+        for catalog in catalogs:
+            statistics: Path | None = None
+            warm_error = ""
+            if Style.PTC_PLUS_MATURE in styles:
+                try:
+                    statistics = await runner.warm_up(
+                        suite,
+                        catalog,
+                        workdir=workdir,
+                        families=warmup_families,
+                        parameters=parameters,
+                        mcp=bridge,
+                    )
+                except (CatalogTooSmall, DuplicateToolName):
+                    raise
+                except PtcError as error:
+                    warm_error = f"warm-up failed: {error.code}: {error.message('en')}"
+            for style in styles:
+                for task in tasks:
+                    for repetition in range(repetitions):
+                        if style is Style.PTC_PLUS_MATURE and warm_error:
+                            record = _failed(task, style, catalog, repetition, warm_error)
+                        else:
+                            run = _Run(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
+                            try:
+                                record = await _run(suite, run, model, statistics, meter, bridge, parameters)
+                            finally:
+                                if after_run is not None:
+                                    await after_run()
+                        records.append(record)
+                        if progress is not None:
+                            progress(record)
+    return Results(
+        suite_version=suite.version,
+        unit=UNIT if model is None else PROVIDER_UNIT,
+        mode=SCRIPTED if model is None else MODEL,
+        model=model_name if model is not None else "",
+        repetitions=repetitions,
+        catalogs=tuple(catalogs),
+        styles=tuple(style.value for style in styles),
+        tasks=tuple(task.id for task in tasks),
+        measured_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        python=platform.python_version(),
+        platform=f"{sys.platform} {platform.machine()}",
+        command=command,
+        runs=tuple(records),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class _Run:
+    task: Task
+    style: Style
+    catalog: int
+    repetition: int
+    where: Path
+
+
+async def _run(
+    suite: Suite,
+    run: _Run,
+    model: ModelFactory | None,
+    statistics: Path | None,
+    meter: Meter | None,
+    bridge: McpBridge,
+    parameters: Parameters,
+) -> RunRecord:
+    try:
+        result = await runner.run_task(
+            suite,
+            run.task,
+            run.style,
+            run.catalog,
+            workdir=run.where,
+            model=model,
+            statistics=statistics if run.style is Style.PTC_PLUS_MATURE else None,
+            parameters=parameters,
+            mcp=bridge,
+        )
+    except (CatalogTooSmall, DuplicateToolName):
+        raise
+    except PtcError as error:
+        return _failed(run.task, run.style, run.catalog, run.repetition, f"{error.code}: {error.message('en')}")
+    except Exception as error:  # an engine defect in one run must not lose the matrix's other numbers
+        return _failed(run.task, run.style, run.catalog, run.repetition, f"{type(error).__name__}: {error}")
+    metered = meter.meter(result.exchanges) if meter is not None else meter_provider(result.exchanges)
+    return record_of(result, metered, run.repetition)
+
+
+def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunRecord:
+    """The persisted record of one run."""
+    reason = result.verdict.reason if not result.verdict.passed else ""
+    if result.error and result.error not in reason:
+        reason = f"{result.error}; {reason}" if reason else result.error
+    return RunRecord(
+        task=result.task.id,
+        category=result.task.category,
+        style=result.style.value,
+        catalog=result.catalog,
+        requests=metered.total.requests,
+        input_cached=metered.total.input_cached,
+        input_uncached=metered.total.input_uncached,
+        output=metered.total.output,
+        total=metered.total.total,
+        first_request_input=metered.first_request_input,
+        passed=result.verdict.passed and not result.error,
+        reason=reason,
+        repetition=repetition,
+    )
+
+
+def _failed(task: Task, style: Style, catalog: int, repetition: int, reason: str) -> RunRecord:
+    # Nothing was metered: the counts are unknown, not zero.
+    return RunRecord(
+        task=task.id,
+        category=task.category,
+        style=style.value,
+        catalog=catalog,
+        requests=0,
+        input_cached=None,
+        input_uncached=None,
+        output=None,
+        total=None,
+        first_request_input=None,
+        passed=False,
+        reason=reason,
+        repetition=repetition,
+    )
+
+
+__all__ = [
+    "DEFAULT_CATALOGS",
+    "WARMUP_FAMILIES",
+    "AfterRun",
+    "ModelFactory",
+    "Progress",
+    "UnknownTask",
+    "record_of",
+    "run_count",
+    "run_matrix",
+    "select_tasks",
+]

@@ -1,0 +1,395 @@
+"""The evaluation's README (``docs/evaluation/README.md``), rendered from a :class:`Results` object only.
+
+Every number in the report comes from the results file, so the report can be
+regenerated from ``results.json`` alone and never disagrees with it. It is a
+repository document (English), not a CLI message.
+
+What it shows: how to regenerate it, the method, per catalog size the totals
+per style (cached / uncached / output / total / requests / passed) over all
+tasks and over the subset every style completed, the headline ratios of PTC
+Plus (cold and mature) against native, native + tool search and PTC (tokens
+and requests), a per-task table with per-task ratios and the count of tasks
+where PTC Plus costs more than PTC (one huge task cannot hide a regression),
+the failures with their reasons, and in real-model mode the spread over
+repetitions.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from ptc_plus.evaluation.charts import ChartOutcome
+from ptc_plus.evaluation.results import MODEL, Results, RunRecord
+from ptc_plus.evaluation.task import Style
+
+README = "README.md"
+REGENERATE = "ptc-plus eval"
+
+STYLE_TEXT = {
+    Style.NATIVE.value: "plugin off; every tool schema in every request; one JSON tool call per model step, "
+    "every result enters the history",
+    Style.TOOL_SEARCH.value: "plugin off; schemas deferred and loaded by a `tool_search` tool "
+    "(the anchor's pattern); loaded schemas stay for the session",
+    Style.PTC.value: "PTC Plus plugin on, management off: `run_code` with the full SDK",
+    Style.PTC_PLUS_COLD.value: "management on with the default budget, no statistics",
+    Style.PTC_PLUS_MATURE.value: "management on, statistics from the fixed warm-up families (never the measured tasks)",
+}
+BASELINES = (Style.NATIVE.value, Style.TOOL_SEARCH.value, Style.PTC.value)
+CANDIDATES = (Style.PTC_PLUS_COLD.value, Style.PTC_PLUS_MATURE.value)
+STYLE_ORDER = tuple(style.value for style in Style)
+FIELDS = ("input_cached", "input_uncached", "output", "total")
+
+
+@attrs.frozen(kw_only=True)
+class Cell:
+    """One (task, style, catalog): the mean over repetitions (``None`` where any repetition is unknown)."""
+
+    task: str
+    category: str
+    style: str
+    catalog: int
+    runs: tuple[RunRecord, ...]
+
+    def mean(self, field: str) -> float | None:
+        return _mean(getattr(run, field) for run in self.runs)
+
+    @property
+    def requests(self) -> float:
+        return statistics.fmean(run.requests for run in self.runs)
+
+    @property
+    def passed(self) -> bool:
+        return all(run.passed for run in self.runs)
+
+
+class Table:
+    """The results indexed by (task, style, catalog)."""
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
+        grouped: dict[tuple[str, str, int], list[RunRecord]] = {}
+        for run in results.runs:
+            grouped.setdefault((run.task, run.style, run.catalog), []).append(run)
+        self.cells = {
+            key: Cell(task=key[0], category=runs[0].category, style=key[1], catalog=key[2], runs=tuple(runs))
+            for key, runs in grouped.items()
+        }
+        self.styles = _ordered({run.style for run in results.runs} | set(results.styles))
+        self.catalogs = tuple(sorted({run.catalog for run in results.runs} | set(results.catalogs)))
+        seen = dict.fromkeys([*results.tasks, *(run.task for run in results.runs)])
+        self.tasks = tuple(seen)
+
+    def cell(self, task: str, style: str, catalog: int) -> Cell | None:
+        return self.cells.get((task, style, catalog))
+
+    def completed(self, catalog: int) -> tuple[str, ...]:
+        """The tasks every style ran and passed (every repetition) at this catalog size."""
+        done = []
+        for task in self.tasks:
+            cells = [self.cell(task, style, catalog) for style in self.styles]
+            if all(cell is not None and cell.passed for cell in cells):
+                done.append(task)
+        return tuple(done)
+
+    def sum(self, style: str, catalog: int, tasks: Iterable[str], field: str) -> float | None:
+        """The sum over ``tasks`` of the cells' means; unknown when a cell is missing or unknown."""
+        values: list[float | None] = []
+        for task in tasks:
+            cell = self.cell(task, style, catalog)
+            values.append(None if cell is None else cell.requests if field == "requests" else cell.mean(field))
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def render(results: Results, charts: ChartOutcome) -> str:
+    """The README's text."""
+    table = Table(results)
+    out: list[str] = []
+    out += _header(results)
+    out += _method(results)
+    out += _headline(table)
+    for catalog in table.catalogs:
+        out += _catalog_section(table, catalog)
+    out += _spread(table)
+    out += _failures(results)
+    out += _charts(charts)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_report(results: Results, out: Path, charts: ChartOutcome) -> Path:
+    """Write ``out/README.md`` (atomically) and return its path."""
+    path = out / README
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(render(results, charts), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _header(results: Results) -> list[str]:
+    mode = (
+        f"real model `{results.model}`, {results.repetitions} repetition(s), the provider's usage numbers"
+        if results.mode == MODEL
+        else "scripted transcripts run for real on the reference host"
+    )
+    return [
+        "# The token bill: native calling, tool search, PTC and PTC Plus",
+        "",
+        f"Measured {results.measured_at} with Python {results.python} on {results.platform}; "
+        f"task suite version {results.suite_version}; mode: {mode}; unit: **{results.unit}**.",
+        "",
+        "## How to regenerate",
+        "",
+        "From a clean checkout, with the `eval` extra (`pip install -e '.[eval]'`: matplotlib and the MCP time "
+        "server), in the repository's root (the tasks are read from `benchmarks/tasks`):",
+        "",
+        "```",
+        results.command or REGENERATE,
+        "```",
+        "",
+        "It rewrites `results.json` (every number below), this README and the charts.",
+        "",
+    ]
+
+
+def _method(results: Results) -> list[str]:
+    lines = ["## Method", "", "Styles (each task runs in each, on the reference host, real tools and programs):", ""]
+    for style in _ordered(results.styles):
+        lines.append(f"- **{style}**: {STYLE_TEXT.get(style, 'not a standard style')}")
+    lines += [""]
+    if results.mode == MODEL:
+        lines += [
+            "Metering: every model request's usage as the provider reported it (prompt tokens, cached prompt "
+            "tokens, completion tokens). What the provider did not report is shown as *unknown*, and any sum "
+            "containing an unknown is unknown: never filled in as zero.",
+        ]
+    else:
+        lines += [
+            "Metering: every model request exactly as the host sends it, split into parts in the order a "
+            "provider receives them: the system text, each tool schema (name, description, input schema as "
+            "canonical JSON), each chat message (canonical JSON). Input tokens are the sum of the parts' "
+            f"counts in {results.unit}. Output tokens are the answer's text plus each tool call as canonical JSON.",
+            "",
+            "Caching rule (a provider's prompt cache): the parts that form the longest common prefix with the "
+            "previous request *of the same session* are **cached**; the rest is **uncached**. A session's first "
+            "request is all uncached; a schema inserted before the history uncaches everything after it.",
+        ]
+    lines += [
+        "",
+        "Totals are per task family: the main agent, its child agents, discovery, retries, every request. "
+        "A run passes when its oracle accepts the final answer and the end state.",
+        "",
+    ]
+    return lines
+
+
+def _headline(table: Table) -> list[str]:
+    present = [b for b in BASELINES if b in table.styles]
+    candidates = [c for c in CANDIDATES if c in table.styles]
+    if not present or not candidates:
+        return []
+    lines = [
+        "## Headline ratios",
+        "",
+        "Total tokens and requests of PTC Plus divided by the baseline's (below 1: PTC Plus costs less). "
+        "*All* = every task; *completed* = the tasks every style passed at that catalog size.",
+        "",
+        "| catalog | comparison | tokens, all | tokens, completed | requests, all | requests, completed |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for catalog in table.catalogs:
+        done = table.completed(catalog)
+        for candidate in candidates:
+            for baseline in present:
+                cells = []
+                for field in ("total", "requests"):
+                    for tasks in (table.tasks, done):
+                        cells.append(
+                            _ratio(
+                                table.sum(candidate, catalog, tasks, field), table.sum(baseline, catalog, tasks, field)
+                            )
+                            if tasks
+                            else "—"
+                        )
+                lines.append(f"| {catalog:,} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _catalog_section(table: Table, catalog: int) -> list[str]:
+    done = table.completed(catalog)
+    lines = [f"## Catalog of {catalog:,} tools", ""]
+    lines += _totals(table, catalog, table.tasks, f"All tasks ({len(table.tasks)})")
+    lines += _totals(table, catalog, done, f"The subset every style completed ({len(done)} of {len(table.tasks)})")
+    lines += _per_task(table, catalog)
+    return lines
+
+
+def _totals(table: Table, catalog: int, tasks: Sequence[str], title: str) -> list[str]:
+    lines = [f"### {title}", ""]
+    if not tasks:
+        return [*lines, "No task.", ""]
+    lines += [
+        "| style | cached input | uncached input | output | total | requests | passed |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for style in table.styles:
+        cells = [table.cell(task, style, catalog) for task in tasks]
+        passed = sum(1 for cell in cells if cell is not None and cell.passed)
+        numbers = [_num(table.sum(style, catalog, tasks, field)) for field in (*FIELDS, "requests")]
+        lines.append(f"| {style} | " + " | ".join(numbers) + f" | {passed}/{len(tasks)} |")
+    return [*lines, ""]
+
+
+def _per_task(table: Table, catalog: int) -> list[str]:
+    styles = table.styles
+    ptc = Style.PTC.value
+    ratios = [c for c in CANDIDATES if c in styles] if ptc in styles else []
+    header = ["task", "category", *styles, *(f"{c} / ptc" for c in ratios)]
+    lines = [
+        "### Per task",
+        "",
+        "Total tokens (requests) per style; ✗ marks a run that failed its oracle.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * 2 + "---:|" * (len(header) - 2),
+    ]
+    for task in table.tasks:
+        row = [task, _category(table, task, catalog)]
+        for style in styles:
+            cell = table.cell(task, style, catalog)
+            if cell is None:
+                row.append("—")
+                continue
+            mark = "" if cell.passed else " ✗"
+            row.append(f"{_num(cell.mean('total'))} ({_num(cell.requests)}){mark}")
+        base = table.cell(task, ptc, catalog)
+        for candidate in ratios:
+            cell = table.cell(task, candidate, catalog)
+            a = None if cell is None else cell.mean("total")
+            b = None if base is None else base.mean("total")
+            row.append(_ratio(a, b))
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    return [*lines, *_losses(table, catalog), ""]
+
+
+def _losses(table: Table, catalog: int) -> list[str]:
+    """Per PTC Plus style and baseline, the tasks where PTC Plus costs more tokens, named (a total hides them)."""
+    lines = []
+    for candidate in (c for c in CANDIDATES if c in table.styles):
+        for baseline in (b for b in BASELINES if b in table.styles):
+            compared, worse = 0, []
+            for task in table.tasks:
+                ours, theirs = table.cell(task, candidate, catalog), table.cell(task, baseline, catalog)
+                a = None if ours is None else ours.mean("total")
+                b = None if theirs is None else theirs.mean("total")
+                if a is None or b is None:
+                    continue
+                compared += 1
+                if a > b:
+                    worse.append(task)
+            named = f": {', '.join(worse)}" if worse else ""
+            lines.append(
+                f"- **{candidate}** costs more tokens than **{baseline}** on {len(worse)} of {compared} tasks{named}."
+            )
+    return lines
+
+
+def _spread(table: Table) -> list[str]:
+    results = table.results
+    if results.mode != MODEL or results.repetitions < 2:
+        return []
+    lines = [
+        "## Spread over repetitions",
+        "",
+        "Per style and catalog size, the total tokens of all tasks in each repetition.",
+        "",
+        "| catalog | style | mean | min | max | stdev |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for catalog in table.catalogs:
+        for style in table.styles:
+            totals: list[int | None] = []
+            for repetition in sorted({run.repetition for run in results.runs}):
+                runs = [
+                    r for r in results.runs if r.catalog == catalog and r.style == style and r.repetition == repetition
+                ]
+                totals.append(None if any(r.total is None for r in runs) else sum(r.total or 0 for r in runs))
+            known = [t for t in totals if t is not None]
+            if len(known) != len(totals) or not known:
+                lines.append(f"| {catalog:,} | {style} | unknown | unknown | unknown | unknown |")
+                continue
+            stdev = statistics.stdev(known) if len(known) > 1 else 0.0
+            lines.append(
+                f"| {catalog:,} | {style} | {_num(statistics.fmean(known))} | {_num(min(known))} | "
+                f"{_num(max(known))} | {_num(stdev)} |"
+            )
+    return [*lines, ""]
+
+
+def _failures(results: Results) -> list[str]:
+    failed = [run for run in results.runs if not run.passed]
+    lines = ["## Failures", ""]
+    if not failed:
+        return [*lines, "None: every run passed its oracle.", ""]
+    repeat = results.mode == MODEL and results.repetitions > 1
+    for run in failed:
+        where = f"{run.task}, {run.style}, catalog {run.catalog:,}" + (
+            f", repetition {run.repetition}" if repeat else ""
+        )
+        lines.append(f"- {where}: {_one_line(run.reason) or 'failed without a reason'}")
+    return [*lines, ""]
+
+
+def _charts(charts: ChartOutcome) -> list[str]:
+    lines = ["## Charts", ""]
+    if charts.skipped:
+        return [*lines, charts.skipped, ""]
+    for name, title in charts.files:
+        lines += [f"![{title}]({name})", ""]
+    return lines
+
+
+def _category(table: Table, task: str, catalog: int) -> str:
+    for style in table.styles:
+        cell = table.cell(task, style, catalog)
+        if cell is not None:
+            return cell.category
+    return ""
+
+
+def _ordered(styles: Iterable[str]) -> tuple[str, ...]:
+    unique = set(styles)
+    return tuple(s for s in STYLE_ORDER if s in unique) + tuple(sorted(unique - set(STYLE_ORDER)))
+
+
+def _mean(values: Iterable[int | None]) -> float | None:
+    collected = list(values)
+    if not collected or any(v is None for v in collected):
+        return None
+    return statistics.fmean(v for v in collected if v is not None)
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"{round(value):,}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None:
+        return "unknown"
+    if b == 0:
+        return "—"
+    return f"{a / b:.2f}"
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 300 else flat[:299] + "…"
+
+
+__all__ = ["README", "REGENERATE", "Cell", "Table", "render", "write_report"]

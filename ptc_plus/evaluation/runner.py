@@ -1,0 +1,317 @@
+"""Run one task in one style at one catalog size on the reference host, for real; and the warm-up.
+
+Every run is isolated: a fresh directory ``workdir/run`` (emptied first) holding its own
+workspace, host state and user directories (:mod:`.styles`). Its host tools
+are the suite's world tools, the MCP bridge's tools, the ``agent`` tool and
+schema-only filler tools, exactly ``catalog`` in all. The model is a
+:class:`~ptc_plus.evaluation.driver.ScriptDriver` over the task's script, or
+a real model a factory makes (real-model mode). The oracle judges the root
+session's final answer and the end state; a run that breaks (an engine error,
+a host error) is a failed verdict that says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+
+from hookspecs import AgentRef, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure
+from hookspecs.reference import HostError, Model, ReferenceHost
+from hookspecs.types import ToolSpec
+from ptc_plus.errors import PtcError
+from ptc_plus.evaluation.agent_tool import agent_tool
+from ptc_plus.evaluation.driver import RUN_CODE, ExchangeLog, RecordingModel, ScriptDriver, SessionIds
+from ptc_plus.evaluation.errors import (
+    CatalogTooSmall,
+    ChildScriptMissing,
+    CodeModeUnavailable,
+    DuplicateToolName,
+    EvaluationError,
+    FillerToolCalled,
+    NoWarmUpTasks,
+    StatisticsNotProduced,
+    StatisticsRequired,
+    WarmUpFailed,
+)
+from ptc_plus.evaluation.exchange import Exchange, ProviderUsage, RunResult
+from ptc_plus.evaluation.mcp_bridge import McpBridge
+from ptc_plus.evaluation.styles import (
+    CODE_STYLES,
+    DEFAULTS,
+    Parameters,
+    UserDirs,
+    isolated_environment,
+    setup_for,
+    write_config,
+)
+from ptc_plus.evaluation.task import EndState, Style, Suite, Task, Verdict
+from ptc_plus.plugin import controller
+from ptc_plus.statistics import workspace_store
+
+__all__ = ["Exchange", "ModelFactory", "Parameters", "ProviderUsage", "RunResult", "run_task", "warm_up"]
+
+ModelFactory = Callable[[Task, Style], Model]
+"""Real-model mode: the model of one session of ``task`` in ``style`` (called for the root and each child)."""
+
+USER_ID = "eval-user"
+
+MAX_STEPS = 512
+"""Model steps a turn may take. A native model fetching 200 records one call per step needs 200 and more;
+hosts built for agents allow that many (the reference host's default of 32 is for its own tests and the demo)."""
+
+
+def _fresh(root: Path) -> Path:
+    """``root``, emptied: every run of a matrix works at the same path, because the path is part of what the
+    model is sent (the system prompt names the workspace) and a random one would change the token counts."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    return root
+
+
+def filler_definition(spec: ToolSpec, failures: list[EvaluationError]) -> ToolDefinition:
+    """A schema-only tool: it fills the catalog; a call is a script's bug, reported and refused."""
+
+    async def refuse(arguments: JSONObject, context: ToolContext) -> JSONValue:
+        error = FillerToolCalled(tool=spec.name)
+        failures.append(error)
+        raise ToolFailure(error.code, error.message())
+
+    return ToolDefinition(spec=spec, handler=refuse)
+
+
+def catalog_tools(
+    suite: Suite, own: Sequence[ToolDefinition], catalog: int, failures: list[EvaluationError]
+) -> list[ToolDefinition]:
+    """``own`` (world, MCP, agent) then filler up to exactly ``catalog`` tools; names must be distinct."""
+    needed = len(own)
+    if needed > catalog:
+        raise CatalogTooSmall(catalog=catalog, needed=needed)
+    every = [*own, *(filler_definition(s, failures) for s in suite.filler(catalog - needed))]
+    seen: set[str] = set()
+    for definition in every:
+        if definition.spec.name in seen:
+            raise DuplicateToolName(name=definition.spec.name)
+        seen.add(definition.spec.name)
+    return every
+
+
+@contextlib.asynccontextmanager
+async def _bridge(given: McpBridge | None) -> AsyncIterator[McpBridge]:
+    if given is not None:
+        yield given
+        return
+    async with McpBridge.time_server() as bridge:
+        yield bridge
+
+
+async def run_task(
+    suite: Suite,
+    task: Task,
+    style: Style,
+    catalog: int,
+    *,
+    workdir: Path,
+    model: ModelFactory | None = None,
+    statistics: Path | None = None,
+    parameters: Parameters = DEFAULTS,
+    mcp: McpBridge | None = None,
+) -> RunResult:
+    """Run ``task`` in ``style`` with ``catalog`` host tools in ``workdir/run`` (emptied first: same path, same prompt).
+
+    :param model: real-model mode's factory; ``None`` drives the task's scripts.
+    :param statistics: the store :func:`warm_up` returned; required by (and only used by) the mature style.
+    :param parameters: PTC Plus settings this run overrides (default: none, the plugin's defaults).
+    :param mcp: a running bridge to share between runs (its server is stateless); ``None`` starts one.
+    :raises StatisticsRequired: mature style without ``statistics``.
+    :raises CatalogTooSmall: the suite's own tools exceed ``catalog``.
+    :raises DuplicateToolName: two tools of the catalog share a name.
+    Everything that goes wrong while the session runs is in the result (``error``, a failed verdict).
+    """
+    if style is Style.PTC_PLUS_MATURE and statistics is None:
+        raise StatisticsRequired(style=style.value)
+    root = _fresh(workdir / "run")
+    workspace = root / "workspace"
+    workspace.mkdir()
+    setup = setup_for(style, parameters)
+    write_config(workspace, setup)
+    if style is Style.PTC_PLUS_MATURE and statistics is not None:
+        target = workspace_store(workspace).path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(statistics, target)
+    world = suite.world(workspace)
+    task.setup(workspace, world)
+    log = ExchangeLog()
+    failures: list[EvaluationError] = []
+    final_text, error = "", ""
+    async with _bridge(mcp) as bridge:
+        own = [*suite.tools(workspace, world), *bridge.tools]
+        with isolated_environment(UserDirs.under(root / "user")):
+            try:
+                final_text = await _session(
+                    suite, task, style, setup.plugins, own, catalog, workspace, root / "state", log, failures, model
+                )
+            except (CatalogTooSmall, DuplicateToolName):
+                raise
+            except (PtcError, HostError) as exc:
+                error = _describe(exc)
+    if failures and not error:
+        error = _describe(failures[0])
+    if error:
+        verdict = Verdict(passed=False, reason=error)
+    else:
+        verdict = task.oracle(final_text, EndState(workspace=workspace, world=world))
+    return RunResult(
+        task=task,
+        style=style,
+        catalog=catalog,
+        exchanges=tuple(log.exchanges),
+        final_text=final_text,
+        verdict=verdict,
+        error=error,
+    )
+
+
+def _describe(error: PtcError | HostError) -> str:
+    text = error.message("en")
+    return text if text.startswith(error.code) else f"{error.code}: {text}"
+
+
+async def _session(
+    suite: Suite,
+    task: Task,
+    style: Style,
+    plugins: Sequence[object],
+    own: list[ToolDefinition],
+    catalog: int,
+    workspace: Path,
+    state: Path,
+    log: ExchangeLog,
+    failures: list[EvaluationError],
+    model: ModelFactory | None,
+) -> str:
+    """One family: the root session's turn with the task's prompt; returns its final answer."""
+    children = 0
+
+    def child_model(ids: SessionIds) -> Model:
+        nonlocal children
+        children += 1
+        if model is not None:
+            return RecordingModel(model(task, style), log=log, ids=ids)
+        script = task.child_code if style in CODE_STYLES else task.child_native
+        if script is None:
+            raise ChildScriptMissing(task=task.id, style=style.value)
+        return ScriptDriver(
+            task_id=task.id,
+            script=script,
+            style=style,
+            queries=task.queries,
+            log=log,
+            ids=ids,
+            call_prefix=f"child{children}",
+        )
+
+    holder: list[ReferenceHost] = []
+    keep = frozenset({RUN_CODE}) if style in CODE_STYLES else frozenset()
+    agent = agent_tool(lambda: holder[0], child_model, keep=keep, failures=failures)
+    host_tools = catalog_tools(suite, [*own, agent], catalog, failures)
+    async with ReferenceHost(
+        workspace=workspace,
+        state_dir=state,
+        tools=host_tools,
+        plugins=plugins,
+        load_entry_points=False,
+        user_id=USER_ID,
+        max_steps=MAX_STEPS,
+    ) as host:
+        holder.append(host)
+        ids = SessionIds()
+        root_model: Model
+        if model is not None:
+            root_model = RecordingModel(model(task, style), log=log, ids=ids)
+        else:
+            script = task.code if style in CODE_STYLES else task.native
+            root_model = ScriptDriver(
+                task_id=task.id, script=script, style=style, queries=task.queries, log=log, ids=ids
+            )
+        session = await host.start_session(title=task.id, model=root_model)
+        ids.session_id = session.agent.session_id
+        if style in CODE_STYLES:
+            _require_code_mode(host, session.agent, style)
+        summary = await session.run_turn(task.prompt)
+        return summary.final_text
+
+
+def _require_code_mode(host: ReferenceHost, agent: AgentRef, style: Style) -> None:
+    """A code style whose session started native would measure the native style under the wrong name."""
+    state = controller(host.services).session(agent)
+    environment = state.environment if state is not None else None
+    if environment is None or not environment.ptc:
+        reason = environment.native_reason if environment is not None else "no PTC Plus session"
+        raise CodeModeUnavailable(style=style.value, reason=reason or "-")
+
+
+async def warm_up(
+    suite: Suite,
+    catalog: int,
+    *,
+    workdir: Path,
+    families: int,
+    parameters: Parameters = DEFAULTS,
+    mcp: McpBridge | None = None,
+) -> Path:
+    """Run ``families`` warm-up families (``suite.warmup`` in turn) in PTC Plus style, in one workspace and
+    one user directory as a user's sessions would accumulate; returns the statistics store they made.
+
+    The mature style copies that file into each of its runs' workspaces. Each family gets a fresh world
+    and its task's setup; every family must pass its oracle, else statistics from it would mislead.
+
+    :raises NoWarmUpTasks: the suite has none.
+    :raises WarmUpFailed: a family failed (its error or its oracle's reason).
+    :raises StatisticsNotProduced: no store was written.
+    """
+    if not suite.warmup:
+        raise NoWarmUpTasks(version=suite.version)
+    root = _fresh(workdir / "warm-up")
+    workspace = root / "workspace"
+    workspace.mkdir()
+    setup = setup_for(Style.PTC_PLUS_COLD, parameters)
+    write_config(workspace, setup)
+    async with _bridge(mcp) as bridge:
+        with isolated_environment(UserDirs.under(root / "user")):
+            for number in range(families):
+                task = suite.warmup[number % len(suite.warmup)]
+                world = suite.world(workspace)
+                task.setup(workspace, world)
+                log = ExchangeLog()
+                failures: list[EvaluationError] = []
+                own = [*suite.tools(workspace, world), *bridge.tools]
+                try:
+                    final_text = await _session(
+                        suite,
+                        task,
+                        Style.PTC_PLUS_COLD,
+                        setup.plugins,
+                        own,
+                        catalog,
+                        workspace,
+                        root / "state",
+                        log,
+                        failures,
+                        None,
+                    )
+                except (CatalogTooSmall, DuplicateToolName):
+                    raise
+                except (PtcError, HostError) as exc:
+                    raise WarmUpFailed(task=task.id, reason=_describe(exc)) from exc
+                if failures:
+                    raise WarmUpFailed(task=task.id, reason=_describe(failures[0]))
+                verdict = task.oracle(final_text, EndState(workspace=workspace, world=world))
+                if not verdict.passed:
+                    raise WarmUpFailed(task=task.id, reason=verdict.reason)
+    path = workspace_store(workspace).path
+    if not path.is_file():
+        raise StatisticsNotProduced(path=str(path))
+    return path

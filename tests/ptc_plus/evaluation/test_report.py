@@ -1,0 +1,202 @@
+"""The results file and the README rendered from it: totals, ratios, the completed subset, per-task regressions.
+
+The results are built by hand so every number the report prints can be checked
+against arithmetic written here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import orjson
+import pytest
+
+from ptc_plus.evaluation import charts, report, results
+from ptc_plus.evaluation.charts import ChartOutcome
+from ptc_plus.evaluation.results import MODEL, Results, RunRecord, UnknownResultsVersion
+
+STYLES = ("native", "tool-search", "ptc", "ptc-plus-cold", "ptc-plus-mature")
+
+
+def run(
+    task: str,
+    style: str,
+    cached: int | None,
+    uncached: int | None,
+    output: int | None,
+    requests: int,
+    *,
+    catalog: int = 20,
+    passed: bool = True,
+    reason: str = "",
+    repetition: int = 0,
+) -> RunRecord:
+    known = None not in (cached, uncached, output)
+    return RunRecord(
+        task=task,
+        category="aggregate" if task == "a" else "one-call",
+        style=style,
+        catalog=catalog,
+        requests=requests,
+        input_cached=cached,
+        input_uncached=uncached,
+        output=output,
+        total=(cached or 0) + (uncached or 0) + (output or 0) if known else None,
+        first_request_input=uncached,
+        passed=passed,
+        reason=reason,
+        repetition=repetition,
+    )
+
+
+def scripted() -> Results:
+    runs = (
+        # task a: PTC Plus cheaper than PTC.            totals
+        run("a", "native", 100, 200, 10, 3),  # 310
+        run("a", "tool-search", 50, 100, 20, 4),  # 170
+        run("a", "ptc", 80, 120, 10, 2),  # 210
+        run("a", "ptc-plus-cold", 70, 100, 10, 2),  # 180
+        run("a", "ptc-plus-mature", 60, 90, 10, 2),  # 160
+        # task b: cold costs more than PTC; mature fails its oracle.
+        run("b", "native", 10, 20, 5, 1),  # 35
+        run("b", "tool-search", 10, 30, 5, 2),  # 45
+        run("b", "ptc", 20, 30, 5, 1),  # 55
+        run("b", "ptc-plus-cold", 30, 40, 5, 2),  # 75
+        run("b", "ptc-plus-mature", 20, 30, 5, 1, passed=False, reason="the number 42 is\nmissing"),  # 55
+    )
+    return Results(
+        suite_version="7",
+        unit="o200k tokens (counted per request part)",
+        catalogs=(20,),
+        styles=STYLES,
+        tasks=("a", "b"),
+        measured_at="2026-11-30T00:00:00+00:00",
+        python="3.11.7",
+        platform="linux x86_64",
+        command="ptc-plus eval --catalog 20",
+        runs=runs,
+    )
+
+
+SKIPPED = ChartOutcome(skipped="Charts were skipped: matplotlib is not installed.")
+
+
+def test_totals_per_style_over_all_tasks_and_the_completed_subset() -> None:
+    text = report.render(scripted(), SKIPPED)
+    all_tasks = text.split("### All tasks (2)")[1].split("###")[0]
+    # native: cached 100+10, uncached 200+20, output 10+5, total 310+35, requests 3+1.
+    assert "| native | 110 | 220 | 15 | 345 | 4 | 2/2 |" in all_tasks
+    # cold: 70+30, 100+40, 10+5, 180+75, 2+2.
+    assert "| ptc-plus-cold | 100 | 140 | 15 | 255 | 4 | 2/2 |" in all_tasks
+    assert "| ptc-plus-mature | 80 | 120 | 15 | 215 | 3 | 1/2 |" in all_tasks
+    # b failed in one style: the completed subset is a alone.
+    subset = text.split("### The subset every style completed (1 of 2)")[1].split("###")[0]
+    assert "| native | 100 | 200 | 10 | 310 | 3 | 1/1 |" in subset
+    assert "| ptc-plus-mature | 60 | 90 | 10 | 160 | 2 | 1/1 |" in subset
+
+
+def test_headline_ratios_tokens_and_requests() -> None:
+    text = report.render(scripted(), SKIPPED)
+    # cold / native: tokens 255/345 = 0.739 all, 180/310 = 0.581 completed; requests 4/4, 2/3.
+    assert "| 20 | ptc-plus-cold / native | 0.74 | 0.58 | 1.00 | 0.67 |" in text
+    # cold / ptc: 255/265 = 0.962, 180/210 = 0.857; requests 4/3 = 1.33, 2/2.
+    assert "| 20 | ptc-plus-cold / ptc | 0.96 | 0.86 | 1.33 | 1.00 |" in text
+    # mature / tool-search: 215/215 = 1.00, 160/170 = 0.941; requests 3/6 = 0.50, 2/4 = 0.50.
+    assert "| 20 | ptc-plus-mature / tool-search | 1.00 | 0.94 | 0.50 | 0.50 |" in text
+
+
+def test_per_task_ratios_count_the_tasks_where_ptc_plus_loses() -> None:
+    text = report.render(scripted(), SKIPPED)
+    # b: cold 75 / ptc 55 = 1.36 (a loss the suite total hides); mature 55/55 is not worse.
+    assert "| b | one-call | 35 (1) | 45 (2) | 55 (1) | 75 (2) | 55 (1) ✗ | 1.36 | 1.00 |" in text
+    assert "| a | aggregate | 310 (3) | 170 (4) | 210 (2) | 180 (2) | 160 (2) | 0.86 | 0.76 |" in text
+    assert "**ptc-plus-cold** costs more tokens than **ptc** on 1 of 2 tasks: b." in text
+    assert "**ptc-plus-mature** costs more tokens than **ptc** on 0 of 2 tasks." in text
+    # Against every baseline, naming the tasks: b's cold 75 > native 35 and > tool-search 45; a's 180 < 310, > 170.
+    assert "**ptc-plus-cold** costs more tokens than **native** on 1 of 2 tasks: b." in text
+    assert "**ptc-plus-cold** costs more tokens than **tool-search** on 2 of 2 tasks: a, b." in text
+
+
+def test_method_regeneration_failures_and_skipped_charts() -> None:
+    text = report.render(scripted(), SKIPPED)
+    assert "```\nptc-plus eval --catalog 20\n```" in text
+    assert "unit: **o200k tokens (counted per request part)**" in text
+    assert "longest common prefix" in text
+    assert "task suite version 7" in text
+    assert "- b, ptc-plus-mature, catalog 20: the number 42 is missing" in text
+    assert text.rstrip().endswith("Charts were skipped: matplotlib is not installed.")
+
+
+def test_real_model_mode_unknown_stays_unknown_and_the_spread_is_shown() -> None:
+    runs = (
+        run("a", "native", 20, 80, 10, 2, repetition=0),  # 110
+        run("a", "native", 20, 100, 10, 2, repetition=1),  # 130
+        run("a", "ptc", None, None, 10, 2, repetition=0),  # the provider did not say
+        run("a", "ptc", 10, 40, 10, 2, repetition=1),  # 60
+    )
+    measured = Results(
+        suite_version="1",
+        unit="provider-reported tokens",
+        mode=MODEL,
+        model="m-1",
+        repetitions=2,
+        catalogs=(20,),
+        styles=("native", "ptc"),
+        tasks=("a",),
+        measured_at="x",
+        python="3.11.7",
+        platform="linux",
+        command="ptc-plus eval --model m-1 --repeat 2",
+        runs=runs,
+    )
+    text = report.render(measured, SKIPPED)
+    assert "real model `m-1`, 2 repetition(s)" in text
+    # native: the mean over repetitions: cached 20, uncached 90, output 10, total 120.
+    assert "| native | 20 | 90 | 10 | 120 | 2 | 1/1 |" in text
+    assert "| ptc | unknown | unknown | 10 | unknown | 2 | 1/1 |" in text
+    # spread of native's suite total: 110 and 130 → mean 120, stdev 14.14.
+    assert "| 20 | native | 120 | 110 | 130 | 14 |" in text
+    assert "| 20 | ptc | unknown | unknown | unknown | unknown |" in text
+
+
+def test_results_round_trip_atomically_and_keep_unknown_as_null(tmp_path: Path) -> None:
+    measured = scripted()
+    unknown = run("c", "ptc", None, None, None, 0, passed=False, reason="HOST-0310: down")
+    measured = attrs.evolve(measured, runs=(*measured.runs, unknown))
+    path = tmp_path / "out" / "results.json"
+    results.write(measured, path)
+    assert results.read(path) == measured
+    assert sorted(p.name for p in path.parent.iterdir()) == ["results.json"]  # no temporary file left
+    raw = orjson.loads(path.read_bytes())
+    assert raw["version"] == 1
+    assert raw["runs"][-1]["input_cached"] is None and raw["runs"][-1]["total"] is None
+
+
+def test_an_unknown_results_version_is_refused(tmp_path: Path) -> None:
+    raw = orjson.loads(results.dumps(scripted()))
+    raw["version"] = 99
+    with pytest.raises(UnknownResultsVersion):
+        results.loads(orjson.dumps(raw))
+
+
+def test_without_matplotlib_charts_are_skipped_with_the_way_to_get_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(charts, "available", lambda: False)
+    outcome = charts.draw(scripted(), tmp_path)
+    assert outcome.files == ()
+    assert "pip install -e '.[eval]'" in outcome.skipped
+    assert list(tmp_path.iterdir()) == []
+    written = report.write_report(scripted(), tmp_path, outcome)
+    assert "pip install -e '.[eval]'" in written.read_text(encoding="utf-8")
+
+
+def test_with_matplotlib_the_three_charts_are_drawn(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    outcome = charts.draw(scripted(), tmp_path)
+    assert [name for name, _ in outcome.files] == [charts.TOTALS_PNG, charts.PROMPT_PNG, charts.REQUESTS_PNG]
+    for name, _ in outcome.files:
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+    text = report.render(scripted(), outcome)
+    assert f"]({charts.TOTALS_PNG})" in text

@@ -1,0 +1,247 @@
+"""Runs of tiny tasks in every style, for real: host tools, real programs in bubblewrap, a real MCP server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from hookspecs.reference.model import AssistantTurn, ModelRequest
+from hookspecs.reference.openai_client import RequestUsage
+from ptc_plus.evaluation.driver import contract_shown, discovery_program
+from ptc_plus.evaluation.errors import CatalogTooSmall, StatisticsRequired
+from ptc_plus.evaluation.exchange import ProviderUsage, RunResult
+from ptc_plus.evaluation.mcp_bridge import McpBridge
+from ptc_plus.evaluation.runner import Parameters, run_task, warm_up
+from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Style, Task, Verdict
+from tests.ptc_plus.evaluation.tiny_suite import CHILD, LONG_TAIL, MCP, ONE_CALL, OWN_TOOLS, QUERIES, SUITE, filler
+
+Gen = Generator[Action, Observation, None]
+
+CATALOG = 20
+SMALL = Parameters(budget_tokens=40)
+"""Tokens: less than any two contracts of the tiny suite, so a cold plan shows almost nothing in full."""
+
+RUN_STYLES = (Style.NATIVE, Style.TOOL_SEARCH, Style.PTC, Style.PTC_PLUS_COLD)
+
+
+def names(request: ModelRequest) -> list[str]:
+    return [t.name for t in request.tools]
+
+
+def first_code(result: RunResult) -> str:
+    return str(result.exchanges[0].answer.tool_calls[0].arguments["code"])
+
+
+def assert_passed(result: RunResult) -> None:
+    assert result.error == ""
+    assert result.verdict == Verdict(passed=True), result.verdict.reason
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+@pytest.mark.parametrize("style", RUN_STYLES, ids=lambda s: s.value)
+async def test_one_call_task_passes_in_every_style(tmp_path: Path, style: Style) -> None:
+    result = await run_task(SUITE, ONE_CALL, style, CATALOG, workdir=tmp_path, parameters=SMALL)
+    assert_passed(result)
+    assert result.final_text == "5.5"
+    first = result.exchanges[0].request
+    catalog = {"lookup_order", "add_note", "weather_forecast", "get_current_time", "convert_time", "agent"}
+    catalog |= {s.name for s in filler(CATALOG - OWN_TOOLS)}
+    if style is Style.NATIVE:
+        assert all(set(names(e.request)) == catalog for e in result.exchanges)
+        assert len(names(first)) == CATALOG
+        assert "run_code" not in first.system
+    elif style is Style.TOOL_SEARCH:
+        assert names(first) == ["tool_search"]
+        searched, called = (e.answer.tool_calls[0] for e in result.exchanges[:2])
+        assert (searched.tool, searched.arguments) == ("tool_search", {"query": QUERIES["lookup_order"]})
+        assert called.tool == "lookup_order"
+        assert "lookup_order" in names(result.exchanges[1].request)
+    elif style is Style.PTC:
+        assert names(first)[0] == "run_code" and len(names(first)) < CATALOG
+        assert contract_shown(first, "lookup_order")  # management off: the full SDK
+        assert len(result.exchanges) == 2
+    else:
+        assert not contract_shown(first, "lookup_order")
+        assert first_code(result) == discovery_program(QUERIES["lookup_order"])
+        assert contract_shown(result.exchanges[1].request, "lookup_order")  # the expansion message
+        assert len(result.exchanges) == 3
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_mature_statistics_make_the_warm_up_tool_full(tmp_path: Path) -> None:
+    statistics = await warm_up(SUITE, CATALOG, workdir=tmp_path, families=5, parameters=SMALL)
+    assert statistics.is_file()
+    cold = await run_task(SUITE, LONG_TAIL, Style.PTC_PLUS_COLD, CATALOG, workdir=tmp_path, parameters=SMALL)
+    mature = await run_task(
+        SUITE,
+        LONG_TAIL,
+        Style.PTC_PLUS_MATURE,
+        CATALOG,
+        workdir=tmp_path,
+        parameters=SMALL,
+        statistics=statistics,
+    )
+    assert_passed(cold)
+    assert_passed(mature)
+    assert not contract_shown(cold.exchanges[0].request, "weather_forecast")
+    assert first_code(cold) == discovery_program(QUERIES["weather_forecast"])
+    assert contract_shown(mature.exchanges[0].request, "weather_forecast")
+    assert "capabilities.search" not in first_code(mature)
+    assert len(mature.exchanges) == len(cold.exchanges) - 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+@pytest.mark.parametrize("style", (Style.NATIVE, Style.TOOL_SEARCH, Style.PTC_PLUS_COLD), ids=lambda s: s.value)
+async def test_child_agent_runs_its_own_script_in_the_family(tmp_path: Path, style: Style) -> None:
+    result = await run_task(SUITE, CHILD, style, CATALOG, workdir=tmp_path, parameters=SMALL)
+    assert_passed(result)
+    roots = {e.session_id for e in result.exchanges if e.parent_session_id is None}
+    children = [e for e in result.exchanges if e.parent_session_id is not None]
+    assert len(roots) == 1 and children
+    assert {e.parent_session_id for e in children} == roots
+    assert len({e.session_id for e in children}) == 1
+    assert children[-1].answer.text == "17.25"
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+@pytest.mark.parametrize("style", (Style.NATIVE, Style.PTC), ids=lambda s: s.value)
+async def test_mcp_task_calls_the_real_time_server(tmp_path: Path, style: Style) -> None:
+    result = await run_task(SUITE, MCP, style, CATALOG, workdir=tmp_path)
+    assert_passed(result)
+
+
+def server_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == os.getpid() and b"mcp_server_time" in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.asyncio
+async def test_mcp_bridge_lists_calls_and_shuts_the_server_down() -> None:
+    async with McpBridge.time_server() as bridge:
+        assert {t.spec.name for t in bridge.tools} == {"get_current_time", "convert_time"}
+        assert {t.spec.source for t in bridge.tools} == {"mcp:time"}
+        assert server_processes()
+        converted = await bridge.tools[1].handler(
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+            None,  # type: ignore[arg-type]  # the bridge's body reads no context
+        )
+        assert isinstance(converted, dict) and converted["target"]["datetime"].endswith("21:00:00+09:00")
+    assert not bridge.running
+    assert server_processes() == []
+
+
+@pytest.mark.asyncio
+async def test_catalog_smaller_than_the_suite_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CatalogTooSmall):
+        await run_task(SUITE, ONE_CALL, Style.NATIVE, OWN_TOOLS - 1, workdir=tmp_path)
+    with pytest.raises(StatisticsRequired):
+        await run_task(SUITE, ONE_CALL, Style.PTC_PLUS_MATURE, CATALOG, workdir=tmp_path)
+
+
+def filler_caller() -> Gen:
+    seen = yield Call(tool=filler(1)[0].name, arguments={})
+    yield Answer(text=seen.error)
+
+
+@pytest.mark.asyncio
+async def test_a_broken_script_is_a_failed_run_not_a_crash(tmp_path: Path) -> None:
+    calls_filler = Task(
+        id="x-filler",
+        category="bug",
+        prompt="p",
+        setup=lambda workspace, world: None,
+        native=filler_caller,
+        code=filler_caller,
+        oracle=lambda answer, end: Verdict(passed=True),
+    )
+    result = await run_task(SUITE, calls_filler, Style.NATIVE, CATALOG, workdir=tmp_path)
+    assert result.error.startswith("PTC-7407") and not result.verdict.passed
+
+    def asserts() -> Gen:
+        seen = yield Call(tool="lookup_order", arguments={"order_id": 99})
+        assert seen.ok, "order 99 exists"
+        yield Answer(text="")
+
+    strict = Task(
+        id="x-strict",
+        category="bug",
+        prompt="p",
+        setup=lambda workspace, world: None,
+        native=asserts,
+        code=asserts,
+        oracle=lambda answer, end: Verdict(passed=True),
+    )
+    result = await run_task(SUITE, strict, Style.NATIVE, CATALOG, workdir=tmp_path)
+    assert result.error.startswith("PTC-7416") and "order 99 exists" in result.verdict.reason
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_each_run_is_isolated_from_the_users_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTC_MODE", "off")  # the developer's kill switch must not turn a code style native
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "mine"))
+
+    def oracle(answer: str, end: EndState) -> Verdict:
+        return Verdict(passed=answer == "5.5")
+
+    task = Task(
+        id="x-iso",
+        category="one-call",
+        prompt=ONE_CALL.prompt,
+        setup=ONE_CALL.setup,
+        native=ONE_CALL.native,
+        code=ONE_CALL.code,
+        oracle=oracle,
+        queries=QUERIES,
+    )
+    # Code mode on (else the run fails with PTC-7411) although the kill switch is set outside.
+    assert_passed(await run_task(SUITE, task, Style.PTC, CATALOG, workdir=tmp_path))
+    assert os.environ["PTC_MODE"] == "off" and os.environ["XDG_CONFIG_HOME"] == str(tmp_path / "mine")
+    assert not (tmp_path / "mine").exists()
+
+
+class ReportingModel:
+    """A stand-in for a real route: answers at once and reports usage as the OpenAI client does."""
+
+    route = "fake:real"
+
+    def __init__(self) -> None:
+        self.usage: list[RequestUsage] = []
+
+    async def complete(self, request: ModelRequest) -> AssistantTurn:
+        self.usage.append(RequestUsage(cached_input=None, uncached_input=None, output=3))
+        return AssistantTurn(text="5.5")
+
+
+@pytest.mark.asyncio
+async def test_real_model_mode_records_the_providers_usage(tmp_path: Path) -> None:
+    made: list[tuple[str, Style]] = []
+
+    def factory(task: Task, style: Style) -> ReportingModel:
+        made.append((task.id, style))
+        return ReportingModel()
+
+    result = await run_task(SUITE, ONE_CALL, Style.NATIVE, CATALOG, workdir=tmp_path, model=factory)
+    assert_passed(result)
+    assert made == [(ONE_CALL.id, Style.NATIVE)]
+    (exchange,) = result.exchanges
+    assert exchange.usage == ProviderUsage(input=None, cached_input=None, output=3)
+    assert len(exchange.request.tools) == CATALOG
