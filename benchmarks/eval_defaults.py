@@ -13,13 +13,15 @@ Per catalog size:
 - the warm-up families run once, with the plugin's defaults, into one
   statistics store (what a user's history would be; the settings below only
   change how the store *votes*, not what it records);
-- baselines in the same run: every warm-up task in PTC (management off) and in
-  PTC Plus cold (no statistics);
+- the baseline in the same run: every warm-up task in PTC (management off);
+- per ``budget_tokens``: every warm-up task in PTC Plus cold (no statistics: a
+  new user's first sessions; only the budget can change them);
 - every combination of ``budget_tokens`` × ``threshold`` × ``min_samples``
   runs every warm-up task in PTC Plus mature from that store.
 
-A combination qualifies when every run passes its oracle; the chosen one has
-the lowest total tokens summed over the catalog sizes. Among combinations with
+A combination qualifies when every run (cold and mature) passes its oracle; the
+chosen one has the lowest total tokens of cold plus mature, summed over the
+catalog sizes — a default must serve a new user as well as one with history. Among combinations with
 that same total, each setting keeps its previous default where it can (a
 default changes only where a measured difference says so; ties then go to the
 larger threshold, the smaller budget, the larger min_samples). ``window`` is not varied: the store holds
@@ -103,9 +105,14 @@ async def sweep(catalogs: tuple[int, ...]) -> dict[str, Any]:
                 kept.write_bytes(store.read_bytes())
                 entry: dict[str, Any] = {
                     "ptc": await _tasks_total(suite, Style.PTC, catalog, workdir, meter, bridge),
-                    "ptc-plus-cold": await _tasks_total(suite, Style.PTC_PLUS_COLD, catalog, workdir, meter, bridge),
+                    "cold": {},
                     "mature": {},
                 }
+                for budget in BUDGETS:
+                    print(f"catalog {catalog}: cold, budget {budget}", file=sys.stderr)
+                    entry["cold"][f"budget={budget}"] = await _tasks_total(
+                        suite, Style.PTC_PLUS_COLD, catalog, workdir, meter, bridge, Parameters(budget_tokens=budget)
+                    )
                 for number, (budget, threshold, min_samples) in enumerate(combos, start=1):
                     print(f"catalog {catalog}: combination {number}/{len(combos)}", file=sys.stderr)
                     parameters = Parameters(budget_tokens=budget, threshold=threshold, min_samples=min_samples)
@@ -118,12 +125,12 @@ async def sweep(catalogs: tuple[int, ...]) -> dict[str, Any]:
 
 
 def choose(measured: dict[str, Any]) -> dict[str, Any]:
-    """The qualifying combination with the lowest total over every catalog size (ties: the conservative one)."""
+    """The qualifying combination with the lowest cold + mature total over every catalog size (ties: keep)."""
     catalogs = measured["catalogs"]
     candidates = []
     for budget, threshold, min_samples in measured["combinations"]:
         key = f"budget={budget} threshold={threshold} min_samples={min_samples}"
-        runs = [catalogs[c]["mature"][key] for c in catalogs]
+        runs = [catalogs[c][kind][k] for c in catalogs for kind, k in (("cold", f"budget={budget}"), ("mature", key))]
         if any(run["failed"] for run in runs):
             continue
         total = sum(run["total"] for run in runs)
@@ -137,11 +144,12 @@ def choose(measured: dict[str, Any]) -> dict[str, Any]:
         return {"chosen": None, "reason": "no combination passed every oracle"}
     candidates.sort()
     total, *_, key = candidates[0]
+    cold_key = key.split()[0]
     ratios = {
         catalog: {
             "mature/ptc": round(entry["mature"][key]["total"] / entry["ptc"]["total"], 4),
-            "mature/cold": round(entry["mature"][key]["total"] / entry["ptc-plus-cold"]["total"], 4),
-            "cold/ptc": round(entry["ptc-plus-cold"]["total"] / entry["ptc"]["total"], 4),
+            "cold/ptc": round(entry["cold"][cold_key]["total"] / entry["ptc"]["total"], 4),
+            "mature/cold": round(entry["mature"][key]["total"] / entry["cold"][cold_key]["total"], 4),
         }
         for catalog, entry in catalogs.items()
     }

@@ -2,8 +2,8 @@
 
 Every section has a default for every key, so an absent file, an absent
 section and an absent key all mean "use the default". The defaults that are
-numbers (budget, window, samples, threshold) are provisional: ADR 0032 says
-where they come from and what must measure them.
+numbers (budget, window, samples, threshold) and the management switch come
+from the token evaluation: ADR 0080 gives the measurements behind each.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ class StatisticsSection:
         5, "eligible families needed before statistics vote (at most window)", limits={"minimum": 1}
     )
     threshold: float = _key(
-        0.3, "coverage (0-1) a capability needs to be backed by statistics", limits={"minimum": 0, "maximum": 1}
+        0.1, "coverage (0-1) a capability needs to be backed by statistics", limits={"minimum": 0, "maximum": 1}
     )
     share_with_user: bool = _key(
         True, "also count this workspace's families in the user-global statistics (other workspaces' cold start)"

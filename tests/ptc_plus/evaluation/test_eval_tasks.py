@@ -300,15 +300,18 @@ def test_filler_starts_with_the_real_corpus(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- through the engine
 
 
-ENGINE_TASKS = ("t09-one-call", "t08-flaky-stock", "t12-meeting-notes", "t07-child-agent", "t10-mcp-time")
+ENGINE_TASKS = tuple(task.id for task in SUITE.tasks)
+ENGINE_CATALOG = 200
+"""Large enough that PTC Plus really plans (the catalog does not fit the default budget): cold runs discover."""
 
 
 @pytest.fixture(scope="module")
 def mature_statistics(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ptc_plus.evaluation.matrix import WARMUP_FAMILIES
     from ptc_plus.evaluation.runner import warm_up
 
     workdir = tmp_path_factory.mktemp("warm-up")
-    return asyncio.run(warm_up(SUITE, 20, workdir=workdir, families=len(SUITE.warmup)))
+    return asyncio.run(warm_up(SUITE, ENGINE_CATALOG, workdir=workdir, families=WARMUP_FAMILIES))
 
 
 @pytest.mark.slow
@@ -321,5 +324,5 @@ def test_tasks_pass_through_the_engine(
 
     task = next(t for t in SUITE.tasks if t.id == task_id)
     statistics = request.getfixturevalue("mature_statistics") if style is Style.PTC_PLUS_MATURE else None
-    result = asyncio.run(run_task(SUITE, task, style, 20, workdir=tmp_path, statistics=statistics))
+    result = asyncio.run(run_task(SUITE, task, style, ENGINE_CATALOG, workdir=tmp_path, statistics=statistics))
     assert result.verdict.passed, f"{result.error} {result.verdict.reason} {result.final_text!r}"
