@@ -25,6 +25,7 @@ from ptc_plus.capabilities.contract import delivery_text
 from ptc_plus.capabilities.cost import Cost, choose_counter, measure, offline_counter
 from ptc_plus.capabilities.disk_cache import CACHE_DIR_ENV, DiskCache, cache_directory, default_cache
 from ptc_plus.capabilities.errors import CatalogUnavailable, InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.capabilities.semantic import ranker_name
 from ptc_plus.capabilities.snapshot import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
 
 __all__ = [
@@ -51,5 +52,6 @@ __all__ = [
     "discovery",
     "measure",
     "offline_counter",
+    "ranker_name",
     "tool_identity",
 ]

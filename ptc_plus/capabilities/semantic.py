@@ -107,6 +107,12 @@ def enabled(env: dict[str, str] | None = None) -> bool:
     return switch not in _OFF and _installed_version() is not None
 
 
+def ranker_name(env: dict[str, str] | None = None) -> str:
+    """The ranker discovery uses in this environment, for reports: ``lexical``, or ``lexical + semantic (...)``
+    naming the encoder package and its version (results measured with one do not reproduce with the other)."""
+    return f"lexical + semantic ({DISTRIBUTION} {_installed_version()})" if enabled(env) else "lexical"
+
+
 @cache
 def _installed_version() -> str | None:
     try:

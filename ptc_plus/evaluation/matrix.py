@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from ptc_plus.capabilities import ranker_name
 from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.evaluation import runner
 from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
@@ -140,6 +141,7 @@ async def run_matrix(
         python=platform.python_version(),
         platform=f"{sys.platform} {platform.machine()}",
         command=command,
+        discovery=ranker_name(),
         runs=tuple(records),
     )
 

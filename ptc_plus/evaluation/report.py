@@ -139,7 +139,8 @@ def _header(results: Results) -> list[str]:
         "# The token bill: native calling, tool search, PTC and PTC Plus",
         "",
         f"Measured {results.measured_at} with Python {results.python} on {results.platform}; "
-        f"task suite version {results.suite_version}; mode: {mode}; unit: **{results.unit}**.",
+        f"task suite version {results.suite_version}; mode: {mode}; unit: **{results.unit}**"
+        + (f"; discovery ranker: {results.discovery}." if results.discovery else "."),
         "",
         "## How to regenerate",
         "",

@@ -76,6 +76,9 @@ class Results:
     platform: str
     command: str
     runs: tuple[RunRecord, ...] = ()
+    discovery: str = ""
+    """The discovery ranker in force (``ptc_plus.capabilities.ranker_name``): tool search and PTC Plus's
+    discovery answers depend on it; ``""`` in results written before it was recorded."""
 
 
 class UnknownResultsVersion(ValueError):

