@@ -144,8 +144,9 @@ def _header(results: Results) -> list[str]:
         "",
         "## How to regenerate",
         "",
-        "From a clean checkout, with the `eval` extra (`pip install -e '.[eval]'`: matplotlib and the MCP time "
-        "server), in the repository's root (the tasks are read from `benchmarks/tasks`):",
+        "From a clean checkout, with the `eval` extra (`pip install -e '.[eval]'`: matplotlib, the MCP time "
+        "server and the discovery ranker's semantic layer), in the repository's root (the tasks are read from "
+        "`benchmarks/tasks`):",
         "",
         "```",
         results.command or REGENERATE,
