@@ -2,8 +2,8 @@
 
 Codes are ``PTC-<area><nnn>``: 1xxx host glue and CLI, 2xxx runtime,
 3xxx SDK and catalog, 4xxx configuration, gate and plan, 5xxx statistics,
-6xxx refresh and previews. Each code's message lives in both locales under
-the key ``error.<code>``.
+6xxx refresh and previews; codes ``PTC-Rnnn`` belong to the REPL kernel.
+Each code's message lives in both locales under the key ``error.<code>``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ OWNED_PREFIXES = {
     "hookspecs": ("host.", "tool-error.", "workspace-path.", "error.HOST-"),
     "ptc_plus": ("ptc.", "runtime.", "cli.", "plan.", "config.", "gate.", "demo.", "error.PTC-"),
 }
-CODE = re.compile(r"""["'](PTC-\d{4}|HOST-\d{4})["']""")
+CODE = re.compile(r"""["'](PTC-\d{4}|PTC-R\d{3}|HOST-\d{4})["']""")
 OWNER_OF_CODE = {"PTC": "ptc_plus", "HOST": "hookspecs"}
 
 

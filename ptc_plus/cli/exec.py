@@ -14,6 +14,12 @@ still apply, as in a session.
 and exec says so. With a tool set, programs can use ``capabilities.*`` over a
 snapshot of those tools, built once before the run.
 
+``--session DIR`` runs the program as the next cell of the REPL kernel session whose journal
+lives in DIR (SPEC §8, ADR 0081). Every invocation is a new process, so each cell after the
+first starts cold: the kernel is rebuilt by replaying the journalled cells with their recorded
+tool results (no tool runs twice), and names defined by earlier cells are there. ``--json``
+adds ``"repl"``: what recovery did. Two invocations on one DIR run one after the other.
+
 On a terminal the program's output is shown as it is produced; otherwise
 (and under ``--json``) it is printed at the end. Ctrl-C cancels the run (its
 process group is killed as for any abort), prints what the program printed
@@ -33,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
 import click
 import orjson
 
@@ -41,12 +48,23 @@ from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
-from ptc_plus.config import WORKSPACE_DIR, SandboxPolicy
+from ptc_plus.config import WORKSPACE_DIR, LoadedConfig, SandboxPolicy
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
-from ptc_plus.runtime import CodeRuntime, DiscoveryProvider, OutputObserver, RunLimits, run_code_definition
+from ptc_plus.runtime import (
+    CodeRuntime,
+    DiscoveryProvider,
+    KernelFor,
+    KernelMode,
+    OutputObserver,
+    Recovery,
+    RunLimits,
+    SessionBusy,
+    SessionDirRefused,
+    run_code_definition,
+)
 from ptc_plus.sdk import ToolSet
-from ptc_plus.session import configured_limits, tighten_policy
+from ptc_plus.session import KernelSession, configured_limits, tighten_policy
 
 EXIT_INTERRUPTED = 130
 _STDOUT_STREAMS = ("stdout", "fd1")
@@ -62,18 +80,40 @@ def command() -> click.Command:
         help=message("cli.exec.policy"),
     )
     @click.option("--timeout", type=float, default=None, metavar="SECONDS", help=message("cli.exec.timeout"))
+    @click.option(
+        "--session",
+        "session",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        metavar="DIR",
+        help=message("cli.exec.session"),
+    )
     @workspace_option()
     @tools_option("cli.exec.tools")
     @json_option("cli.exec.json")
     def exec_(
-        file: str, policy: str | None, timeout: float | None, workspace: Path, tools: str | None, as_json: bool
+        file: str,
+        policy: str | None,
+        timeout: float | None,
+        session: Path | None,
+        workspace: Path,
+        tools: str | None,
+        as_json: bool,
     ) -> int:
-        return run(file, policy, timeout, workspace, tools, as_json)
+        return run(file, policy, timeout, workspace, tools, as_json, session)
 
     return exec_
 
 
-def run(file: str, policy: str | None, timeout: float | None, workspace: Path, tools: str | None, as_json: bool) -> int:
+def run(
+    file: str,
+    policy: str | None,
+    timeout: float | None,
+    workspace: Path,
+    tools: str | None,
+    as_json: bool,
+    session: Path | None = None,
+) -> int:
     """Check the invocation, read the program, run it, print the outcome; returns the exit code."""
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise UsageError(detail=message("cli.exec.bad_timeout"))
@@ -92,18 +132,51 @@ def run(file: str, policy: str | None, timeout: float | None, workspace: Path, t
     streaming = not as_json and sys.stdout.isatty()
     terminal = _Terminal() if streaming else None
     definitions = tool_set.definitions if tool_set is not None else ()
-    result, interrupted = asyncio.run(
-        _execute(workspace, definitions, limits, arguments, terminal.write if terminal else None)
-    )
+    observer = terminal.write if terminal else None
+    recovery: Recovery | None = None
+    if session is None:
+        result, interrupted = asyncio.run(_execute(workspace, definitions, limits, arguments, observer))
+    else:
+        result, interrupted, recovery = _run_cell(
+            session, configured.loaded, workspace, definitions, limits, arguments, observer
+        )
     shape = result_shape(result)
     if as_json:
-        emit_json({"version": JSON_VERSION, **shape})
+        extra = {"repl": recovery.to_json()} if session is not None and recovery is not None else {}
+        emit_json({"version": JSON_VERSION, **shape, **extra})
     else:
         _print_human(shape, result, terminal)
+        if recovery is not None and recovery.cold and (recovery.replayed or recovery.skipped):
+            click.echo(
+                message("cli.exec.recovered", kept=recovery.kept, replayed=recovery.replayed, skipped=recovery.skipped),
+                err=True,
+            )
     if interrupted:
         click.echo(message("cli.interrupted"), err=True)
         return EXIT_INTERRUPTED
     return 0 if shape["ok"] else 1
+
+
+def _run_cell(
+    session: Path,
+    loaded: LoadedConfig,
+    workspace: Path,
+    tools: Sequence[ToolDefinition],
+    limits: RunLimits,
+    arguments: dict[str, Any],
+    observer: OutputObserver | None,
+) -> tuple[ToolResult, bool, Recovery | None]:
+    """Run the program as the next cell of the kernel session in ``session``; a session directory that
+    cannot be used, or one another invocation holds, is a usage error (exit 2) and nothing runs."""
+    try:
+        kernel = KernelSession.open(session, loaded)
+        for issue in kernel.issues:
+            click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
+        with kernel.exclusive():
+            cell_limits = attrs.evolve(limits, kernel=KernelMode.SESSION)
+            return asyncio.run(_execute_cell(workspace, tools, cell_limits, arguments, observer, kernel))
+    except (SessionDirRefused, SessionBusy) as refused:
+        raise UsageError(detail=f"{refused.code}: {refused.message()}") from None
 
 
 def _tool_set(value: str | None, workspace: Path) -> ToolSet | None:
@@ -152,18 +225,34 @@ class _Terminal:
             self.line_open = not text.endswith("\n")
 
 
+async def _execute_cell(
+    workspace: Path,
+    tools: Sequence[ToolDefinition],
+    limits: RunLimits,
+    arguments: dict[str, Any],
+    observer: OutputObserver | None,
+    kernel: KernelSession,
+) -> tuple[ToolResult, bool, Recovery | None]:
+    """Like :func:`_execute`, as the next cell of ``kernel``; also what recovering the kernel took."""
+    runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
+    result, interrupted = await _execute(workspace, tools, limits, arguments, observer, runtime, kernel.cell)
+    return result, interrupted, runtime.recovery(kernel.key)
+
+
 async def _execute(
     workspace: Path,
     tools: Sequence[ToolDefinition],
     limits: RunLimits,
     arguments: dict[str, Any],
     observer: OutputObserver | None = None,
+    runtime: CodeRuntime | None = None,
+    kernel_for: KernelFor | None = None,
 ) -> tuple[ToolResult, bool]:
     """The settled ``run_code`` result, and whether Ctrl-C cancelled it."""
     from hookspecs.reference import ReferenceHost
 
-    runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
-    definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
+    runtime = runtime or CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
+    definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools), kernel_for=kernel_for)
     interrupted = False
 
     def interrupt() -> None:

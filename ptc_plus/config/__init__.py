@@ -9,10 +9,12 @@ place. :func:`inspect_config` is ``config show`` and ``config check`` as data,
 ``docs/config.md`` are generated from the model by
 ``python -m ptc_plus.config.reference`` (ADR 0062). :func:`mcp_servers` says
 which ``[mcp.servers]`` may run in a workspace (the consent rule, ADR 0071).
+:func:`load_bindings` reads the REPL's ``[repl] bindings`` (ADR 0082).
 """
 
 from __future__ import annotations
 
+from ptc_plus.config.bindings import UserBindings, bindings_fingerprint, load_bindings
 from ptc_plus.config.editor import INHERIT, set_capability
 from ptc_plus.config.errors import (
     CapabilityIdentityInvalid,
@@ -48,6 +50,7 @@ from ptc_plus.config.model import (
     McpServer,
     Presentation,
     PtcConfig,
+    ReplSection,
     RuntimeCaps,
     RuntimeSection,
     StatisticsSection,
@@ -92,12 +95,15 @@ __all__ = [
     "PtcConfig",
     "Refusal",
     "RefusedServer",
+    "ReplSection",
     "RuntimeCaps",
     "RuntimeSection",
     "SandboxPolicy",
     "Scope",
     "StatisticsSection",
+    "UserBindings",
     "add_server",
+    "bindings_fingerprint",
     "check_server_name",
     "combine",
     "config_revision",
@@ -105,6 +111,7 @@ __all__ = [
     "fingerprint",
     "init_config",
     "inspect_config",
+    "load_bindings",
     "load_config",
     "mcp_servers",
     "problem_line",

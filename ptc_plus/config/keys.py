@@ -31,6 +31,7 @@ from ptc_plus.config.model import (
     McpSection,
     McpServer,
     PtcConfig,
+    ReplSection,
     RuntimeSection,
     StatisticsSection,
 )
@@ -52,6 +53,7 @@ SECTION_HELP: Mapping[str, str] = {
     "context": "Token budgets of discovery answers, compaction recovery and result previews.",
     "runtime": "How programs run: presentation, sandbox policy and limits.",
     "mcp": "MCP servers used as capability sources, and the user's consent to servers from workspace files.",
+    "repl": "The stateful REPL (runtime.kernel = session): user bindings loaded into every cell.",
 }
 """One line per section, in file order."""
 
@@ -62,6 +64,7 @@ _SECTION_CLASSES: Mapping[str, type[Any]] = {
     "statistics": StatisticsSection,
     "context": ContextSection,
     "runtime": RuntimeSection,
+    "repl": ReplSection,
 }
 
 

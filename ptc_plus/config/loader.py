@@ -47,6 +47,9 @@ class LoadedConfig:
     workspace_file: str | None = None
     """The workspace file among ``files`` (``None``: none was read); what it set needs the user's consent to
     start a program (``[mcp.servers]``, ADR 0071)."""
+    binding_origins: tuple[tuple[str, int], ...] = ()
+    """For each entry of ``config.repl.bindings``: the file that listed it and its index in that file's list
+    (the lists of all files are concatenated, lowest precedence first; ADR 0082)."""
 
     def raise_if_invalid(self) -> None:
         """Raise :class:`ConfigInvalid` when any issue was found."""
@@ -99,12 +102,19 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
     checked: list[CleanLayer] = []
+    bindings: list[str] = []
+    binding_origins: list[tuple[str, int]] = []
     for layer in layers:
         if layer.tighten_only:
             layer = without_consent(tighten_only(layer, merged))
         checked.append(layer)
         _merge(merged, layer.data, (), layer.file, origins)
+        listed = layer.data.get("repl", {}).get("bindings", ())
+        bindings += listed
+        binding_origins += [(layer.file, index) for index in range(len(listed))]
     layers = checked
+    if bindings:  # every file's list counts, the user's first: a workspace adds bindings, never hides the user's
+        merged["repl"]["bindings"] = bindings
     issues = [issue for layer in layers for issue in layer.issues]
     issues += _without_incomplete_servers(merged, origins, {issue.path for issue in issues})
     config = CONVERTER.structure(merged, PtcConfig)
@@ -131,6 +141,7 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
         statistics_disabled=statistics_invalid,
         gate_blockers=tuple(attrs.evolve(b, issue=_placed(b.issue, layers)) for b in _gate_blockers(layers)),
         workspace_file=next((layer.file for layer in layers if layer.tighten_only), None),
+        binding_origins=tuple(binding_origins),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ptc_plus.runtime import KernelMode
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 HELP = "help"
@@ -225,7 +226,10 @@ class RuntimeSection:
 
     ``presentation`` is not a sandbox key: ``both`` and ``native`` confine
     programs no less than ``ptc`` (direct calls go through the host's own
-    guards), so a workspace file may set it either way.
+    guards), so a workspace file may set it either way. Nor are the kernel
+    keys (ADR 0082): a kernel's cells run in the same sandbox as a fresh
+    process would, so ``kernel`` and ``durable_replay`` are not tighten-only;
+    ``kernel_idle_s`` and ``max_kernels`` are host resources, bounded by caps.
     """
 
     presentation: Presentation = attrs.field(
@@ -248,6 +252,33 @@ class RuntimeSection:
     )
     max_pending_calls: int = _key(128, "nested calls a program may have in flight at once", limits=_POSITIVE)
     termination_grace_s: float = _key(3.0, "seconds a stopped run gets to exit before it is killed", limits=_POSITIVE)
+    kernel: KernelMode = attrs.field(
+        default=KernelMode.PROCESS,
+        metadata={HELP: "process (a fresh process per run) or session (one stateful REPL kernel per session)"},
+    )
+    durable_replay: bool = _key(
+        True, "rebuild a session kernel by replaying its journal; false: empty start, every cell volatile"
+    )
+    kernel_idle_s: float = _key(600.0, "seconds an idle session kernel lives before it is stopped", limits=_POSITIVE)
+    max_kernels: int = _key(
+        8, "session kernels alive at once; the least recently used beyond that stops", limits=_POSITIVE
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ReplSection:
+    """``[repl]``: the stateful REPL's user bindings (SPEC §8, ADR 0082).
+
+    ``bindings`` lists Python files loaded into every kernel cell as modules
+    named by their file stem. Unlike other keys the lists of both files count,
+    the user file's first: a workspace adds to the user's bindings, it does not
+    replace them. A relative path is relative to the directory of the file that
+    lists it; a workspace file's paths must stay inside the workspace.
+    """
+
+    bindings: tuple[str, ...] = _key(
+        (), "Python files loaded into every REPL kernel cell, by path (both files' lists count, the user's first)"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -260,6 +291,8 @@ class RuntimeCaps:
     max_message_bytes: int = 512 * 1024 * 1024
     max_pending_calls: int = 1024
     termination_grace_s: float = 30.0
+    kernel_idle_s: float = 86400.0
+    max_kernels: int = 64
 
 
 DEFAULT_CAPS = RuntimeCaps()
@@ -277,6 +310,7 @@ class PtcConfig:
     context: ContextSection = ContextSection()
     runtime: RuntimeSection = RuntimeSection()
     mcp: McpSection = McpSection()
+    repl: ReplSection = ReplSection()
 
     def disclosure_of(self, identity: str) -> Disclosure | None:
         """The explicit choice for ``identity``, or ``None`` when it inherits (see :meth:`explicit_choice`)."""
@@ -303,7 +337,7 @@ class PtcConfig:
         return None
 
 
-SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "context", "runtime", "mcp")
+SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "context", "runtime", "mcp", "repl")
 """Top-level tables a config file may hold, besides the ``version`` key."""
 
 

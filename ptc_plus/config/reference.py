@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 
+from ptc_plus.config.bindings import MAX_BINDING_BYTES
 from ptc_plus.config.keys import IDENTITY, SECTION_HELP, ConfigKey, config_keys, toml_literal
 from ptc_plus.config.paths import FILE_NAME, WORKSPACE_DIR
 from ptc_plus.config.schema import SCHEMA_FILE, config_schema
@@ -88,6 +89,17 @@ def reference_text() -> str:
                 "runs only after `ptc-plus mcp trust <name>` recorded, in the user file, the workspace's real path",
                 "and a fingerprint of exactly that definition: a changed definition needs consent again. A workspace",
                 "file's own `[mcp.consent]` is ignored.",
+                "",
+            ]
+        if section == "repl":
+            out += [
+                "`bindings` is the one key whose lists add up: the user file's entries load first, then the",
+                "workspace file's. Each entry is a `.py` file loaded as the module named by its stem; a relative",
+                "path is relative to the directory of the config file that lists it, and `~` is expanded. A",
+                "workspace file may only name files inside its workspace (symlinks resolved). A file that is",
+                f"missing, unreadable, not UTF-8, larger than {MAX_BINDING_BYTES // 1024} KiB or not named like a",
+                "module is reported and skipped; the others still load. Bindings run inside the program's sandbox,",
+                "so they can do nothing a program could not (ADR 0082).",
                 "",
             ]
         out += _table([key for key in keys if key.section == section])

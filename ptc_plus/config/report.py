@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ptc_plus.config.bindings import load_bindings
 from ptc_plus.config.effective import EffectiveKey, effective_keys
 from ptc_plus.config.errors import ConfigSyntaxError, ConfigUnreadable, ConfigVersionUnsupported
 from ptc_plus.config.issues import ConfigIssue
@@ -134,5 +135,7 @@ def inspect_config(
     scopes = {file.path: file.scope.value for file in files}
     # Problems in file order, as a person reads and fixes them (the loader finds them per section).
     order = {file.path: index for index, file in enumerate(files)}
-    problems = sorted(loaded.issues, key=lambda i: (order.get(i.file, len(order)), i.line or 0, i.column or 0))
+    # The REPL's user bindings are files a config names: a missing or refused one is a problem here too.
+    found = (*loaded.issues, *load_bindings(loaded).issues)
+    problems = sorted(found, key=lambda i: (order.get(i.file, len(order)), i.line or 0, i.column or 0))
     return ConfigReport(files=files, keys=effective_keys(loaded, scopes), problems=tuple(problems))

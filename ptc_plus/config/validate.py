@@ -35,6 +35,7 @@ from ptc_plus.config.model import (
     GateSection,
     ManagementSection,
     McpServer,
+    ReplSection,
     RuntimeCaps,
     RuntimeSection,
     StatisticsSection,
@@ -343,6 +344,16 @@ def _check_runtime(table: Mapping[str, Any], file: str, caps: RuntimeCaps) -> tu
     return _structured(RuntimeSection, table, "runtime", file, semantics)
 
 
+def _check_repl(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """``[repl]``: ``bindings`` is a list of non-empty paths; whether each file loads is decided when the
+    bindings are read (:mod:`.bindings`), so a missing file never drops its neighbours here."""
+
+    def semantics(section: ReplSection) -> list[Finding]:
+        return [("bindings", "empty", {})] if any(not path.strip() for path in section.bindings) else []
+
+    return _structured(ReplSection, table, "repl", file, semantics)
+
+
 _MCP_KEYS = ("servers", "consent")
 FINGERPRINT_PREFIX = "sha256:"
 
@@ -435,4 +446,5 @@ _SECTION_CHECKS: dict[
     "context": _check_context,
     "runtime": _check_runtime,
     "mcp": _check_mcp,
+    "repl": _check_repl,
 }

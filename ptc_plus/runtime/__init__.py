@@ -6,7 +6,9 @@ and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 :class:`OutcomeKind` (what a run settles to), :data:`DiscoveryProvider`
 (what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
-besides: the errors it reports and the sandbox probe. Other packages import these
+besides: the errors it reports and the sandbox probe. The REPL kernel (SPEC §8, ADR 0081):
+:class:`KernelCell` (what ``run_code_definition(kernel_for=...)`` returns per call),
+:class:`Recovery`, the journal stores and the ``hidden`` record provenance appends. Other packages import these
 names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the
 code that runs inside the child process and imports the standard library only.
 """
@@ -16,25 +18,39 @@ from __future__ import annotations
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider
 from ptc_plus.runtime.errors import InvalidLimits
+from ptc_plus.runtime.kernel import DirectoryStore, Hidden, Journal, JournalStore, SessionBusy, SessionDirRefused
+from ptc_plus.runtime.kernel import encode as encode_journal_record
+from ptc_plus.runtime.kernel.cells import KernelCell, Recovery
 from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
-from ptc_plus.runtime.run_limits import RunLimits, resolve_timeout
+from ptc_plus.runtime.run_limits import KernelMode, RunLimits, resolve_timeout
 from ptc_plus.runtime.sandbox import probe as probe_sandbox
-from ptc_plus.runtime.tool import TOOL_NAME, run_code_definition
+from ptc_plus.runtime.tool import TOOL_NAME, KernelFor, run_code_definition
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 __all__ = [
     "TOOL_NAME",
     "CodeRuntime",
+    "DirectoryStore",
     "DiscoveryProvider",
+    "Hidden",
     "InvalidLimits",
+    "Journal",
+    "JournalStore",
+    "KernelCell",
+    "KernelFor",
+    "KernelMode",
     "LogEntry",
     "OutcomeKind",
     "OutputObserver",
+    "Recovery",
     "RunFailure",
     "RunLimits",
     "RunOutcome",
     "SandboxPolicy",
+    "SessionBusy",
+    "SessionDirRefused",
+    "encode_journal_record",
     "probe_sandbox",
     "resolve_timeout",
     "run_code_definition",

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ptc_plus.runtime.discovery import DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable, RuntimeClosed
-from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.kernel.cells import KernelCell, KernelRuntime, Recovery
+from ptc_plus.runtime.lane import Lane
 from ptc_plus.runtime.launcher import Launcher
 from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import RunOutcome
@@ -48,6 +49,8 @@ class CodeRuntime:
         self.owner_paths = tuple(owner_paths)
         self.observer = observer
         self._launcher = Launcher(self.limits)
+        self._kernels = KernelRuntime(self._launcher)
+        self._recoveries: dict[str, Recovery] = {}
         self._live: dict[asyncio.Event, asyncio.Future[None]] = {}
         self._closed = False
         self._protected: dict[Path, tuple[Path, ...]] = {}
@@ -59,10 +62,11 @@ class CodeRuntime:
         workspace: Path,
         timeout: ResolvedTimeout | None = None,
         tool_names: tuple[str, ...] = (),
-        lane: NestedLane | None = None,
+        lane: Lane | None = None,
         cancelled: asyncio.Event | None = None,
         discovery: DiscoverySource | None = None,
         protected: Sequence[Path] = (),
+        kernel: KernelCell | None = None,
     ) -> RunOutcome:
         """Run ``code``; a program's failure is in the outcome, never raised.
 
@@ -99,7 +103,11 @@ class CodeRuntime:
                 discovery=DiscoveryUnavailable() if discovery is None else discovery,
                 observer=self.observer,
             )
-            return await ProgramRun(request, self._launcher, lane, abort).execute()
+            if kernel is None:
+                return await ProgramRun(request, self._launcher, lane, abort).execute()
+            outcome, recovery = await self._kernels.run_cell(request, lane, abort, kernel)
+            self._recoveries[kernel.session] = recovery
+            return outcome
         finally:
             if watcher is not None:
                 watcher.cancel()
@@ -107,6 +115,15 @@ class CodeRuntime:
             finished.set_result(None)
             if not self._closed:
                 self._launcher.prepare_spare(workspace, self._protected.get(workspace, ()))
+
+    def recovery(self, session: str) -> Recovery | None:
+        """What the last cell of kernel ``session`` needed before it ran (``None``: no cell ran yet)."""
+        return self._recoveries.get(session)
+
+    def kernel_pid(self, session: str) -> int | None:
+        """The process id of kernel ``session``'s worker while it waits for the next cell (``None``: no live
+        kernel). For operators and tests: killing it loses nothing, the next cell recovers from the journal."""
+        return self._kernels.pool.pid(session)
 
     def prewarm(self, workspace: Path) -> None:
         """Start a spare child for runs in ``workspace`` now (call from a running loop)."""
@@ -121,6 +138,7 @@ class CodeRuntime:
         for abort in list(self._live):
             abort.set()
         self._launcher.kill_spare()
+        self._kernels.kill_now()
 
     async def aclose(self) -> None:
         """Abort and await live runs, drop the spare, refuse new runs. Idempotent."""
@@ -129,6 +147,7 @@ class CodeRuntime:
             abort.set()
         if self._live:
             await asyncio.gather(*self._live.values())
+        await self._kernels.aclose()
         await self._launcher.aclose()
 
 

@@ -24,12 +24,32 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 from hookspecs import HostServices, JSONObject, ResultStatus, ToolCall, ToolError, ToolResult
 from ptc_plus.runtime.arguments import SpecLookup, real_arguments
 from ptc_plus.runtime.errors import ArgumentConflict
 
 ReplyHandler = Callable[[ToolResult], None]
+
+
+class Lane(Protocol):
+    """What a run needs of the lane answering its program's calls: :class:`NestedLane` dispatches them
+    through the host; the REPL kernel records them on the way or, replaying a journalled cell, answers them
+    from the journal without dispatching anything (ADR 0081)."""
+
+    @property
+    def count(self) -> int:
+        """Calls submitted so far."""
+        ...
+
+    def submit(self, tool: str, arguments: JSONObject, on_settled: ReplyHandler) -> str:
+        """Take one call; ``on_settled`` receives its result later (never from inside this call)."""
+        ...
+
+    async def cancel(self, grace: float) -> tuple[tuple[str, str], ...]:
+        """Cancel the calls not settled yet; ``(call id, tool)`` of those that ignored it."""
+        ...
 
 
 class NestedLane:

@@ -1,8 +1,9 @@
 """The control protocol, host side: frame encoding and validation of everything the child sends.
 
 Frames are a 4-byte big-endian length and an orjson object with a ``type``.
-Child → host: ``ready`` (first, once), ``call``, ``discover``, ``log``,
-``done`` (last). Host → child: ``boot`` (once, after ``ready``), ``reply``
+Child → host: ``ready`` (first, once), ``call``, ``discover``, ``repl``
+(kernel mode), ``log``, ``done`` (last; in kernel mode the last of a cell,
+carrying ``volatile``). Host → child: ``boot`` (once, after ``ready``), ``reply``
 (answering a ``call`` or a ``discover`` by id). Every child frame is checked
 here: size, JSON, shape, types, and for ``discover`` the method name and its
 argument names (ADR 0017). State checks (ids, pending count, tool names) live
@@ -39,6 +40,10 @@ DISCOVERY_METHODS: Mapping[str, frozenset[str]] = {
     "tree": frozenset({"limit"}),
 }
 """The fixed set of ``capabilities.*`` methods and the argument names each may carry."""
+REPL_OPS = frozenset({"save", "restore", "list", "delete"})
+"""The state operations of a kernel-mode ``repl`` frame (SPEC §8)."""
+MAX_STATE_NAME = 200
+"""The longest state name a ``repl`` frame may carry."""
 _PAUSE_ABOVE = 1 << 16
 """Frames with more nodes than this are decoded with the garbage collector paused."""
 
@@ -85,6 +90,19 @@ class Discover:
 
 
 @attrs.frozen(kw_only=True)
+class Repl:
+    """A kernel-mode state operation (``repl.save/restore/list/delete``): answered by the run's
+    :data:`~ptc_plus.runtime.run.ReplHandler`, sharing the id sequence and pending limits with calls."""
+
+    id: int
+    op: str
+    name: str | None
+    volatile: tuple[str, str] | None
+    """The cell's first OS-touching event so far, ``(kind, detail)``."""
+    size: int
+
+
+@attrs.frozen(kw_only=True)
 class Log:
     entries: tuple[tuple[str, str], ...]
 
@@ -95,9 +113,11 @@ class Done:
     value: JSONValue = None
     """Decoded by orjson and depth-checked: lossless (ADR 0011, 0051)."""
     error: dict[str, JSONValue] | None = None
+    volatile: tuple[str, str] | None = None
+    """Kernel mode: the first OS-touching event of the cell, ``(kind, detail)`` (SPEC §8)."""
 
 
-ChildFrame = Ready | Call | Discover | Log | Done
+ChildFrame = Ready | Call | Discover | Repl | Log | Done
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -158,6 +178,8 @@ def parse(data: bytes | bytearray, max_message_bytes: int, start: int = 0, end: 
         return _checked(_call(message, weight), shallow)
     if kind == "discover":
         return _checked(_discover(message, weight), shallow)
+    if kind == "repl":
+        return _repl(message, weight)
     if kind == "log":
         return _log(message)
     if kind == "done":
@@ -209,6 +231,27 @@ def _discover(message: dict[str, Any], size: int) -> Discover:
     return Discover(id=_int(message, "id"), method=method, args=args, size=size)
 
 
+def _repl(message: dict[str, Any], size: int) -> Repl:
+    op = message.get("op")
+    name = message.get("name")
+    if not isinstance(op, str) or op not in REPL_OPS:
+        raise ProtocolViolation("repl_op", op=op)
+    if name is not None and not (isinstance(name, str) and len(name) <= MAX_STATE_NAME):
+        raise ProtocolViolation("repl_name", limit=MAX_STATE_NAME)
+    return Repl(id=_int(message, "id"), op=op, name=name, volatile=_volatile(message, "repl"), size=size)
+
+
+def _volatile(message: dict[str, Any], frame: str) -> tuple[str, str] | None:
+    volatile = message.get("volatile")
+    if volatile is None:
+        return None
+    if isinstance(volatile, dict) and set(volatile) == {"kind", "detail"}:
+        kind, detail = volatile["kind"], volatile["detail"]
+        if isinstance(kind, str) and isinstance(detail, str):
+            return kind, detail
+    raise ProtocolViolation("volatile_shape", frame=frame)
+
+
 def _log(message: dict[str, Any]) -> Log:
     entries = message.get("entries")
     if not isinstance(entries, list):
@@ -223,9 +266,10 @@ def _log(message: dict[str, Any]) -> Log:
 
 def _done(message: dict[str, Any]) -> Done:
     ok = message.get("ok")
+    volatile = _volatile(message, "done")
     if ok is True:
-        return Done(ok=True, value=message.get("value"))
+        return Done(ok=True, value=message.get("value"), volatile=volatile)
     error = message.get("error")
     if ok is not False or not isinstance(error, dict) or not isinstance(error.get("kind"), str):
         raise ProtocolViolation("done_shape")
-    return Done(ok=False, error=error)
+    return Done(ok=False, error=error, volatile=volatile)

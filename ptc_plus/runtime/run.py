@@ -3,12 +3,14 @@
 The run owns the wall-clock budget (spawn, program and nested calls
 included), validates every frame against the run's state (call ids in
 sequence, tool names in the namespace, pending count and bytes), keeps the
-output ledger, answers calls through the :class:`~ptc_plus.runtime.lane.NestedLane`
+output ledger, answers calls through a :class:`~ptc_plus.runtime.lane.Lane`
 and discovery requests through a :class:`~ptc_plus.runtime.discovery.DiscoveryDesk`
 (calls and discovery requests share one id sequence and the pending limits),
 and turns whatever happens into a :class:`~ptc_plus.runtime.outcome.RunOutcome`.
 It settles only after the child's process group is killed, the process
-has exited and its output is drained (bounded by the grace period). On
+has exited and its output is drained (bounded by the grace period) — except
+a kernel-mode cell (SPEC §8) that ended with ``done``: its worker is kept
+alive for the next cell (:attr:`ProgramRun.kept_worker`), its descendants killed. On
 timeout or abort, or when it refused one of the program's frames, it also
 cancels the nested calls still running, giving them the same grace (ADR 0051).
 
@@ -28,21 +30,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 import orjson
 
-from hookspecs import ToolResult
+from hookspecs import JSONValue, ToolResult
 from ptc_plus.i18n import message
 from ptc_plus.runtime import values
 from ptc_plus.runtime.cgroup import RunCgroup
 from ptc_plus.runtime.channel import ControlChannel
-from ptc_plus.runtime.descendants import kill_descendants
+from ptc_plus.runtime.descendants import children, kill_descendants
 from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable
-from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.lane import Lane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded, OutputObserver
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
@@ -56,6 +60,7 @@ from ptc_plus.runtime.protocol import (
     Log,
     ProtocolViolation,
     Ready,
+    Repl,
     ValueRefused,
 )
 from ptc_plus.runtime.protocol import encode as encode_frame
@@ -66,8 +71,28 @@ _CHILD_KINDS = {OutcomeKind.EXCEPTION, OutcomeKind.INVALID_OUTPUT, OutcomeKind.O
 _CANCELLING = {OutcomeKind.TIMEOUT, OutcomeKind.ABORT}
 """Kinds on which nested calls still running are cancelled rather than drained by the host (so are they
 when the host refused one of the program's frames: it stops serving a program that broke the protocol)."""
+_OUTPUT_TURNS = 3
+"""Loop turns a kept kernel's stdout/stderr get to be read after ``done`` (one read, one callback, spare)."""
 _SMALL_REPLY = 1 << 16
 """Replies up to this size (one pipe buffer) never end a run as unread: the pending count bounds them."""
+
+
+ReplHandler = Callable[[str, str | None, tuple[str, str] | None], tuple[bool, JSONValue]]
+"""Answers a kernel cell's ``repl`` frame synchronously: ``(op, name, volatile) -> (ok, value)``,
+where a refusal is ``(False, {"code": str, "message": str})``. Should it raise, the program's
+request fails with code ``repl-failed``."""
+
+
+@attrs.frozen(kw_only=True)
+class KernelBoot:
+    """What makes a run a kernel-mode cell (SPEC §8): the ``kernel`` field of its ``boot`` frame."""
+
+    first_id: int
+    """The cell's first request id: the previous cell's :attr:`ProgramRun.next_id` (1 for a new kernel)."""
+    drop: tuple[str, ...] = ()
+    """Names deleted from the kernel's namespace before the cell."""
+    bindings: tuple[tuple[str, str], ...] | None = None
+    """``(name, module source)`` executed into the namespace, in order, before the cell; ``None``: none."""
 
 
 @attrs.frozen(kw_only=True)
@@ -81,22 +106,42 @@ class RunRequest:
     discovery: DiscoverySource = attrs.field(factory=DiscoveryUnavailable, eq=False)
     observer: OutputObserver | None = attrs.field(default=None, eq=False)
     """Sees the output the ledger keeps as it arrives (ADR 0064); the outcome does not depend on it."""
+    kernel: KernelBoot | None = None
+    """Run the code as a cell of a kernel (a worker that keeps its namespace); ``None``: one-shot."""
 
 
 class ProgramRun:
-    """A single run; call :meth:`execute` once."""
+    """A single run; call :meth:`execute` once.
+
+    With ``request.kernel`` the run is a cell: it uses ``worker`` (a kernel kept by an earlier
+    cell, alive) or acquires a fresh one, answers ``repl`` frames through ``repl`` (without a
+    handler such a frame is a protocol violation), and when the cell ends with ``done`` keeps the
+    worker (:attr:`kept_worker`, with :attr:`next_id` for the next cell's ``first_id``). On any
+    other end the worker is stopped, as for a one-shot run.
+    """
 
     def __init__(
-        self, request: RunRequest, launcher: Launcher, lane: NestedLane | None, cancelled: asyncio.Event | None = None
+        self,
+        request: RunRequest,
+        launcher: Launcher,
+        lane: Lane | None,
+        cancelled: asyncio.Event | None = None,
+        *,
+        worker: WorkerProcess | None = None,
+        repl: ReplHandler | None = None,
     ) -> None:
         self._request = request
+        self._worker = worker
+        self._repl = repl
+        self.kept_worker: WorkerProcess | None = None
+        """Kernel mode: the live worker after a cell that ended with ``done``; ``None`` otherwise."""
         self._limits = launcher.limits
         self._launcher = launcher
         self._lane = lane
         self._cancelled = cancelled or asyncio.Event()
         self._ledger = HostLedger(self._limits.max_output_bytes, request.observer)
         self._names = frozenset(request.tool_names)
-        self._next_id = 1
+        self._next_id = request.kernel.first_id if request.kernel is not None else 1
         self._pending: dict[int, int] = {}
         """Requests not answered yet, or whose reply is not in the pipe yet: id → request bytes (0 once answered)."""
         self._pending_bytes = 0
@@ -110,6 +155,11 @@ class ProgramRun:
         self._desk = DiscoveryDesk(request.discovery, self._answer)
         self._cgroup: RunCgroup | None = None
 
+    @property
+    def next_id(self) -> int:
+        """The id the worker's next request will carry (a kernel's next cell starts there)."""
+        return self._next_id
+
     async def execute(self) -> RunOutcome:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._request.timeout.seconds
@@ -118,7 +168,9 @@ class ProgramRun:
         try:
             try:
                 async with asyncio.timeout_at(deadline):
-                    worker = await self._launcher.acquire(self._request.workspace, self._request.protected)
+                    worker = self._worker or await self._launcher.acquire(
+                        self._request.workspace, self._request.protected
+                    )
                     self._cgroup = worker.cgroup
                     result = await self._converse(worker)
             except TimeoutError:
@@ -147,7 +199,7 @@ class ProgramRun:
                 await asyncio.gather(*stopping)
         return self._outcome(result)
 
-    async def _cancel_nested(self, lane: NestedLane) -> None:
+    async def _cancel_nested(self, lane: Lane) -> None:
         self._abandoned = await lane.cancel(self._limits.grace_s)
 
     # -- conversation ---------------------------------------------------------
@@ -195,7 +247,15 @@ class ProgramRun:
                 "max_message_bytes": limits.max_message_bytes,
             },
             "messages": {key: message(key) for key in worker_messages.template_keys()},
+            **self._kernel_field(),
         }
+
+    def _kernel_field(self) -> dict[str, Any]:
+        kernel = self._request.kernel
+        if kernel is None:
+            return {}
+        bindings = None if kernel.bindings is None else [[name, source] for name, source in kernel.bindings]
+        return {"kernel": {"first_id": kernel.first_id, "drop": list(kernel.drop), "bindings": bindings}}
 
     def _settle(self, result: RunFailure | Done) -> None:
         if not self._settled.done():
@@ -235,6 +295,8 @@ class ProgramRun:
         elif isinstance(frame, Discover):
             if self._admit(frame.id, frame.size):
                 self._desk.submit(frame.id, frame.method, frame.args)
+        elif isinstance(frame, Repl):
+            self._on_repl(frame)
         elif isinstance(frame, Done):
             self._settle(frame)
         elif isinstance(frame, Ready):
@@ -246,6 +308,17 @@ class ProgramRun:
             self._violation("unknown_tool", tool=call.tool)
         elif self._admit(call.id, call.size) and lane is not None:
             lane.submit(call.tool, call.args, functools.partial(self._reply, call.id))
+
+    def _on_repl(self, frame: Repl) -> None:
+        handler = self._repl
+        if handler is None or self._request.kernel is None:
+            self._violation("repl_unexpected")
+        elif self._admit(frame.id, frame.size):
+            try:
+                answer = handler(frame.op, frame.name, frame.volatile)
+            except Exception as error:  # a bug in the handler fails this one request, not the channel
+                answer = (False, {"code": "repl-failed", "message": f"{type(error).__name__}: {error}"})
+            self._answer(frame.id, answer)
 
     def _admit(self, request_id: int, size: int) -> bool:
         """Check a call's or discovery request's id and the pending limits; count it as pending if fine."""
@@ -352,13 +425,25 @@ class ProgramRun:
     # -- settlement ---------------------------------------------------------------
 
     async def _finish(self, worker: WorkerProcess, result: RunFailure | Done | None) -> None:
-        if isinstance(result, Done):
+        if isinstance(result, Done) and self._request.kernel is not None and worker.alive:
+            # The cell's orphans go, the kernel stays for the next cell (SPEC §8). Under a sandbox the
+            # worker's pid is the sandbox's, which has the kernel itself below it.
+            kernel_pid = _interpreter(worker.pid, self._limits.python)
+            if kernel_pid is not None:
+                kill_descendants(kernel_pid)
+            # Output the cell wrote to fd 1/2 before ``done`` is in those pipes already: let the
+            # loop read what is there before this run's ledger closes.
+            for _ in range(_OUTPUT_TURNS):
+                await asyncio.sleep(0)
+            self.kept_worker = worker
+        elif isinstance(result, Done):
             # The child waits after ``done``, holding the program's orphans (ADR 0044): kill them, then
             # let it exit on its own (its exit overlaps the host's work) before the final stop.
             kill_descendants(worker.pid)
             worker.channel.close_writer()
             await worker.wait_exit(self._limits.grace_s)
-        await worker.stop(self._limits.grace_s)
+        if self.kept_worker is None:
+            await worker.stop(self._limits.grace_s)
         for stream in ("fd1", "fd2"):
             with contextlib.suppress(OutputBudgetExceeded):
                 self._ledger.add_raw(stream, b"", final=True)
@@ -392,7 +477,10 @@ class ProgramRun:
             failure = self._output_limit_failure()
         if failure is not None:
             failure = self._ledger.fit_failure(failure)  # diagnostics share the output budget (ADR 0052)
-        return RunOutcome(value=value, failure=failure, logs=self._ledger.entries(), calls=calls, notes=notes)
+        volatile = result.volatile if isinstance(result, Done) else None
+        return RunOutcome(
+            value=value, failure=failure, logs=self._ledger.entries(), calls=calls, notes=notes, volatile=volatile
+        )
 
     def _failure(self, result: RunFailure | Done | None) -> RunFailure | None:
         if result is None:
@@ -421,6 +509,21 @@ class ProgramRun:
         if kind is OutcomeKind.OUTPUT_LIMIT:
             return self._output_limit_failure()
         return RunFailure(kind=kind, params={"detail": text})
+
+
+def _interpreter(pid: int, python: str) -> int | None:
+    """The shallowest process at or below ``pid`` running ``python`` (the worker itself, inside or
+    outside a sandbox); ``None`` when none is found."""
+    level = [pid]
+    seen: set[int] = set()
+    while level:
+        for candidate in sorted(level):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{candidate}/exe") == python:
+                    return candidate
+        seen.update(level)
+        level = sorted({child for parent in level for child in children(parent)} - seen)
+    return None
 
 
 def _violation_failure(violation: ProtocolViolation) -> RunFailure:

@@ -7,6 +7,7 @@ by :func:`resolve_timeout`.
 
 from __future__ import annotations
 
+import enum
 import math
 import os
 import shutil
@@ -19,6 +20,15 @@ from ptc_plus.runtime.errors import InvalidLimits, InvalidTimeout
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 MIB = 1024 * 1024
+
+
+class KernelMode(enum.StrEnum):
+    """How successive ``run_code`` calls of one session relate (SPEC §8)."""
+
+    PROCESS = "process"
+    """A fresh process per run: nothing a program defines outlives it."""
+    SESSION = "session"
+    """One live kernel per session: names defined by one cell remain in the next (the stateful REPL)."""
 
 
 def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -59,11 +69,26 @@ class RunLimits:
     """Keep one started, idle child ready for the next run."""
     cgroup: bool = True
     """Put each run in its own cgroup (total memory and process count) when this machine allows it."""
+    kernel: KernelMode = attrs.field(default=KernelMode.PROCESS, converter=KernelMode)
+    """``session``: a session's runs are cells of one stateful kernel (SPEC §8, ADR 0081)."""
+    durable_replay: bool = True
+    """``False``: a kernel is never rebuilt by replay; it starts empty and every cell is volatile (SPEC §8)."""
+    kernel_idle_s: float = attrs.field(default=600.0, validator=_positive)
+    """Seconds an idle kernel stays alive before it is stopped (its journal remains)."""
+    max_kernels: int = attrs.field(default=8, validator=_positive)
+    """Live kernels at once; beyond that the least recently used one is stopped."""
 
     def __attrs_post_init__(self) -> None:
         if self.timeout_s > self.max_timeout_s:
             raise InvalidLimits(detail=f"timeout_s {self.timeout_s} exceeds max_timeout_s {self.max_timeout_s}")
-        for name in ("max_output_bytes", "memory_bytes", "max_message_bytes", "max_pending_calls", "max_file_bytes"):
+        for name in (
+            "max_output_bytes",
+            "memory_bytes",
+            "max_message_bytes",
+            "max_pending_calls",
+            "max_file_bytes",
+            "max_kernels",
+        ):
             if not isinstance(getattr(self, name), int):
                 raise InvalidLimits(detail=f"{name} must be an integer")
 

@@ -32,8 +32,9 @@ from ptc_plus.i18n import message
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider, ExpansionSink, source_for
 from ptc_plus.runtime.errors import InvalidTimeout, RuntimeClosed
+from ptc_plus.runtime.kernel.cells import KernelCell
 from ptc_plus.runtime.lane import NestedLane
-from ptc_plus.runtime.run_limits import RunLimits, resolve_timeout
+from ptc_plus.runtime.run_limits import KernelMode, RunLimits, resolve_timeout
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 TOOL_NAME = "run_code"
@@ -41,6 +42,8 @@ SOURCE = "plugin:ptc_plus"
 
 NamespaceFilter = Callable[[AgentRef, Sequence[ToolSpec]], Sequence[ToolSpec]]
 """Narrows the caller's tool view to the program's namespace (e.g. the capability plan drops ``off`` tools)."""
+KernelFor = Callable[[ToolContext], KernelCell | None]
+"""The kernel session a call's program runs in (``None``: a fresh process for this run)."""
 
 
 def input_schema(limits: RunLimits) -> JSONObject:
@@ -83,6 +86,7 @@ def run_code_definition(
     concurrency: Concurrency | None = None,
     discovery: DiscoveryProvider | None = None,
     expanded: ExpansionSink | None = None,
+    kernel_for: KernelFor | None = None,
 ) -> ToolDefinition:
     """The ``run_code`` tool backed by ``runtime`` (a new :class:`CodeRuntime` over ``limits`` if omitted).
 
@@ -92,6 +96,8 @@ def run_code_definition(
     every run, so it should return a snapshot built earlier, not build one.
     ``expanded(agent, contracts)`` is told, from the discovery thread, which contracts
     each of the run's discovery answers delivered in full.
+    With ``[runtime] kernel = "session"`` (``limits.kernel``) and ``kernel_for``, each call runs as
+    the next cell of the kernel ``kernel_for(context)`` names (SPEC §8, ADR 0081).
     """
     runtime = runtime or CodeRuntime(limits)
     limits = runtime.limits
@@ -109,6 +115,7 @@ def run_code_definition(
         except InvalidTimeout as error:
             raise ToolFailure(error.code, error.message()) from None
         lane = NestedLane(context.services, context.call, sequential=limits.sequential)
+        kernel = kernel_for(context) if kernel_for is not None and limits.kernel is KernelMode.SESSION else None
         try:
             outcome = await runtime.run(
                 str(arguments["code"]),
@@ -119,6 +126,7 @@ def run_code_definition(
                 cancelled=context.cancelled,
                 discovery=source_for(discovery, context.call.caller, expanded),
                 protected=context.services.protected_paths,
+                kernel=kernel,
             )
         except RuntimeClosed as closed:
             raise ToolFailure(closed.code, closed.message()) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ptc_plus.session.controller import PtcController
 from ptc_plus.session.membership import effective_snapshot
 from ptc_plus.session.provision import session_plan
+from ptc_plus.session.repl_journal import KernelSession
 from ptc_plus.session.report import command_specs, plan_lines
 from ptc_plus.session.session_limits import (
     ConfiguredLimits,
@@ -20,6 +21,7 @@ from ptc_plus.session.session_limits import (
 
 __all__ = [
     "ConfiguredLimits",
+    "KernelSession",
     "PolicyLooserThanConfig",
     "PtcController",
     "command_specs",

@@ -41,6 +41,7 @@ from hookspecs import (
     StepInfo,
     TokenCounter,
     ToolCall,
+    ToolContext,
     ToolDefinition,
     ToolResult,
     ToolSpec,
@@ -48,11 +49,11 @@ from hookspecs import (
 )
 from ptc_plus.adapters.mcp import McpSources, resource_tools
 from ptc_plus.capabilities import CatalogSnapshot, choose_counter
-from ptc_plus.config import WORKSPACE_DIR, Disclosure, Presentation
+from ptc_plus.config import WORKSPACE_DIR, Disclosure, Presentation, UserBindings
 from ptc_plus.i18n import message
 from ptc_plus.plan import PlanDiff, plan_diff
 from ptc_plus.preview import READ_TOOL_NAME, preview_result, read_spill_definition
-from ptc_plus.runtime import TOOL_NAME, CodeRuntime, RunLimits, run_code_definition
+from ptc_plus.runtime import TOOL_NAME, CodeRuntime, KernelCell, RunLimits, run_code_definition
 from ptc_plus.session.commands import CapabilitiesCommands
 from ptc_plus.session.contract_memory import Compacted, ContractDesk, Event, catalog_kept
 from ptc_plus.session.contract_messages import expansion, recovery
@@ -69,6 +70,7 @@ from ptc_plus.session.projection import (
 )
 from ptc_plus.session.readiness import sandbox_readiness
 from ptc_plus.session.refresh import notice_header, opening_environment
+from ptc_plus.session.repl_journal import hide_compacted_cells, session_cell
 from ptc_plus.session.report import (
     turned_off_from,
 )
@@ -115,6 +117,7 @@ class PtcController:
             gate_warnings=today.gate.warnings,
             diagnostics=tuple(today.diagnostics()),
             context=today.loaded.config.context,
+            bindings=today.bindings,
         )
         return self._hold(state, today.skills)
 
@@ -163,6 +166,7 @@ class PtcController:
             gate_warnings=gate_warnings,
             diagnostics=tuple(diagnostics),
             context=today.loaded.config.context,
+            bindings=today.bindings,
             turned_off=turned_off_from(records),
         )
         # The family settled before, maybe in another process: its revision keeps the use counted then.
@@ -405,6 +409,7 @@ class PtcController:
         if state is None:
             return
         self._remember(info.agent, Compacted(kept=info.kept_provenances))
+        hide_compacted_cells(self.services, info)
         if not catalog_kept(info):  # the catalog (or the notice) went with it: owed again at the next step
             self._sessions[info.agent.session_id] = attrs.evolve(state, delivery=dropped(state.delivery))
 
@@ -540,6 +545,7 @@ class PtcController:
                     namespace_filter=self._namespace,
                     discovery=self.discovery,
                     expanded=self.contracts.expanded,
+                    kernel_for=self._kernel_cell,
                 ),
             )
             self._runtimes[limits] = entry
@@ -555,6 +561,11 @@ class PtcController:
         proven = attrs.evolve(state, delivery=Delivery(shown=offer.shown, refresh=offer.refresh))
         self._sessions[state.info.agent.session_id] = proven
         return proven
+
+    def _kernel_cell(self, context: ToolContext) -> KernelCell | None:
+        """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``, SPEC §8)."""
+        state = self.session(context.call.caller)
+        return session_cell(self.services, context, state.bindings if state is not None else UserBindings())
 
     def _namespace(self, agent: AgentRef, view: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
         state = self.session(agent)

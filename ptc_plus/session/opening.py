@@ -14,11 +14,11 @@ import attrs
 from hookspecs import AgentRef, HostServices, SessionInfo, SkillSpec, ToolSpec
 from ptc_plus.adapters.mcp import RESOURCE_TOOLS, McpSources
 from ptc_plus.capabilities import Catalog, build_catalog
-from ptc_plus.config import LoadedConfig
+from ptc_plus.config import LoadedConfig, UserBindings, load_bindings
 from ptc_plus.gate import GateDecision, evaluate_gate
 from ptc_plus.i18n import message
 from ptc_plus.preview import READ_TOOL_NAME
-from ptc_plus.runtime import TOOL_NAME
+from ptc_plus.runtime import TOOL_NAME, KernelMode
 from ptc_plus.session.environment import Environment, GateSummary
 from ptc_plus.session.session_limits import SessionLimits, config_diagnostics, configured_limits
 
@@ -34,6 +34,8 @@ class Today:
     decision: GateDecision
     sources: tuple[str, ...] = ()
     """Why configured MCP servers are not used, or some of their tools (ADR 0071, ADR 0072)."""
+    bindings: UserBindings = attrs.field(factory=UserBindings)
+    """The REPL kernel's user bindings (read only when ``[runtime] kernel = "session"``, ADR 0082)."""
 
     @property
     def gate(self) -> GateSummary:
@@ -47,8 +49,10 @@ class Today:
         )
 
     def diagnostics(self) -> list[str]:
-        """Every config issue, then why configured run limits were not used (if they were not)."""
-        return [*config_diagnostics(self.loaded, self.configured), *self.sources]
+        """Every config issue (unusable user bindings included), then why configured run limits were not
+        used (if they were not), then the MCP sources' problems."""
+        bindings = [message("ptc.report.config-issue", issue=issue.message()) for issue in self.bindings.issues]
+        return [*config_diagnostics(self.loaded, self.configured), *bindings, *self.sources]
 
 
 def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
@@ -68,6 +72,8 @@ def read_today(services: HostServices, info: SessionInfo, mcp: McpSources | None
     """
     configured = configured_limits(info.workspace)
     loaded, settings = configured.loaded, configured.gate
+    kernel = configured.limits.kernel is KernelMode.SESSION
+    bindings = load_bindings(loaded) if kernel else UserBindings()
     session_id = info.agent.session_id
     if mcp is not None:
         mcp.open(session_id, loaded, info.workspace)
@@ -86,6 +92,7 @@ def read_today(services: HostServices, info: SessionInfo, mcp: McpSources | None
             tools=view, skills=skills, resources=mcp.resource_sources(session_id) if mcp is not None else ()
         ),
         decision=decision,
+        bindings=bindings,
         sources=mcp.diagnostics(session_id) if mcp is not None else (),
     )
 

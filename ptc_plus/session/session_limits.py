@@ -52,6 +52,10 @@ def run_limits(runtime: RuntimeSection, gate: GateSettings, base: RunLimits | No
         max_message_bytes=runtime.max_message_bytes,
         max_pending_calls=runtime.max_pending_calls,
         grace_s=runtime.termination_grace_s,
+        kernel=runtime.kernel,
+        durable_replay=runtime.durable_replay,
+        kernel_idle_s=runtime.kernel_idle_s,
+        max_kernels=runtime.max_kernels,
         sequential=gate.sequential,
         debug_run=gate.debug_run,
     )

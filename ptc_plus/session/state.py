@@ -9,7 +9,7 @@ import attrs
 
 from hookspecs import SessionInfo
 from ptc_plus.capabilities import Catalog
-from ptc_plus.config import ContextSection, Presentation
+from ptc_plus.config import ContextSection, Presentation, UserBindings
 from ptc_plus.runtime import RunLimits
 from ptc_plus.session.delivery import Delivery
 from ptc_plus.session.environment import Environment
@@ -40,6 +40,8 @@ class SessionState:
     diagnostics: tuple[str, ...] = ()
     context: ContextSection = attrs.field(factory=ContextSection)
     """The context budgets read with the config when the session opened (or last refreshed)."""
+    bindings: UserBindings = attrs.field(factory=UserBindings)
+    """The REPL's user bindings read with the config when the session opened or resumed (SPEC §8)."""
     pending: Candidate | None = None
     """A validated refresh waiting for the session's running programs to end."""
     turned_off: Mapping[str, int] = attrs.field(factory=dict)

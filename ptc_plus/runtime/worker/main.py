@@ -1,5 +1,8 @@
 """The child's entry point: ``ready`` → wait for ``boot`` → run the program → ``done`` → wait for the host.
 
+A ``boot`` frame carrying ``kernel`` starts kernel mode instead (:mod:`.kernel`, SPEC §8):
+the process keeps one namespace and runs a cell for every further ``boot``.
+
 Started as ``python -I -S -X utf8 -c <starter> <runtime-dir> <control-in-fd> <control-out-fd>``.
 A warm spare sits in :func:`main` after ``ready`` until a run boots it; when
 the host closes the channel instead, the child exits quietly. After ``done``
@@ -17,9 +20,11 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
-from . import foreign, frames, lossless, messages, program, reaper, rlimits
+from . import foreign, frames, kernel, lossless, messages, program, reaper, rlimits
 from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
@@ -71,19 +76,18 @@ def _serve(boot: dict[str, Any], fd_in: int, fd_out: int) -> None:
     """
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    escaped: asyncio.Future[BaseException] = loop.create_future()
-    task = loop.create_task(_run(boot, fd_in, fd_out, escaped))
+    escapes = kernel.Escapes(loop)
+    task = loop.create_task(_run(boot, fd_in, fd_out, escapes))
     while not task.done():
         try:
             loop.run_until_complete(task)
         except BaseException as error:  # let out of the loop by program code; see the docstring
             if task.done():
                 raise  # the worker's own failure: the host reports the exit
-            if not escaped.done():
-                escaped.set_result(error)
+            escapes.escaped(error)
 
 
-async def _run(boot: dict[str, Any], fd_in: int, fd_out: int, escaped: asyncio.Future[BaseException]) -> None:
+async def _run(boot: dict[str, Any], fd_in: int, fd_out: int, escapes: kernel.Escapes) -> None:
     ledger_holder: list[OutputLedger] = []
     channel = ChildChannel(fd_in, fd_out, int(boot["limits"]["max_pending_calls"]), lambda: ledger_holder[0].flush())
     ledger = OutputLedger(channel.send)
@@ -93,7 +97,9 @@ async def _run(boot: dict[str, Any], fd_in: int, fd_out: int, escaped: asyncio.F
     sys.stdout = CaptureText(ledger, "stdout", 1)
     sys.stderr = CaptureText(ledger, "stderr", 2)
     logging.basicConfig(level=logging.INFO, handlers=[LedgerHandler(ledger)], force=True)
-    frame = await _execute(boot, channel, escaped)
+    if boot.get("kernel") is not None:
+        await kernel.serve(boot, channel, ledger, escapes, execute)  # ends the process
+    frame = await _execute(boot, channel, escapes.current)
     ledger.flush()
     channel.send_bytes(frame)
     if not reaper.children() and reaper.threads() <= own_threads:
@@ -112,8 +118,7 @@ async def _run(boot: dict[str, Any], fd_in: int, fd_out: int, escaped: asyncio.F
 
 
 async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio.Future[BaseException]) -> bytes:
-    """The program's ``done`` frame. Nothing the program made is trusted here: its value is checked
-    without running its code and its exception is read through :mod:`.foreign` (ADR 0052)."""
+    """The program's ``done`` frame."""
     names = [str(name) for name in boot["tools"]]
     namespace: dict[str, Any] = {
         "__name__": "__ptc__",
@@ -126,10 +131,25 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
         "ToolArgumentError": ToolArgumentError,
         "DiscoveryError": DiscoveryError,
     }
+    return await execute(lambda: program.compile_program(str(boot["code"])), namespace, boot, escaped)
+
+
+async def execute(
+    prepare: Callable[[], CodeType],
+    namespace: dict[str, Any],
+    boot: dict[str, Any],
+    escaped: asyncio.Future[BaseException],
+    extra: Callable[[], dict[str, Any]] = dict,
+) -> bytes:
+    """Run the code ``prepare()`` compiles in ``namespace`` under the bounds of ``boot``: its ``done``
+    frame, with the fields ``extra()`` gives once the program has ended. Nothing the program made is
+    trusted here: its value is checked without running its code and its exception is read through
+    :mod:`.foreign` (ADR 0052). ``prepare`` runs inside the program's failure handling: what it
+    raises is the program's outcome."""
     max_output = int(boot["limits"]["max_output_bytes"])
     max_message = int(boot["limits"]["max_message_bytes"])
     try:
-        exec(program.compile_program(str(boot["code"])), namespace)
+        exec(prepare(), namespace)
         coroutine = namespace[program.ENTRY]()
         if not inspect.iscoroutine(coroutine):
             raise SyntaxError(messages.text("runtime.worker.yield"))
@@ -141,25 +161,26 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
     except BaseException as error:  # the program's failure, whatever it is, is its outcome
         # Each text is bounded so the frame stays far below max_message_bytes even at 6 bytes a
         # character; the host fits it to what is left of the output budget (ADR 0052).
-        return _exception_frame(error, max(0, min(max_output, max_message // 16)))
+        return _exception_frame(error, max(0, min(max_output, max_message // 16)), extra())
+    fields = extra()
     try:
         lossless.check(value)
-        frame = frames.encode({"type": "done", "ok": True, "value": value})
+        frame = frames.encode({"type": "done", "ok": True, "value": value, **fields})
     except lossless.NotLossless as error:
-        return _error_frame("invalid-output", f"{error.path}: {error.reason}")
+        return _error_frame("invalid-output", f"{error.path}: {error.reason}", fields)
     except BaseException:  # a program thread changed the value between the check and the encoding
-        return _error_frame("invalid-output", messages.text("runtime.worker.value_changed"))
+        return _error_frame("invalid-output", messages.text("runtime.worker.value_changed"), fields)
     budget = min(max_output, max_message)
     if len(frame) > budget:
-        return _error_frame("output-limit", str(budget))
+        return _error_frame("output-limit", str(budget), fields)
     return frame
 
 
-def _error_frame(kind: str, message: str) -> bytes:
-    return frames.encode({"type": "done", "ok": False, "error": {"kind": kind, "message": message}})
+def _error_frame(kind: str, message: str, fields: dict[str, Any]) -> bytes:
+    return frames.encode({"type": "done", "ok": False, "error": {"kind": kind, "message": message}, **fields})
 
 
-def _exception_frame(error: BaseException, limit: int) -> bytes:
+def _exception_frame(error: BaseException, limit: int, fields: dict[str, Any]) -> bytes:
     summary: dict[str, Any] = {"kind": "exception", **program.error_summary(error, limit)}
     if type(error) is ToolCallError:  # exactly ours: a subclass could compute tool_name
         try:
@@ -168,7 +189,7 @@ def _exception_frame(error: BaseException, limit: int) -> bytes:
             tool_name = None
         if tool_name is not None:
             summary["tool_name"] = foreign.clip(tool_name)
-    return frames.encode({"type": "done", "ok": False, "error": summary})
+    return frames.encode({"type": "done", "ok": False, "error": summary, **fields})
 
 
 if __name__ == "__main__":  # pragma: no cover - the host uses the starter in process.py

@@ -34,6 +34,15 @@ _FALLBACK = {
         "resources has no {name!r}; its methods are read(uri, server=None) and list(server)"
     ),
     "runtime.worker.resources_read_only": "The resources object is read-only",
+    "runtime.worker.no_cell": "no cell is running: a task of an earlier cell cannot reach the host any more",
+    "runtime.worker.tool_unavailable": (
+        "tools.{name} is not in this cell's tools (turned off or removed); a reference held from an earlier "
+        "cell does not reach it"
+    ),
+    "runtime.worker.binding_failed": "the binding {name!r} failed while it was loaded into the cell: {error}",
+    "runtime.worker.repl_bad_name": "a state name must be a non-empty string of at most {limit} characters",
+    "runtime.worker.repl_no_attribute": "repl has no {name!r}; its methods are save, restore, list and delete",
+    "runtime.worker.repl_read_only": "The repl object is read-only",
     "runtime.worker.value_changed": "the value changed while it was being sent (a thread of the program modified it)",
 }
 

@@ -57,15 +57,29 @@ _CAUSE_TEXT = "\nThe above exception was the direct cause of the following excep
 _CONTEXT_TEXT = "\nDuring handling of the above exception, another exception occurred:\n\n"
 
 _source_lines: list[str] = []
+_cell_lines: dict[int, tuple[CodeType, list[str]]] = {}
+"""Kernel mode: id of each code object an earlier cell compiled → (that code, the cell's lines), so a
+function defined in one cell and failing in a later one shows its own cell's line. Keyed by identity:
+hashing a code object would hash its constants, which a program can replace."""
 
 
 def compile_program(source: str) -> CodeType:
     """Compile ``source`` into a module defining :data:`ENTRY`; raises ``SyntaxError``."""
+    return wrap(list(parse_program(source).body))
+
+
+def parse_program(source: str) -> ast.Module:
+    """Parse ``source`` as the program whose lines tracebacks show from now on; raises ``SyntaxError``."""
     _source_lines[:] = source.splitlines()
     # For the program's own use (``traceback.print_exc()`` inside it); the worker reads _source_lines.
     linecache.cache[FILENAME] = (len(source), None, source.splitlines(keepends=True), FILENAME)
-    tree = ast.parse(source, FILENAME, "exec")
-    body: list[ast.stmt] = list(tree.body) or [ast.Pass()]
+    return ast.parse(source, FILENAME, "exec")
+
+
+def wrap(statements: list[ast.stmt]) -> CodeType:
+    """A module defining ``async def`` :data:`ENTRY` with ``statements`` as its body (a trailing
+    expression statement becomes its ``return``), compiled with their line numbers."""
+    body: list[ast.stmt] = statements or [ast.Pass()]
     last = body[-1]
     if isinstance(last, ast.Expr):
         body[-1] = ast.copy_location(ast.Return(value=last.value), last)
@@ -84,6 +98,17 @@ def compile_program(source: str) -> CodeType:
     module = ast.Module(body=[function], type_ignores=[])
     ast.fix_missing_locations(module)
     return compile(module, FILENAME, "exec", dont_inherit=True)
+
+
+def remember_lines(code: CodeType) -> None:
+    """Kernel mode: tracebacks through ``code`` (and the functions defined in it) show the current
+    program's lines even after the next cell has replaced them."""
+    lines = list(_source_lines)
+    waiting = [code]
+    while waiting:
+        current = waiting.pop()
+        _cell_lines[id(current)] = (current, lines)
+        waiting.extend(const for const in current.co_consts if type(const) is CodeType)
 
 
 def error_summary(error: BaseException, limit: int) -> dict[str, Any]:
@@ -192,7 +217,7 @@ def _next_in_chain(error: BaseException) -> tuple[BaseException | None, str]:
 
 def _frames(error: BaseException) -> list[str]:
     """``File "<program>", line N, in name`` lines (with the source line) for the program's frames only."""
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, str, list[str]]] = []
     tb: TracebackType | None = _TRACEBACK.__get__(error)
     walked = 0
     while tb is not None and walked < _MAX_WALK:
@@ -201,24 +226,32 @@ def _frames(error: BaseException) -> list[str]:
         # co_filename is compared only as an exact str: a str subclass's __eq__ would run.
         if type(code.co_filename) is str and code.co_filename == FILENAME and type(tb.tb_lineno) is int:
             name = foreign.plain(code.co_name) or "?"
-            found.append((tb.tb_lineno, "<module>" if name == ENTRY else foreign.clip(name)))
+            shown = "<module>" if name == ENTRY else foreign.clip(name)
+            found.append((tb.tb_lineno, shown, _lines_of(code)))
         tb = tb.tb_next
     lines: list[str] = []
-    for lineno, name in _collapse(found):
+    for lineno, name, program_lines in _collapse(found):
         if lineno < 0:
             lines.append(name)
             continue
         lines.append(f'  File "{FILENAME}", line {lineno}, in {name}\n')
-        source = _source_line(lineno)
+        source = _source_line(lineno, program_lines)
         if source:
             lines.append(f"    {source}\n")
     return lines
 
 
-def _collapse(frames: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def _lines_of(code: CodeType) -> list[str]:
+    remembered = _cell_lines.get(id(code))
+    if remembered is not None and remembered[0] is code:
+        return remembered[1]
+    return _source_lines
+
+
+def _collapse(frames: list[tuple[int, str, list[str]]]) -> list[tuple[int, str, list[str]]]:
     """Runs of one frame beyond three become a count (as CPython does); beyond :data:`MAX_FRAMES` the
     middle is skipped. Entries with a negative line number are ready-made text lines."""
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str, list[str]]] = []
     index = 0
     while index < len(frames):
         end = index
@@ -227,19 +260,19 @@ def _collapse(frames: list[tuple[int, str]]) -> list[tuple[int, str]]:
         run = end - index
         out.extend(frames[index : index + min(run, _REPEATS)])
         if run > _REPEATS:
-            out.append((-1, f"  [Previous line repeated {run - _REPEATS} more times]\n"))
+            out.append((-1, f"  [Previous line repeated {run - _REPEATS} more times]\n", []))
         index = end
     if len(out) > MAX_FRAMES:
         head = MAX_FRAMES // 4
         tail = MAX_FRAMES - head
         skipped = len(out) - MAX_FRAMES
-        out = [*out[:head], (-1, f"  [... {skipped} more frames ...]\n"), *out[len(out) - tail :]]
+        out = [*out[:head], (-1, f"  [... {skipped} more frames ...]\n", []), *out[len(out) - tail :]]
     return out
 
 
-def _source_line(lineno: int) -> str:
-    if 1 <= lineno <= len(_source_lines):
-        return foreign.clip(_source_lines[lineno - 1].strip(), LINE_CHARS)
+def _source_line(lineno: int, lines: list[str]) -> str:
+    if 1 <= lineno <= len(lines):
+        return foreign.clip(lines[lineno - 1].strip(), LINE_CHARS)
     return ""
 
 

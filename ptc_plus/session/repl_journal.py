@@ -1,0 +1,102 @@
+"""The REPL journal of a host session, kept in the session's own records (SPEC §8, ADR 0081).
+
+Each journal record is one ``ptc-repl-journal/v1`` session record: the host persists it with
+the session and a resumed session reads it back, so a kernel rebuilt after a host restart
+replays exactly what the first process journalled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from hookspecs import AgentRef, CompactionInfo, HostServices, SessionRecord, ToolContext
+from ptc_plus.config import ConfigIssue, LoadedConfig, UserBindings, load_bindings
+from ptc_plus.runtime import DirectoryStore, Hidden, Journal, KernelCell, encode_journal_record
+
+KIND = "ptc-repl-journal/v1"
+
+
+class SessionRecordsJournal:
+    """A :class:`~ptc_plus.runtime.kernel.JournalStore` over one agent's session records."""
+
+    def __init__(self, services: HostServices, agent: AgentRef) -> None:
+        self._services = services
+        self._agent = agent
+
+    def read(self) -> list[Any]:
+        return [dict(record.payload) for record in self._services.read_records(self._agent, KIND)]
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        self._services.append_record(self._agent, SessionRecord(kind=KIND, payload=dict(record)))
+
+
+class KernelSession:
+    """A REPL kernel session whose journal lives in a directory (``ptc-plus exec --session DIR``).
+
+    The directory is the session: its journal, and the lock that makes two invocations on it
+    run one after the other (:meth:`exclusive`). The kernel's key is the directory's real path.
+    """
+
+    def __init__(self, store: DirectoryStore, bindings: UserBindings) -> None:
+        self._store = store
+        self._bindings = bindings
+        self.key = str(store.path)
+
+    @classmethod
+    def open(cls, directory: Path, loaded: LoadedConfig) -> KernelSession:
+        """The session in ``directory`` (created if missing), with the user bindings ``loaded`` names.
+
+        :raises SessionDirRefused: ``directory`` is a symbolic link or not a directory.
+        """
+        return cls(DirectoryStore(directory), load_bindings(loaded))
+
+    @property
+    def issues(self) -> tuple[ConfigIssue, ...]:
+        """The configured bindings that do not load (the others still do)."""
+        return self._bindings.issues
+
+    def exclusive(self, timeout: float = 30.0) -> AbstractContextManager[None]:
+        """Hold the session for one invocation; :class:`SessionBusy` after ``timeout`` seconds."""
+        return self._store.exclusive(timeout)
+
+    def cell(self, context: ToolContext) -> KernelCell:
+        """The kernel cell ``context``'s ``run_code`` call runs as."""
+        return KernelCell(
+            session=self.key,
+            store=self._store,
+            call_id=context.call.call_id,
+            bindings=self._bindings.modules,
+            bindings_fingerprint=self._bindings.fingerprint,
+        )
+
+
+def session_cell(services: HostServices, context: ToolContext, bindings: UserBindings) -> KernelCell:
+    """The kernel cell of a host session's ``run_code`` call: its journal is the session's own records."""
+    agent = context.call.caller
+    return KernelCell(
+        session=agent.session_id,
+        store=SessionRecordsJournal(services, agent),
+        call_id=context.call.call_id,
+        bindings=bindings.modules,
+        bindings_fingerprint=bindings.fingerprint,
+    )
+
+
+def hide_compacted_cells(services: HostServices, compaction: CompactionInfo) -> None:
+    """Journal which kernel cells a compaction took off the model-visible surface (provenance, SPEC §8).
+
+    A cell stays visible only while its ``run_code`` call is among ``kept_call_ids``; the names it
+    declared, and what depends on them, are dropped before the next cell.
+    """
+    store = SessionRecordsJournal(services, compaction.agent)
+    items = store.read()
+    if not items:
+        return
+    journal = Journal.load(items)
+    kept = set(compaction.kept_call_ids)
+    gone = sorted({c.entered.call_id for c in journal.cells.values() if not c.hidden and c.entered.call_id not in kept})
+    if gone:
+        store.append(encode_journal_record(Hidden(call_ids=tuple(gone))))

@@ -1,0 +1,86 @@
+"""``ptc-plus exec FILE --session DIR``: each invocation is a new process and a cold start of the
+kernel, recovered from the journal in DIR without running an earlier tool call again (SPEC §8)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.cli_runner import CliRunner
+
+pytestmark = pytest.mark.needs_bwrap
+
+
+def _notes(workspace: Path) -> int:
+    with sqlite3.connect(workspace / ".demo" / "notes.sqlite") as db:
+        count: int = db.execute("select count(*) from notes").fetchone()[0]
+    return count
+
+
+def _exec(workspace: Path, session: Path, program: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The installed command in a process of its own, as a person runs it."""
+    path = workspace / "cell.py"
+    path.write_text(program)
+    script = str(Path(sys.executable).parent / "ptc-plus")
+    command = [script, "exec", str(path), "--session", str(session), "--tools", "demo"]
+    env = {**os.environ, "PTC_LOCALE": "en"}
+    return subprocess.run(
+        [*command, "--workspace", str(workspace), *extra], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_later_invocations_see_earlier_names_and_no_tool_runs_twice(workspace: Path, tmp_path: Path) -> None:
+    session = tmp_path / "session"
+    first = _exec(workspace, session, "x = 40\nn = await tools.notes_add(title='shop', body='milk')\n")
+    assert first.returncode == 0, first.stderr
+    assert _notes(workspace) == 1
+    second = _exec(workspace, session, "return [x, n['id']]\n", "--json")
+    assert second.returncode == 0, second.stderr
+    shape = orjson.loads(second.stdout)
+    assert shape["value"] == [40, 1]
+    assert shape["repl"]["cold_start"] is True and shape["repl"]["replayed"] == 1
+    assert shape["repl"]["skipped_cells"] == 0 and shape["repl"]["notice"] is None
+    third = _exec(workspace, session, "return x + 2\n")
+    assert third.returncode == 0 and "=> 42" in third.stdout
+    assert _notes(workspace) == 1  # notes_add was never dispatched again
+
+
+def test_a_volatile_cell_is_skipped_with_a_notice_on_the_next_cold_start(workspace: Path, tmp_path: Path) -> None:
+    session = tmp_path / "session"
+    assert _exec(workspace, session, "x = 1\n").returncode == 0
+    assert _exec(workspace, session, "open('f.txt', 'w').write('x')\ny = 2\n").returncode == 0
+    done = _exec(workspace, session, "return [x, 'y' in globals()]\n", "--json")
+    shape = orjson.loads(done.stdout)
+    assert shape["value"] == [1, False]
+    assert shape["repl"]["skipped_cells"] == 1
+    assert shape["repl"]["notice"].startswith("PTC-R002: ") and "could not be replayed" in shape["repl"]["notice"]
+    assert any("could not be replayed" in entry["text"] for entry in shape["logs"])
+
+
+def test_a_session_path_that_is_a_symlink_is_refused(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    done = run_cli("exec", "--session", str(link), "--workspace", str(workspace), stdin="return 1\n")
+    assert done.code == 2
+    assert "PTC-R010" in done.err and "symbolic link" in done.err
+
+
+def test_user_bindings_are_in_every_cell(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    helpers = workspace / "helpers.py"
+    helpers.write_text("def double(v):\n    return 2 * v\n")
+    (workspace / ".ptc-plus").mkdir(exist_ok=True)
+    (workspace / ".ptc-plus" / "config.toml").write_text('[repl]\nbindings = ["../helpers.py"]\n')
+    session = str(tmp_path / "session")
+    first = run_cli("exec", "--session", session, "--workspace", str(workspace), "--json", stdin="z = double(4)\n")
+    assert first.code == 0, first.err
+    done = run_cli("exec", "--session", session, "--workspace", str(workspace), "--json", stdin="return double(z)\n")
+    assert done.code == 0, done.err
+    assert done.json()["value"] == 16
