@@ -32,6 +32,10 @@ class SessionRecordsJournal:
     def append(self, record: Mapping[str, Any]) -> None:
         self._services.append_record(self._agent, SessionRecord(kind=KIND, payload=dict(record)))
 
+    def marker(self) -> object:
+        # Records are only ever appended: their count changes with every change.
+        return len(self._services.read_records(self._agent, KIND))
+
 
 class KernelSession:
     """A REPL kernel session whose journal lives in a directory (``ptc-plus exec --session DIR``).

@@ -137,16 +137,26 @@ class _CellRun:
         self._cell = cell
         self._notes: list[str] = []
         self._journal_ok = True
+        self._items: list[object] = []
+        """The journal as read, then with every record this cell appended."""
 
     # -- journal access: never blocks the cell ------------------------------------------------
-    def _load(self) -> Journal:
+    def _read(self, kept: Kernel | None) -> None:
+        """The journal's items: those ``kept`` holds while the store is unchanged since, else read again."""
+        store = self._cell.store
+        if kept is not None and kept.marker is not None and kept.marker == store.marker():
+            self._items = list(kept.records)
+            return
         try:
-            journal = Journal.load(self._cell.store.read())
+            self._items = list(store.read())
         except Exception as error:  # an unreadable store: work on without history, and say so
             _LOG.warning("REPL journal unreadable: %s", error)
             self._journal_ok = False
             self._notes.append(message("runtime.repl.journal_unusable", detail=str(error)))
-            journal = Journal.load([])
+            self._items = []
+
+    def _journal(self) -> Journal:
+        journal = Journal.load(self._items)
         if journal.invalid:
             _LOG.warning("REPL journal: %d unusable entries: %s", len(journal.invalid), "; ".join(journal.invalid[:5]))
         return journal
@@ -156,6 +166,7 @@ class _CellRun:
             return
         try:
             self._cell.store.append(encode(record))
+            self._items.append(record)
         except Exception as error:
             _LOG.warning("REPL journal not written: %s", error)
             self._journal_ok = False
@@ -164,8 +175,9 @@ class _CellRun:
     # -- the cell -------------------------------------------------------------------------------
     async def run(self) -> tuple[RunOutcome, Recovery]:
         pool = self._owner.pool
-        journal = self._load()
         kernel = pool.take(self._cell.session)
+        self._read(kernel)
+        journal = self._journal()
         if kernel is not None and kernel.head != journal.head:
             await pool.stop(kernel)  # another process moved the session on, or a restore: rebuild
             kernel = None
@@ -175,7 +187,7 @@ class _CellRun:
                 kernel, recovery = await self._recover(journal)
             except _Aborted:
                 return RunOutcome(failure=RunFailure(kind=OutcomeKind.ABORT)), Recovery(cold=True)
-            journal = self._load() if recovery.skipped else journal
+            journal = self._journal() if recovery.skipped else journal
         parent = kernel.head if kernel is not None else 0
         dropped, newly = self._provenance(journal, parent)
         recovery = attrs.evolve(recovery, dropped=tuple(sorted(newly)))
@@ -215,7 +227,11 @@ class _CellRun:
             worker=kernel.worker if kernel is not None else None,
             repl=desk.answer,
         )
+        before = self._cell.store.marker()
         outcome = await run.execute()
+        # Another writer while the cell ran (a compaction's ``hidden``, or the cell's own ``deleted``): the
+        # records held here may miss it, so the kernel keeps none and its next cell reads the store.
+        unchanged = self._cell.store.marker() == before
         volatile = self._volatile(outcome, recording)
         durable = volatile is None and journal_durable(journal, parent)
         names = cell_names(request.code)
@@ -238,7 +254,15 @@ class _CellRun:
                 await pool.stop(Kernel(worker=kept, head=seq, next_id=run.next_id))
             kept = None
         if kept is not None and self._journal_ok:
-            pool.put(self._cell.session, Kernel(worker=kept, head=seq, next_id=run.next_id, bindings=fingerprint))
+            held = Kernel(
+                worker=kept,
+                head=seq,
+                next_id=run.next_id,
+                bindings=fingerprint,
+                records=tuple(self._items) if unchanged else (),
+                marker=self._cell.store.marker() if unchanged else None,
+            )
+            pool.put(self._cell.session, held)
         elif kept is not None:
             # Without a journal the live state cannot be matched to a head: do not keep it.
             await pool.stop(Kernel(worker=kept, head=seq, next_id=run.next_id))

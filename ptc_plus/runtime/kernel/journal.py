@@ -249,8 +249,14 @@ def _problem(exc: BaseException, kind: type | None) -> str:
     return format_exception(exc, kind)
 
 
+_RECORDS = (Entered, Settled, HeadMoved, Deleted, Hidden, BindingsRecord)
+
+
 def decode(item: object) -> Record | Invalid:
-    """One decoded JSON value as a record, or :class:`Invalid` with the reason (never raises)."""
+    """One decoded JSON value as a record, or :class:`Invalid` with the reason (never raises). A record
+    passes through: a live kernel keeps the records it read and appended instead of reading them again."""
+    if isinstance(item, _RECORDS):
+        return item
     if not isinstance(item, dict):
         return Invalid("not a JSON object")
     version = item.get("v")

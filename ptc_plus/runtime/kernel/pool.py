@@ -26,6 +26,10 @@ class Kernel:
     """The first request id of the next cell (ids continue across a kernel's cells)."""
     bindings: str = ""
     """Fingerprint of the user bindings loaded into it."""
+    records: tuple[object, ...] = ()
+    """The journal's items as of its last cell (read and appended), reused while ``marker`` matches."""
+    marker: object = None
+    """The store's :meth:`~.store.JournalStore.marker` right after its last cell's records."""
 
 
 class KernelPool:

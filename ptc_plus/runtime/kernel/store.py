@@ -66,6 +66,11 @@ class JournalStore(Protocol):
         """Add one record (a JSON object) at the end; durable when this returns."""
         ...
 
+    def marker(self) -> object:
+        """A cheap value that differs whenever the journal has changed (compared with ``==``): a live
+        kernel whose marker still matches reuses the records it holds instead of reading them again."""
+        ...
+
 
 class DirectoryStore:
     """A journal in a session directory (created with mode 0700 when missing).
@@ -106,6 +111,16 @@ class DirectoryStore:
             finally:
                 os.close(fd)
         return _items(data)
+
+    def marker(self) -> object:
+        """``(inode, size, mtime)`` of ``journal.jsonl`` (``None`` before it exists, or when it cannot be
+        looked at: then it never matches a kept marker, and the journal is read)."""
+        try:
+            with self._directory(JournalReadFailed) as directory:
+                found = os.stat(JOURNAL, dir_fd=directory, follow_symlinks=False)
+        except (OSError, JournalReadFailed, SessionDirRefused):
+            return None
+        return (found.st_ino, found.st_size, found.st_mtime_ns)
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Append ``record`` as one line and ``fsync`` it.
