@@ -232,7 +232,7 @@ class _CellRun:
         # Another writer while the cell ran (a compaction's ``hidden``, or the cell's own ``deleted``): the
         # records held here may miss it, so the kernel keeps none and its next cell reads the store.
         unchanged = self._cell.store.marker() == before
-        volatile = self._volatile(outcome, recording)
+        volatile = self._volatile(outcome, recording, confirmed=run.kept_worker is not None)
         durable = volatile is None and journal_durable(journal, parent)
         names = cell_names(request.code)
         self._append(
@@ -269,12 +269,14 @@ class _CellRun:
         notices = [n for n in (recovery.notice, self._dropped_notice(newly)) if n]
         return self._with_notices(outcome, notices), recovery
 
-    def _volatile(self, outcome: RunOutcome, recording: RecordingLane | None) -> Reason | None:
+    def _volatile(self, outcome: RunOutcome, recording: RecordingLane | None, *, confirmed: bool) -> Reason | None:
+        """Why the cell cannot be replayed (``None``: it is durable). ``confirmed``: the worker said ``done``
+        and lives on, so the cell ran to its end (its value may still have been refused: ``invalid-output``)."""
         if not self._owner._durable:
             return ("replay-off", "")
         if outcome.volatile is not None:
             return outcome.volatile
-        if outcome.failure is not None and outcome.failure.kind is not OutcomeKind.EXCEPTION:
+        if outcome.failure is not None and not confirmed:
             return ("unconfirmed", str(outcome.failure.kind))
         if recording is not None:
             for call in recording.calls():

@@ -38,8 +38,9 @@ from ptc_plus.runtime.kernel.store import Unreadable
 
 VERSION = 1
 
-REPLAYABLE = frozenset({"ok", "exception"})
-"""Outcomes a replay reproduces: the cell ran to its end or raised (with recorded tool results, the same way)."""
+REPLAYABLE = frozenset({"ok", "exception", "invalid-output", "output-limit"})
+"""Outcomes of a cell that ran to its end in a worker that lived on (it returned, raised, or returned a value the
+host refused): a replay with the recorded tool results ends the same way."""
 
 UNCONFIRMED = "unconfirmed"
 """Volatility kind of a cell that entered the kernel but whose settled record is missing or unreadable."""

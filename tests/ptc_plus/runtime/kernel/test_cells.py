@@ -156,6 +156,14 @@ async def test_kill_between_cells_rebuilds_the_same_state_without_dispatching(ri
     assert recovery is not None and recovery.cold and recovery.replayed == 2 and recovery.skipped == 0
 
 
+async def test_a_refused_value_does_not_cost_the_state(rig: Rig) -> None:
+    refused = await rig.cell("x = 5\nreturn object()")
+    assert not refused.ok and refused.error.data["kind"] == "invalid-output"  # type: ignore[union-attr]
+    await _killed(rig.kernel_pid())
+    assert await rig.value("return x") == 5  # the cell ran to its end: it was replayed
+    assert rig.runtime.recovery(rig.key).skipped == 0  # type: ignore[union-attr]
+
+
 async def test_a_new_runtime_recovers_from_the_journal_alone(rig: Rig, tmp_path: Path) -> None:
     await rig.value("n = await tools.notes_add(text='a')")
     await rig.restart(tmp_path / "state2")
