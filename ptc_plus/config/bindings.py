@@ -19,8 +19,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import keyword
-import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +27,7 @@ import orjson
 
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.loader import LoadedConfig
+from ptc_plus.config.source import NotRegularFile, read_regular_file
 
 MAX_BINDING_BYTES = 256 * 1024
 """The largest binding file read; a helper module past this is a data file in disguise."""
@@ -119,10 +118,10 @@ def _load_one(written: str, file: str, workspace: Path | None) -> tuple[str, str
     if real.suffix != ".py" or not name.isidentifier() or keyword.iskeyword(name):
         return _Refused("binding-name", {"path": shown})
     try:
-        raw = _read_bytes(real)
+        raw = read_regular_file(real, MAX_BINDING_BYTES)
     except FileNotFoundError:
         return _Refused("binding-missing", {"path": shown})
-    except _NotRegular:
+    except NotRegularFile:
         return _Refused("binding-not-a-file", {"path": shown})
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM):
@@ -135,19 +134,3 @@ def _load_one(written: str, file: str, workspace: Path | None) -> tuple[str, str
     except UnicodeDecodeError as exc:
         return _Refused("binding-not-utf8", {"path": shown, "byte": f"0x{raw[exc.start]:02x}"})
     return name, source, shown
-
-
-class _NotRegular(Exception):
-    pass
-
-
-def _read_bytes(path: Path) -> bytes:
-    # O_NONBLOCK: a FIFO named as a binding must not hang the session that reads it.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _NotRegular
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_BINDING_BYTES + 1)
-    finally:
-        os.close(fd)

@@ -42,10 +42,10 @@ def read_config(path: Path) -> ConfigText | ConfigIssue | None:
     """``path`` read and parsed; a :class:`ConfigIssue` when it is unusable; ``None`` when it does not exist."""
     file = str(path)
     try:
-        raw = _read_bytes(path)
+        raw = read_regular_file(path)
     except FileNotFoundError:
         return None
-    except _NotRegular:
+    except NotRegularFile:
         return _unreadable(file, "not-a-file")
     except OSError as exc:
         return os_problem(file, exc)
@@ -77,18 +77,23 @@ def parse_config(text: str, file: str) -> ConfigText | ConfigIssue:
     return ConfigText(file=file, text=text, data=data)
 
 
-class _NotRegular(Exception):
-    pass
+class NotRegularFile(Exception):
+    """A directory, FIFO or device is where a file a config names should be."""
 
 
-def _read_bytes(path: Path) -> bytes:
-    # O_NONBLOCK: a FIFO at the config path must not hang the command that reads it.
+def read_regular_file(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file ``path`` (one more than allowed shows it is too large).
+
+    :raises NotRegularFile: ``path`` is not a regular file.
+    :raises OSError: it cannot be opened or read.
+    """
+    # O_NONBLOCK: a FIFO at the path must not hang the command or session that reads it.
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _NotRegular
+            raise NotRegularFile
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_BYTES + 1)
+            data = handle.read(limit + 1)
     finally:
         os.close(fd)
     return data
