@@ -65,6 +65,9 @@ class SearchIndex:
     named_by: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)
     """Name word → the documents whose :attr:`name_words` hold it."""
     actions: tuple[frozenset[str], ...] = ()
+    derived: dict[str, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    """Forms of the fields above derived on first use by the ranker (numpy arrays of postings):
+    a memo, never persisted, that changes nothing but the time."""
 
 
 def _name_terms(text: str) -> list[str]:
