@@ -248,11 +248,17 @@ async def test_divergence_contracts_and_the_notice_follows_a_failed_cells_error(
 
 
 async def test_a_discarded_nested_call_is_never_replayed(rig: Rig) -> None:
-    await rig.value("import asyncio\nt = asyncio.ensure_future(tools.sleepy(s=30))\nawait asyncio.sleep(0.2)")
+    await rig.value("before = 1")
+    # Fired and not awaited: still running when the cell ends, so it never settles in the cell.
+    await rig.value("import asyncio\nt = asyncio.ensure_future(tools.sleepy(s=2))\nawait asyncio.sleep(0.2)\nafter = 2")
+    listed = await rig.value("return await repl.list()")
+    assert listed["mode"] == "volatile" and "never settled" in listed["volatile_reason"]
     count = rig.tools.dispatched.count("sleepy")
     await _killed(rig.kernel_pid())
-    await rig.value("return 1")
+    assert await rig.value("return ['before' in globals(), 'after' in globals()]") == [True, False]
     assert rig.tools.dispatched.count("sleepy") == count
+    recovery = rig.runtime.recovery(rig.key)  # type: ignore[union-attr]
+    assert recovery is not None and recovery.skipped == 2  # the cell with the discarded call, and the list
 
 
 async def test_a_timeout_stops_the_kernel_and_the_next_cell_contracts(rig: Rig) -> None:
