@@ -8,10 +8,12 @@ contract is simply the delivery of that capability alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 from hookspecs.types import SkillSpec, ToolSpec
 from ptc_plus.capabilities.capability import Capability, ResourceSource
+from ptc_plus.capabilities.cost import LINE_START
 from ptc_plus.sdk import RenderedTool, assemble, one_line, qualifier, render_tool, settle
 
 _SEPARATOR = "\n\n\n"
@@ -72,3 +74,80 @@ def delivery_text(capabilities: Sequence[Capability]) -> str:
         c.contract.rstrip("\n") for c in sorted(capabilities, key=lambda c: c.identity) if c.kind == "mcp-resources"
     ]
     return _SEPARATOR.join(blocks) + "\n" if blocks else ""
+
+
+class ToolTally:
+    """The token count of :func:`delivery_text` over tools, kept while tools join one at a time.
+
+    For a ``count`` additive at :data:`.cost.LINE_START` cuts (:func:`.cost.line_counter`): the text of
+    tools is its units — each distinct type, each source's header line, each stub — in order, each
+    followed by its separator, every unit starting a line with a letter, ``_``, ``#`` or ``@``; so its
+    count is the sum of the units' counts and a tool's trial costs only its own units. :meth:`trial`
+    says ``None`` where this does not hold (a type name clashing with a chosen tool's, which
+    :func:`delivery_text` re-renders qualified; a tool without a catalog rendering; a unit starting
+    otherwise): the caller then measures the whole text.
+    """
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._count = count
+        self._types: dict[str, str] = {}
+        self._sources: set[str] = set()
+        self._last: tuple[str, str, str, str] | None = None  # (source, name, function, stub) last in the text
+        self._units = 0  # every unit with its separator, the last stub's too
+        self._pending: tuple[Capability, _Joined | None] | None = None
+
+    def trial(self, capability: Capability) -> int | None:
+        """The count of the delivery of the tools so far plus ``capability``, or ``None`` (see above)."""
+        joined = self._join(capability)
+        self._pending = (capability, joined)
+        return None if joined is None else joined[0]
+
+    def add(self, capability: Capability) -> None:
+        """``capability`` joins; its :meth:`trial` must not have been ``None``."""
+        pending = self._pending
+        joined = pending[1] if pending is not None and pending[0] is capability else self._join(capability)
+        if joined is None:
+            raise ValueError(f"{capability.identity} cannot join a tally")
+        _, self._units, new_types, source, self._last = joined
+        self._types.update(new_types)
+        self._sources.add(source)
+        self._pending = None
+
+    def _join(self, capability: Capability) -> _Joined | None:
+        tool = capability.tool
+        if capability.spec is None or tool is None or capability.kind in ("skill", "mcp-resources"):
+            return None
+        new_types: dict[str, str] = {}
+        for decl in tool.types:
+            known = self._types.get(decl.name, new_types.get(decl.name))
+            if known is not None and known != decl.text:
+                return None
+            if known is None:
+                if not _starts_line(decl.text):
+                    return None
+                new_types[decl.name] = decl.text
+        if not _starts_line(tool.stub):
+            return None
+        units = self._units + sum(self._count(text + _SEPARATOR) for text in new_types.values())
+        if tool.source not in self._sources:
+            units += self._count(_header(tool.source))
+        units += self._count(tool.stub + _SEPARATOR)
+        mine = (tool.source, tool.name, tool.function, tool.stub)
+        last = mine if self._last is None or mine[:3] > self._last[:3] else self._last
+        # The text ends its last stub with one newline (delivery_text strips and re-adds it), not a separator.
+        total = units - self._count(last[3] + _SEPARATOR) + self._count(last[3].rstrip("\n") + "\n")
+        return total, units, new_types, tool.source, last
+
+
+_Joined = tuple[int, int, dict[str, str], str, tuple[str, str, str, str]]
+"""A trial's total, its units' sum, its new types, its source and the stub then last in the text."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _header(source: str) -> str:
+    # As sdk.assemble heads a source's stubs; cached, as one source heads many deliveries.
+    return f"# ── {one_line(source)} ──\n"
+
+
+def _starts_line(text: str) -> bool:
+    return LINE_START.match("\n" + text, 1) is not None

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
 
 from hookspecs.services import TokenCounter
-from ptc_plus.capabilities.o200k import o200k_encoding
+from ptc_plus.capabilities.o200k import PAT_STR, o200k_encoding
 
 if TYPE_CHECKING:
     import tiktoken
@@ -45,6 +47,18 @@ class BpeTokenCounter:
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
 
+    @property
+    def splits_at_line_starts(self) -> bool:
+        """Whether ``count(a + b) == count(a) + count(b)`` whenever ``a + b`` may be cut there (:data:`LINE_START`).
+
+        True for the ``o200k_base`` pre-tokenizer (:data:`~ptc_plus.capabilities.o200k.PAT_STR`), which
+        tiktoken applies before any merge and whose pieces never run from a newline into such a
+        character: the letter pieces exclude ``\\r\\n`` from their optional prefix, a punctuation piece's
+        tail takes only ``\\r``, ``\\n`` and ``/``, and the rest are whitespace or digits. So merges never
+        cross that boundary and the text's tokens are the pieces' tokens.
+        """
+        return getattr(self._encoding, "_pat_str", None) == PAT_STR
+
 
 class EstimatedTokenCounter:
     """A tokenizer-free estimate: ASCII runs at ~4 characters per token, other characters 1 each.
@@ -59,6 +73,42 @@ class EstimatedTokenCounter:
     def count(self, text: str) -> int:
         ascii_chars = sum(1 for c in text if c < "\x80")
         return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
+
+
+LINE_START = re.compile(r"(?<=\n)(?=[A-Za-z_#@])")
+"""Where a text may be cut without changing an additive counter's total: after a newline, before an
+ASCII letter, ``_``, ``#`` or ``@`` (conservative: plainly neither whitespace nor ``/`` in any regex flavour)."""
+
+LINE_MEMO_LIMIT = 200_000
+"""Lines remembered by a :func:`line_counter` before it starts afresh (bounds its memory)."""
+
+
+def line_counter(counter: TokenCounter) -> Callable[[str], int] | None:
+    """``counter.count`` as a sum over lines (cut at :data:`LINE_START`), each distinct line counted once.
+
+    Exactly ``counter.count`` (see :attr:`BpeTokenCounter.splits_at_line_starts`); ``None`` for a counter
+    not known to be additive there (a host's, the estimate), whose callers count whole texts. Texts that
+    share most of their lines — the growing trial deliveries of one discovery answer — then cost only
+    their new lines, instead of a whole-text count each.
+    """
+    if not isinstance(counter, BpeTokenCounter) or not counter.splits_at_line_starts:
+        return None
+    memo: dict[str, int] = {}
+    split = LINE_START.split
+    count = counter.count
+
+    def total(text: str) -> int:
+        if len(memo) > LINE_MEMO_LIMIT:
+            memo.clear()
+        tokens = 0
+        for line in split(text):
+            known = memo.get(line)
+            if known is None:
+                known = memo[line] = count(line)
+            tokens += known
+        return tokens
+
+    return total
 
 
 @functools.cache

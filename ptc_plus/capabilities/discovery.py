@@ -17,11 +17,12 @@ runtime's control channel. Budget rules (ADR 0024):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.contract import delivery_text
+from ptc_plus.capabilities.contract import ToolTally, delivery_text
+from ptc_plus.capabilities.cost import line_counter
 from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.capabilities.search import explain as explain_terms
 from ptc_plus.capabilities.search import ranking
@@ -73,21 +74,60 @@ def _entry(snapshot: CatalogSnapshot, capability: Capability) -> Json:
 
 
 def _deliver(snapshot: CatalogSnapshot, capabilities: Sequence[Capability], budget: int) -> Json:
+    lines = snapshot.derived("line-counter", lambda: line_counter(snapshot.counter))
+    if lines is not None:
+        chosen, tokens, references = _choose(snapshot, capabilities, budget, lines, additive=True)
+        text = delivery_text(chosen)
+        # Line sums are whole counts (cost.BpeTokenCounter.splits_at_line_starts); the tally's view of the
+        # text (contract.ToolTally) is checked against the text itself, its lines already counted, and a
+        # disagreement (never seen) counts whole texts throughout.
+        if lines(text) == tokens:
+            return _delivery(snapshot, budget, chosen, text, tokens, references)
+    chosen, tokens, references = _choose(snapshot, capabilities, budget, snapshot.counter.count, additive=False)
+    return _delivery(snapshot, budget, chosen, delivery_text(chosen), tokens, references)
+
+
+def _choose(
+    snapshot: CatalogSnapshot,
+    capabilities: Sequence[Capability],
+    budget: int,
+    count: Callable[[str], int],
+    *,
+    additive: bool,
+) -> tuple[list[Capability], int, list[Json]]:
+    """Each capability in turn joins the delivery if the delivery's text, measured by ``count``, still fits.
+
+    The text of every trial is measured (a type shared with an earlier pick is charged once, a clash
+    re-renders both). With ``additive`` — ``count`` sums at line starts (:func:`.cost.line_counter`) — a
+    :class:`.contract.ToolTally` measures a trial from the new tool's parts alone, so an answer costs
+    linear time in its candidates; otherwise (and after a clash) each trial's whole text is counted.
+    """
+    tally = ToolTally(count) if additive else None
     chosen: list[Capability] = []
-    text, tokens = "", 0
+    tokens = 0
     references: list[Json] = []
     for capability in capabilities:
         own = snapshot.costs[capability.identity]
         if own > budget:
             references.append(_reference(snapshot, capability, "over-budget"))
             continue
-        trial = delivery_text([*chosen, capability])
-        measured = snapshot.counter.count(trial)
+        tallied = tally.trial(capability) if tally is not None else None
+        measured = tallied if tallied is not None else count(delivery_text([*chosen, capability]))
         if measured <= budget:
+            if tally is not None and tallied is not None:
+                tally.add(capability)
+            else:
+                tally = None  # the text no longer is the tally's units (e.g. clashing types were qualified)
             chosen.append(capability)
-            text, tokens = trial, measured
+            tokens = measured
         else:
             references.append(_reference(snapshot, capability, "budget-exhausted"))
+    return chosen, tokens, references
+
+
+def _delivery(
+    snapshot: CatalogSnapshot, budget: int, chosen: list[Capability], text: str, tokens: int, references: list[Json]
+) -> Json:
     return {
         "version": RESPONSE_VERSION,
         "budget": budget,
