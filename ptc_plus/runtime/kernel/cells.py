@@ -39,16 +39,18 @@ from ptc_plus.i18n import message
 from ptc_plus.runtime.kernel.desk import Reason, StateDesk, reason_text
 from ptc_plus.runtime.kernel.journal import (
     BindingsRecord,
+    Cell,
     Deleted,
     Entered,
     HeadMoved,
     Journal,
     Record,
+    RecordedCall,
     Settled,
     encode,
 )
 from ptc_plus.runtime.kernel.lanes import RecordingLane, ReplayLane
-from ptc_plus.runtime.kernel.names import PathCell, cell_names, tainted
+from ptc_plus.runtime.kernel.names import CellNames, PathCell, cell_names, tainted
 from ptc_plus.runtime.kernel.pool import Kernel, KernelPool
 from ptc_plus.runtime.kernel.store import JournalStore
 from ptc_plus.runtime.lane import Lane
@@ -179,7 +181,7 @@ class _CellRun:
         self._read(kernel)
         journal = self._journal()
         if kernel is not None and kernel.head != journal.head:
-            await pool.stop(kernel)  # another process moved the session on, or a restore: rebuild
+            await pool.stop(kernel.worker)  # another process moved the session on, or a restore: rebuild
             kernel = None
         recovery = Recovery()
         if kernel is None:
@@ -232,7 +234,8 @@ class _CellRun:
         # Another writer while the cell ran (a compaction's ``hidden``, or the cell's own ``deleted``): the
         # records held here may miss it, so the kernel keeps none and its next cell reads the store.
         unchanged = self._cell.store.marker() == before
-        volatile = self._volatile(outcome, recording, confirmed=run.kept_worker is not None)
+        calls = recording.calls() if recording is not None else ()
+        volatile = self._volatile(outcome, calls, confirmed=run.kept_worker is not None)
         durable = volatile is None and journal_durable(journal, parent)
         names = cell_names(request.code)
         self._append(
@@ -240,7 +243,7 @@ class _CellRun:
                 seq=seq,
                 outcome=_outcome_name(outcome),
                 volatile=volatile,
-                calls=recording.calls() if recording is not None else (),
+                calls=calls,
                 bound=tuple(sorted(names.bound)),
                 referenced=tuple(sorted(names.loaded)),
                 saves=tuple(desk.saves) if durable and outcome.failure is None else (),
@@ -251,7 +254,7 @@ class _CellRun:
         if desk.restore is not None:
             self._append(HeadMoved(target=desk.restore, cause="restore", reason=None, noticed=False))
             if kept is not None:
-                await pool.stop(Kernel(worker=kept, head=seq, next_id=run.next_id))
+                await pool.stop(kept)
             kept = None
         if kept is not None and self._journal_ok:
             held = Kernel(
@@ -265,11 +268,11 @@ class _CellRun:
             pool.put(self._cell.session, held)
         elif kept is not None:
             # Without a journal the live state cannot be matched to a head: do not keep it.
-            await pool.stop(Kernel(worker=kept, head=seq, next_id=run.next_id))
+            await pool.stop(kept)
         notices = [n for n in (recovery.notice, self._dropped_notice(newly)) if n]
         return self._with_notices(outcome, notices), recovery
 
-    def _volatile(self, outcome: RunOutcome, recording: RecordingLane | None, *, confirmed: bool) -> Reason | None:
+    def _volatile(self, outcome: RunOutcome, calls: tuple[RecordedCall, ...], *, confirmed: bool) -> Reason | None:
         """Why the cell cannot be replayed (``None``: it is durable). ``confirmed``: the worker said ``done``
         and lives on, so the cell ran to its end (its value may still have been refused: ``invalid-output``)."""
         if not self._owner._durable:
@@ -278,10 +281,9 @@ class _CellRun:
             return outcome.volatile
         if outcome.failure is not None and not confirmed:
             return ("unconfirmed", str(outcome.failure.kind))
-        if recording is not None:
-            for call in recording.calls():
-                if call.status == "discarded":
-                    return ("discarded", call.tool)
+        for call in calls:
+            if call.status == "discarded":
+                return ("discarded", call.tool)
         return None
 
     # -- provenance ------------------------------------------------------------------------------
@@ -290,7 +292,7 @@ class _CellRun:
         path = journal.path(head) if head else ()
         if not any(cell.hidden for cell in path):
             return frozenset(), frozenset()
-        cells = [PathCell(hidden=cell.hidden, names=cell_names(cell.entered.source)) for cell in path]
+        cells = [PathCell(hidden=cell.hidden, names=_names(cell)) for cell in path]
         ever_bound = frozenset().union(*(cell.names.bound for cell in cells))
         dropped = tainted(cells) & ever_bound
         before = frozenset(path[-1].entered.drop)
@@ -324,7 +326,7 @@ class _CellRun:
             if self._abort.is_set():
                 # Aborted while rebuilding: nothing is learnt about the history, so nothing is journalled.
                 if kernel is not None:
-                    await self._owner.pool.stop(kernel)
+                    await self._owner.pool.stop(kernel.worker)
                 raise _Aborted()
             if diverged is None:
                 break
@@ -399,9 +401,9 @@ class _CellRun:
                     )
                     continue
                 if run.kept_worker is not None:
-                    await self._owner.pool.stop(Kernel(worker=run.kept_worker, head=entered.seq, next_id=run.next_id))
+                    await self._owner.pool.stop(run.kept_worker)
             if kernel is not None:
-                await self._owner.pool.stop(kernel)
+                await self._owner.pool.stop(kernel.worker)
             return None, runs, (entered.parent, reason_text(("diverged", problem or "")))
         return kernel, runs, None
 
@@ -422,6 +424,14 @@ def _notice(code: str, **params: object) -> str:
 
 class _Aborted(Exception):
     """The cell was aborted while its kernel was being rebuilt."""
+
+
+def _names(cell: Cell) -> CellNames:
+    """What ``cell`` bound and read: as journalled when it settled, else read from its source."""
+    settled = cell.settled
+    if settled is None:
+        return cell_names(cell.entered.source)
+    return CellNames(bound=frozenset(settled.bound), loaded=frozenset(settled.referenced))
 
 
 def journal_durable(journal: Journal, parent: int) -> bool:

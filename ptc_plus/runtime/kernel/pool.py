@@ -88,8 +88,9 @@ class KernelPool:
         self._stopping.add(task)
         task.add_done_callback(self._stopping.discard)
 
-    async def stop(self, kernel: Kernel) -> None:
-        await kernel.worker.stop(self._grace_s)
+    async def stop(self, worker: WorkerProcess) -> None:
+        """Stop a kernel's worker that is not (or no longer) in the pool."""
+        await worker.stop(self._grace_s)
 
     def kill_now(self) -> None:
         """Synchronous shutdown: kill every idle kernel's process group."""
