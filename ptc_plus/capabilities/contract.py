@@ -89,12 +89,19 @@ class ToolTally:
     """
 
     def __init__(self, count: Callable[[str], int]) -> None:
-        self._count = count
+        self._counter = count
+        self._counted: dict[str, int] = {}  # each unit text once per tally: trials re-count the last stub
         self._types: dict[str, str] = {}
         self._sources: set[str] = set()
         self._last: tuple[str, str, str, str] | None = None  # (source, name, function, stub) last in the text
         self._units = 0  # every unit with its separator, the last stub's too
         self._pending: tuple[Capability, _Joined | None] | None = None
+
+    def _count(self, text: str) -> int:
+        known = self._counted.get(text)
+        if known is None:
+            known = self._counted[text] = self._counter(text)
+        return known
 
     def trial(self, capability: Capability) -> int | None:
         """The count of the delivery of the tools so far plus ``capability``, or ``None`` (see above)."""

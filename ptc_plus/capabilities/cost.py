@@ -79,6 +79,23 @@ LINE_START = re.compile(r"(?<=\n)(?=[A-Za-z_#@])")
 """Where a text may be cut without changing an additive counter's total: after a newline, before an
 ASCII letter, ``_``, ``#`` or ``@`` (conservative: plainly neither whitespace nor ``/`` in any regex flavour)."""
 
+_LINE_END = re.compile(r"\n(?=[A-Za-z_#@])")
+"""The newline before each :data:`LINE_START` cut. Found by its literal newline, a long text is searched at C
+speed; :data:`LINE_START`'s lookbehind is tried at every position (6 times slower on a long contract)."""
+
+
+def lines_of(text: str) -> list[str]:
+    """``text`` cut at :data:`LINE_START`: ``LINE_START.split(text)``, found faster."""
+    found: list[str] = []
+    start = 0
+    for newline in _LINE_END.finditer(text):
+        end = newline.end()
+        found.append(text[start:end])
+        start = end
+    found.append(text[start:])
+    return found
+
+
 LINE_MEMO_LIMIT = 200_000
 """Lines remembered by a :func:`line_counter` before it starts afresh (bounds its memory)."""
 
@@ -94,14 +111,13 @@ def line_counter(counter: TokenCounter) -> Callable[[str], int] | None:
     if not isinstance(counter, BpeTokenCounter) or not counter.splits_at_line_starts:
         return None
     memo: dict[str, int] = {}
-    split = LINE_START.split
     count = counter.count
 
     def total(text: str) -> int:
         if len(memo) > LINE_MEMO_LIMIT:
             memo.clear()
         tokens = 0
-        for line in split(text):
+        for line in lines_of(text):
             known = memo.get(line)
             if known is None:
                 known = memo[line] = count(line)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ptc_plus.capabilities import cost
 from ptc_plus.capabilities.contract import delivery_text
@@ -65,3 +67,14 @@ def test_shared_types_are_charged_once_per_delivery(corpus_snapshot: CatalogSnap
 def test_snapshot_costs_are_the_tokens_of_each_contract(corpus_snapshot: CatalogSnapshot) -> None:
     for capability in corpus_snapshot.catalog.capabilities:
         assert corpus_snapshot.costs[capability.identity] == corpus_snapshot.counter.count(capability.contract) > 0
+
+
+@given(st.text(alphabet="\n\r ab_#@/1-\t时", max_size=60))
+def test_lines_are_cut_where_the_line_start_pattern_cuts(text: str) -> None:
+    assert cost.lines_of(text) == cost.LINE_START.split(text)
+
+
+def test_lines_of_a_whole_delivery_are_cut_where_the_pattern_cuts(corpus_snapshot: CatalogSnapshot) -> None:
+    text = delivery_text(corpus_snapshot.catalog.capabilities)
+    assert cost.lines_of(text) == cost.LINE_START.split(text)
+    assert len(cost.lines_of(text)) > 100

@@ -110,3 +110,22 @@ def test_line_sums_choose_as_whole_counts_do(corpus_snapshot: CatalogSnapshot, c
             slow = discovery._choose(corpus_snapshot, chosen, budget, counter.count, additive=False)
             assert same(fast[1:], slow[1:]) and fast[0] == slow[0], (step, budget)
             assert fast[1] == counter.count(delivery_text(fast[0]))
+
+
+def test_a_tally_counts_each_unit_text_once(corpus_snapshot: CatalogSnapshot, counter: cost.BpeTokenCounter) -> None:
+    # Every trial re-measures the stub then last in the text: a long contract's lines are cut once per tally.
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return counter.count(text)
+
+    tally = ToolTally(count)
+    chosen = []
+    for tool in [c for c in corpus_snapshot.catalog.capabilities if c.tool is not None][:12]:
+        measured = tally.trial(tool)
+        if measured is not None:
+            tally.add(tool)
+            chosen.append(tool)
+            assert measured == counter.count(delivery_text(chosen))
+    assert len(chosen) > 5 and len(counted) == len(set(counted))
