@@ -4,7 +4,8 @@
 - :mod:`.catalog` — everything offered, sorted and checked unique;
 - :mod:`.contract` — delivered contract text (shared types once);
 - :mod:`.cost` — tokens of delivered text, unit named;
-- :mod:`.terms`, :mod:`.keywords`, :mod:`.index`, :mod:`.search` — lexical ranking;
+- :mod:`.terms`, :mod:`.keywords`, :mod:`.index`, :mod:`.query_units`, :mod:`.search`, :mod:`.ranking_rules`,
+  :mod:`.ranking_arrays` — lexical ranking, fused with :mod:`.semantic` and :mod:`.gloss` when the extra is in;
 - :mod:`.snapshot`, :mod:`.discovery` — what programs call as ``capabilities.*``;
 - :mod:`.disk_cache` — derived catalog data kept across sessions (ADR 0078).
 """

@@ -181,7 +181,9 @@ def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARC
 
     Per identity: ``rank``, the query ``terms`` its document matched (alternatives of one query unit joined
     by ``/``; ``=name`` for an exact name), its ``lexical`` score, its semantic ``similarity`` (``None``
-    without the semantic layer) and the fused ``score`` the ranking used.
+    without the semantic layer), the fused ``score`` the ranking used, and ``gloss``: ``None``, or when the
+    query's English gloss was scored beside it (ADR 0084) its ``text``, the gloss ``terms`` the document
+    matched, and the gloss's ``lexical`` score and ``similarity``.
     """
     query = _text("query", query)
     ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot))
@@ -193,6 +195,14 @@ def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARC
             "lexical": m.lexical,
             "similarity": m.similarity,
             "score": m.score,
+            "gloss": None
+            if not ranked.gloss
+            else {
+                "text": ranked.gloss,
+                "terms": explain_terms(snapshot.index, ranked.gloss, m.identity),
+                "lexical": m.gloss_lexical,
+                "similarity": m.gloss_similarity,
+            },
         }
         for position, m in enumerate(ranked.matches, 1)
     }

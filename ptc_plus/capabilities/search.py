@@ -1,18 +1,10 @@
-"""Deterministic lexical ranking: query analysis and BM25F-style scoring with coverage.
+"""Deterministic lexical ranking: BM25F-style scoring with coverage, and the search API over it.
 
-A query is cut into *units*: each English word (with its synonyms), each
-dictionary word found in a CJK run (with its expansions, the first weighing
-most, and its character n-grams), and each CJK stretch the dictionary does not
-know (n-grams only). English words come cleaned (:func:`~ptc_plus.capabilities.terms.query_words`):
-no contraction clitics or bare numbers, letters glued to digits (``ec2``) one unit
-matching only whole, code identifiers of the user's own (``parse_config``) left
-out, and several words the keyword index knows as a phrase (``spin up``) one
-unit. A word or dictionary unit is one *concept*: a capability
-scores for it by its best-matching alternative (one term, or the summed words
-of a several-word expansion such as "pivot table"), and the terms share the
-rarity of the commonest of them, so a rare synonym does not outweigh the
-plain word. An n-gram unit sums its n-grams. A capability's score sums its unit scores (the
-units naming an action at half weight) and is scaled by
+A query is cut into *units* (:mod:`~ptc_plus.capabilities.query_units`). A word or dictionary unit is one
+*concept*: a capability scores for it by its best-matching alternative (one term, or the summed words of a
+several-word expansion such as "pivot table"), and the terms share the rarity of the commonest of them, so a
+rare synonym does not outweigh the plain word. An n-gram unit sums its n-grams. A capability's score sums
+its unit scores (the units naming an action at half weight) and is scaled by
 
 - *coverage*: the share of units it matches ("delete branch" prefers both words);
 - *action agreement*: the query's action (the action classes of its first
@@ -24,216 +16,72 @@ units naming an action at half weight) and is scaled by
   name or description.
 
 Equal scores are ordered by identity. Where numpy is installed the same scores, bit for bit, are computed
-over arrays (the end of this module); the loops are the definition. No model call is involved (ADR 0023,
-0026); with the optional semantic layer (:mod:`~ptc_plus.capabilities.semantic`, ADR 0077) :func:`ranking`
-fuses these scores with a multilingual sentence similarity computed locally and says whether the best hit is
-a good match.
+over arrays (:mod:`~ptc_plus.capabilities.ranking_arrays`); the loops here are the definition. No model call
+is involved (ADR 0023, 0026); with the optional semantic layer (:mod:`~ptc_plus.capabilities.semantic`, ADR
+0077) :func:`ranking` fuses these scores with a multilingual sentence similarity computed locally and says
+whether the best hit is a good match. Under the semantic layer a Chinese query's words the keyword index does
+not know are glossed in English from CC-CEDICT (:mod:`~ptc_plus.capabilities.gloss`, ADR 0084) and the gloss
+is scored beside the query. The tuning and the result types are defined in
+:mod:`~ptc_plus.capabilities.ranking_rules`, which both rankers share, and re-exported here.
 """
 
 from __future__ import annotations
 
 import heapq
 import importlib.util
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Any
 
 import attrs
 
 from ptc_plus.capabilities.index import SearchIndex
-from ptc_plus.capabilities.keywords import CompiledKeywords
+from ptc_plus.capabilities.query_units import Unit, analyse
+from ptc_plus.capabilities.ranking_rules import (
+    _ROUNDING_MARGIN,
+    ACTION_AGREES,
+    ACTION_CONFLICTS,
+    ACTION_RELATED,
+    ACTION_UNIT_WEIGHT,
+    CONCEPT_FLOOR,
+    COVERAGE_FLOOR,
+    EXACT_NAME_BONUS,
+    GLOSS_LEXICAL_WEIGHT,
+    GLOSS_SEMANTIC_WEIGHT,
+    K1,
+    NAME_SHARE_WEIGHT,
+    PAIR_WEIGHT,
+    SEMANTIC_FLOOR,
+    SEMANTIC_WEIGHT,
+    Match,
+    Ranking,
+    _concept_terms,
+    _confident,
+    _derived,
+    _gloss,
+    action_factor,
+)
 from ptc_plus.capabilities.semantic import SemanticLayer
-from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, QueryWord, cjk_runs, cjk_terms, query_words
 
-K1 = 1.2
-WORD_WEIGHT = 1.0
-SYNONYM_WEIGHT = 0.5
-DICTIONARY_WEIGHT = 0.9
-INNER_DICTIONARY_WEIGHT = 0.6
-EXPANSION_DECAY = 0.9
-"""Each later expansion of a dictionary word weighs this much less than the one before (authors list
-the closest translation first)."""
-BIGRAM_WEIGHT = 0.6
-UNIGRAM_WEIGHT = 0.15
-CONCEPT_FLOOR = SYNONYM_WEIGHT
-"""Terms weighted at least this much stand for a unit's concept (n-grams and inner words do not)."""
-COVERAGE_FLOOR = 0.3
-EXACT_NAME_BONUS = 1000.0
-ACTION_UNIT_WEIGHT = 0.5
-"""Every unit naming an action counts half of its own term score: agreement is judged by
-:data:`ACTION_AGREES` and friends from the first of them, the object a query names should choose the
-service, and a later verb ("edit the product and drop its price") must not pick its namesake sibling."""
-ACTION_AGREES = 1.3
-ACTION_RELATED = 1.1
-ACTION_CONFLICTS = 0.75
-NAME_SHARE_WEIGHT = 0.3
-PAIR_WEIGHT = 0.3
-
-
-_ROUNDING_MARGIN = 1e-6
-"""Far above the 0.5e-9 of rounding scores to 9 decimals (and float error at any score size seen)."""
-SEMANTIC_WEIGHT = 1.0
-"""Fused score = lexical score / the query's best lexical score + this × cosine similarity (ADR 0077;
-chosen on the tuning part of ``tests/data/search_eval``)."""
-SEMANTIC_FLOOR = 0.1
-"""A capability no query term matches is a candidate only from this similarity up."""
-CONFIDENT_LEXICAL = 20.0
-CONFIDENT_FUSED = 0.34
-"""With the semantic layer, the top hit is a good match when min(1, best lexical / CONFIDENT_LEXICAL) plus
-its similarity reaches this (calibrated on the tuning part's "nothing fits" queries, ADR 0077)."""
-CONFIDENT_LEXICAL_ONLY = 3.25
-"""Without the semantic layer, the best lexical score a good match reaches (same calibration)."""
-
-
-@attrs.frozen(kw_only=True)
-class Match:
-    """One ranked capability: its identity and score (higher is better).
-
-    ``lexical`` is its lexical score and ``similarity`` its semantic similarity (``None`` without the
-    semantic layer); ``score`` is the fused score the ranking used (the lexical score when lexical only).
-    """
-
-    identity: str
-    score: float
-    lexical: float = 0.0
-    similarity: float | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Ranking:
-    """Matches best first and whether the best of them is a good match (``confident``)."""
-
-    matches: tuple[Match, ...]
-    confident: bool
-    total: int
-    """How many capabilities matched at all (``matches`` may be cut to a limit)."""
-
-
-@attrs.frozen(kw_only=True)
-class Unit:
-    """One query unit: search term → query weight, whether it is one concept, and the actions it names."""
-
-    terms: Mapping[str, float]
-    concept: bool
-    actions: frozenset[str] = frozenset()
-    phrases: tuple[tuple[str, ...], ...] = ()
-    """Expansions of several words ("pivot table"): their terms add up instead of standing in for each other."""
-    whole: bool = False
-    """Letters glued to digits (``ec2``): only a capability holding every term matches."""
-
-
-def _put(unit: dict[str, float], term: str, weight: float) -> None:
-    if weight > unit.get(term, 0.0):
-        unit[term] = weight
-
-
-def _actions_of(words: Iterable[str], keywords: CompiledKeywords) -> frozenset[str]:
-    return frozenset(a for word in words for a in keywords.actions.get(word, ()))
-
-
-def _cjk_units(run: str, keywords: CompiledKeywords) -> list[Unit]:
-    units: list[Unit] = []
-    leftover = ""
-    i = 0
-    while i < len(run):
-        size = next((s for s in range(min(keywords.max_cjk, len(run) - i), 0, -1) if run[i : i + s] in keywords.cjk), 0)
-        if not size:
-            leftover += run[i]
-            i += 1
-            continue
-        if leftover:
-            units.append(_ngram_unit(leftover))
-            leftover = ""
-        word = run[i : i + size]
-        unit: dict[str, float] = {}
-        for term, position in sorted(keywords.cjk[word].items()):
-            _put(unit, term, DICTIONARY_WEIGHT * EXPANSION_DECAY**position)
-        phrases: dict[tuple[str, ...], None] = {}
-        for inner in keywords.cjk_matches(word):
-            for term, position in sorted(keywords.cjk[inner].items()):
-                _put(unit, term, INNER_DICTIONARY_WEIGHT * EXPANSION_DECAY**position)
-            phrases.update(dict.fromkeys(_phrases(keywords.cjk[inner])))
-        for term in cjk_terms(word):
-            _put(unit, term, UNIGRAM_WEIGHT if term.startswith(UNIGRAM_PREFIX) else BIGRAM_WEIGHT)
-        units.append(
-            Unit(terms=unit, concept=True, actions=_actions_of(keywords.cjk[word], keywords), phrases=tuple(phrases))
-        )
-        i += size
-    if leftover:
-        units.append(_ngram_unit(leftover))
-    return [u for u in units if u.terms]
-
-
-def _phrases(expansions: Mapping[str, int]) -> list[tuple[str, ...]]:
-    by_position: dict[int, list[str]] = {}
-    for term, position in sorted(expansions.items()):
-        by_position.setdefault(position, []).append(term)
-    return [tuple(terms) for _, terms in sorted(by_position.items()) if len(terms) > 1]
-
-
-def _ngram_unit(text: str) -> Unit:
-    unit: dict[str, float] = {}
-    for term in cjk_terms(text):
-        _put(unit, term, UNIGRAM_WEIGHT if term.startswith(UNIGRAM_PREFIX) else BIGRAM_WEIGHT)
-    return Unit(terms=unit, concept=False)
-
-
-def analyse(query: str, keywords: CompiledKeywords, names: Container[str] = frozenset()) -> list[Unit]:
-    """The query's units in query order (English words first, then CJK runs).
-
-    A code identifier (``parse_config``) or a bare number in the query is the user's own data, not
-    a description of a tool: its words count only when it is a catalog name in ``names`` or when
-    the query holds nothing else (``12306``). Several words the keyword index knows as one phrase
-    (``spin up``, ``jot down``) are one unit of that phrase's expansions.
-    """
-    runs = cjk_runs(query)
-    found = query_words(query)
-    words = [w for w in found if not w.identifier or w.identifier in names]
-    if not words and not runs:
-        words = found
-    units: list[Unit] = []
-    seen: set[tuple[str, ...]] = set()
-    i = 0
-    while i < len(words):
-        phrase = _phrase_at(words, i, keywords)
-        key = (phrase,) if phrase else words[i].pieces
-        i += phrase.count(" ") + 1 if phrase else 1
-        if key in seen:
-            continue
-        seen.add(key)
-        if phrase:
-            units.append(_expansion_unit(keywords.phrases[phrase], keywords))
-        elif len(key) > 1:
-            units.append(Unit(terms=dict.fromkeys(key, WORD_WEIGHT), concept=False, whole=True))
-        else:
-            word = key[0]
-            unit: dict[str, float] = {word: WORD_WEIGHT}
-            for term in sorted(keywords.latin.get(word, ())):
-                _put(unit, term, SYNONYM_WEIGHT)
-            units.append(Unit(terms=unit, concept=True, actions=_actions_of([word], keywords)))
-    for run in runs:
-        units.extend(_cjk_units(run, keywords))
-    return units
-
-
-def _phrase_at(words: list[QueryWord], start: int, keywords: CompiledKeywords) -> str:
-    """The longest known phrase of several words from ``start`` (its key in ``keywords.phrases``), or ``""``."""
-    for size in range(min(keywords.max_phrase, len(words) - start), 1, -1):
-        span = words[start : start + size]
-        if all(len(w.pieces) == 1 for w in span):
-            phrase = " ".join(w.pieces[0] for w in span)
-            if phrase in keywords.phrases:
-                return phrase
-    return ""
-
-
-def _expansion_unit(expansions: Mapping[str, int], keywords: CompiledKeywords) -> Unit:
-    unit: dict[str, float] = {}
-    for term, position in sorted(expansions.items()):
-        _put(unit, term, DICTIONARY_WEIGHT * EXPANSION_DECAY**position)
-    return Unit(
-        terms=unit, concept=True, actions=_actions_of(expansions, keywords), phrases=tuple(_phrases(expansions))
-    )
+# The names the docs, benchmarks and tests use through this module (the tuning is defined in ranking_rules).
+__all__ = [
+    "ACTION_AGREES",
+    "ACTION_CONFLICTS",
+    "ACTION_RELATED",
+    "ARRAYS_ABOVE",
+    "GLOSS_LEXICAL_WEIGHT",
+    "GLOSS_SEMANTIC_WEIGHT",
+    "NAME_SHARE_WEIGHT",
+    "SEMANTIC_FLOOR",
+    "SEMANTIC_WEIGHT",
+    "Match",
+    "Ranking",
+    "action_factor",
+    "explain",
+    "rank",
+    "ranking",
+    "reference_ranking",
+    "uses_arrays",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -317,7 +165,7 @@ def _unit_scores(index: SearchIndex, unit: Unit, size: int) -> _Scored:
 
 def _posting_columns(index: SearchIndex, term: str) -> tuple[tuple[int, ...], float, float]:
     """The documents of a term's postings, and its smallest and largest weight (derived on first use and
-    kept, as the arrays below are)."""
+    kept, as the arrays of :mod:`~ptc_plus.capabilities.ranking_arrays` are)."""
     memo = _derived(index, "posting-columns")
     found: tuple[tuple[int, ...], float, float] | None = memo.get(term)
     if found is None:
@@ -325,27 +173,6 @@ def _posting_columns(index: SearchIndex, term: str) -> tuple[tuple[int, ...], fl
         weights = [w for _, w in entries]
         found = memo[term] = (tuple(doc for doc, _ in entries), min(weights), max(weights))
     return found
-
-
-def action_factor(wanted: frozenset[str], offered: frozenset[str]) -> float:
-    """How a capability offering ``offered`` actions suits a query wanting ``wanted`` (1.0: no opinion).
-
-    Classes are ``family.class``; a class without a family (``run``) only ever agrees.
-    """
-    if not wanted or not offered:
-        return 1.0
-    if wanted & offered:
-        return ACTION_AGREES
-    ours = {a.split(".")[0] for a in wanted if "." in a}
-    theirs = {a.split(".")[0] for a in offered if "." in a}
-    if ours & theirs:
-        return ACTION_RELATED
-    return ACTION_CONFLICTS if ours and theirs else 1.0
-
-
-def _concept_terms(unit: Unit) -> list[str]:
-    # Terms from U+3040 up are CJK n-grams: overlapping bigrams are never neighbours worth a pair.
-    return sorted(t for t, w in unit.terms.items() if w >= CONCEPT_FLOOR and t[0] < "\u3040")
 
 
 def _pair_scores(index: SearchIndex, units: list[Unit], scores: list[float]) -> float:
@@ -558,8 +385,8 @@ def ranking(
 
     Lexical only without ``semantic``; with it, each score is fused with the capability's similarity
     (:data:`SEMANTIC_WEIGHT`) and capabilities no term matches join from :data:`SEMANTIC_FLOOR` up.
-    Computed over numpy arrays (:func:`_ranking_arrays`) for catalogs above :data:`ARRAYS_ABOVE` where
-    numpy is installed, else by :func:`reference_ranking`: the result is the same.
+    Computed over numpy arrays (:func:`~ptc_plus.capabilities.ranking_arrays.ranking`) for catalogs above
+    :data:`ARRAYS_ABOVE` where numpy is installed, else by :func:`reference_ranking`: the result is the same.
     """
     vectorised = _vectorised() if len(index.identities) > ARRAYS_ABOVE else None
     if vectorised is None:
@@ -581,7 +408,11 @@ def uses_arrays(size: int) -> bool:
 @cache
 def _vectorised() -> Callable[..., Ranking] | None:
     # numpy comes with the semantic extra only; the loops need nothing.
-    return _ranking_arrays if importlib.util.find_spec("numpy") is not None else None
+    if importlib.util.find_spec("numpy") is None:
+        return None
+    from ptc_plus.capabilities import ranking_arrays
+
+    return ranking_arrays.ranking
 
 
 def reference_ranking(
@@ -600,6 +431,9 @@ def reference_ranking(
     identities = index.identities
     best_lexical = max(lexical.values(), default=0.0)
     similarities: tuple[float, ...] | None = None
+    gloss = _gloss(index, query, semantic)
+    gloss_lexical: dict[int, float] = {}
+    gloss_similarities: tuple[float, ...] | None = None
     if semantic is None:
         fused = lexical
     else:
@@ -610,6 +444,20 @@ def reference_ranking(
             for doc, similarity in enumerate(similarities)
             if doc in lexical or similarity >= SEMANTIC_FLOOR
         }
+        if gloss:
+            gloss_lexical = _lexical(index, gloss)
+            gloss_similarities = semantic.similarities(gloss)
+            best_gloss = max(gloss_lexical.values(), default=0.0)
+            gloss_scale = 1.0 / best_gloss if best_gloss > 0 else 0.0
+            fused = {
+                doc: (lexical.get(doc, 0.0) * scale + SEMANTIC_WEIGHT * similarity)
+                + (
+                    GLOSS_LEXICAL_WEIGHT * (gloss_lexical.get(doc, 0.0) * gloss_scale)
+                    + GLOSS_SEMANTIC_WEIGHT * gloss_similarity
+                )
+                for doc, (similarity, gloss_similarity) in enumerate(zip(similarities, gloss_similarities, strict=True))
+                if doc in fused or doc in gloss_lexical or gloss_similarity >= SEMANTIC_FLOOR
+            }
     candidates: Iterable[tuple[int, float]] = fused.items()
     if limit is not None and len(fused) > limit:
         # Keys only for the candidates that can reach the top ``limit``: the k-th best raw score, less a
@@ -625,20 +473,18 @@ def reference_ranking(
             score=-negative,
             lexical=round(lexical.get(doc, 0.0), 9),
             similarity=None if similarities is None else similarities[doc],
+            gloss_lexical=None if gloss_similarities is None else round(gloss_lexical.get(doc, 0.0), 9),
+            gloss_similarity=None if gloss_similarities is None else gloss_similarities[doc],
         )
         for negative, identity, doc in best
     )
     total = len(fused) if total is None else total
-    return Ranking(matches=matches, confident=_confident(matches, best_lexical), total=total)
-
-
-def _confident(matches: tuple[Match, ...], best_lexical: float) -> bool:
-    if not matches:
-        return False
-    top = matches[0]
-    if top.similarity is None:
-        return best_lexical >= CONFIDENT_LEXICAL_ONLY
-    return min(1.0, best_lexical / CONFIDENT_LEXICAL) + top.similarity >= CONFIDENT_FUSED
+    return Ranking(
+        matches=matches,
+        confident=_confident(matches, best_lexical),
+        total=total,
+        gloss=gloss if gloss_similarities is not None else "",
+    )
 
 
 def rank(
@@ -662,238 +508,3 @@ def explain(index: SearchIndex, query: str, identity: str) -> list[str]:
     if doc in index.exact.get(query.strip().lower(), ()):
         found.append("=name")
     return found
-
-
-# The same ranking over numpy arrays. At 10,000 capabilities a common query word matches thousands of
-# documents, and the per-document Python work of the loops above was most of a search. Below each step is
-# one array operation over the whole catalog, in the same order of float operations per document as the
-# loops (IEEE addition, multiplication and division are exact to the last bit elementwise, and multiplying
-# by exactly 1.0 or adding 0.0 leaves a value unchanged), so every score is bit for bit the loops' and
-# rankings are byte-identical (tests/ptc_plus/capabilities/test_search_arrays.py compares the two over
-# every labelled query). The loops stay the definition and the path used without numpy, which only the
-# optional semantic extra installs. Arrays derived from the index are built on first use and kept in
-# ``SearchIndex.derived``; they hold no tuning constant (those are read from this module on every call).
-
-Array = Any
-"""A numpy array (numpy's own types are not worth mypy's time here)."""
-
-
-def _derived(index: SearchIndex, name: str) -> dict[Any, Any]:
-    found: dict[Any, Any] | None = index.derived.get(name)
-    if found is None:
-        found = index.derived.setdefault(name, {})
-    return found
-
-
-def _posting_arrays(index: SearchIndex, term: str) -> tuple[Array, Array]:
-    """Documents and weights of a term's postings."""
-    import numpy as np
-
-    memo = _derived(index, "postings")
-    found = memo.get(term)
-    if found is None:
-        entries = index.postings[term]
-        docs = np.fromiter((d for d, _ in entries), dtype=np.intp, count=len(entries))
-        weights = np.fromiter((w for _, w in entries), dtype=np.float64, count=len(entries))
-        found = memo[term] = (docs, weights)
-    return found
-
-
-def _pair_arrays(index: SearchIndex, first: str, second: str) -> tuple[Array, Array] | None:
-    """Documents and field weights of an indexed pair, or ``None`` (the memo holds only pairs that exist,
-    so arbitrary queries do not grow it)."""
-    import numpy as np
-
-    entries = index.pairs.get(first, {}).get(second)
-    if not entries:
-        return None
-    memo = _derived(index, "pairs")
-    found = memo.get((first, second))
-    if found is None:
-        found = memo[first, second] = (
-            np.fromiter((d for d, _ in entries), dtype=np.intp, count=len(entries)),
-            np.fromiter((f for _, f in entries), dtype=np.float64, count=len(entries)),
-        )
-    return found
-
-
-def _named_by_array(index: SearchIndex, term: str) -> Array | None:
-    import numpy as np
-
-    entries = index.named_by.get(term)
-    if not entries:
-        return None
-    memo = _derived(index, "named-by")
-    found = memo.get(term)
-    if found is None:
-        found = memo[term] = np.asarray(entries, dtype=np.intp)
-    return found
-
-
-def _catalog_arrays(index: SearchIndex) -> tuple[Array, tuple[frozenset[str], ...], Array]:
-    """Per document: the number of its distinct action class set, those sets, and its name-word count."""
-    import numpy as np
-
-    memo = _derived(index, "catalog")
-    found = memo.get("catalog")
-    if found is None:
-        numbers: dict[frozenset[str], int] = {}
-        ids = np.fromiter((numbers.setdefault(a, len(numbers)) for a in index.actions), dtype=np.intp)
-        lengths = np.fromiter((len(w) for w in index.name_words), dtype=np.float64, count=len(index.name_words))
-        found = memo["catalog"] = (ids, tuple(numbers), np.maximum(lengths, 1.0))
-    return found
-
-
-def _unit_score_array(index: SearchIndex, unit: Unit, size: int) -> tuple[Array, Array]:
-    """:func:`_unit_scores` as (score per document, whether it is a key)."""
-    import numpy as np
-
-    scores = np.zeros(size)
-    hit = np.zeros(size, dtype=bool)
-    present = sorted(t for t in unit.terms if t in index.postings)
-    saturation = K1 + 1
-    if not unit.concept:
-        held = np.zeros(size, dtype=np.intp) if unit.whole else None
-        for term in present:
-            factor = unit.terms[term] * index.idf[term] * saturation
-            docs, weights = _posting_arrays(index, term)
-            scores[docs] += factor * weights / (weights + K1)
-            hit[docs] = True
-            if held is not None:
-                held[docs] += 1
-        if held is not None:
-            hit &= held == len(unit.terms)
-            scores[~hit] = 0.0
-        return scores, hit
-    rarity = min((index.idf[t] for t in present if unit.terms[t] >= CONCEPT_FLOOR), default=None)
-    phrased = {t for phrase in unit.phrases for t in phrase} if unit.phrases else set()
-    values: dict[str, tuple[Array, Array]] = {}
-    for term in present:
-        factor = unit.terms[term] * (index.idf[term] if rarity is None else min(rarity, index.idf[term])) * saturation
-        docs, weights = _posting_arrays(index, term)
-        value = factor * weights / (weights + K1)
-        if term in phrased:
-            values[term] = (docs, value)
-        # Every value is positive, so the loops' "replace when greater" is a maximum.
-        scores[docs] = np.maximum(scores[docs], value)
-        hit[docs] = True
-    for phrase in unit.phrases:
-        summed = np.zeros(size)
-        for term in phrase:
-            if term in values:
-                docs, value = values[term]
-                summed[docs] += value
-        np.maximum(scores, summed, out=scores)
-    return scores, hit
-
-
-def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array:
-    """:func:`_pair_scores` as an array (0 where a document holds no pair)."""
-    import numpy as np
-
-    concepts = [_concept_terms(u) for u in units if u.concept]
-    weights = [u.terms for u in units if u.concept]
-    scores = np.zeros(size)
-    for n in range(len(concepts) - 1):
-        best: Array | None = None
-        for a in concepts[n]:
-            if not index.pairs.get(a):
-                continue
-            for b in concepts[n + 1]:
-                found = _pair_arrays(index, a, b)
-                if found is None:
-                    continue
-                docs, fields = found
-                if best is None:
-                    best = np.zeros(size)
-                weight = weights[n][a] * weights[n + 1][b]
-                best[docs] = np.maximum(best[docs], weight * fields)
-        if best is not None:
-            scores += best
-    return scores
-
-
-def _lexical_arrays(index: SearchIndex, query: str) -> tuple[Array, Array]:
-    """:func:`_lexical` as (score per document, whether it matched).
-
-    Scores of documents that did not match are 0.
-    """
-    import numpy as np
-
-    size = len(index.identities)
-    units = analyse(query, index.keywords, index.exact)
-    verb = next((u for u in units if u.actions), None)
-    totals = np.zeros(size)
-    matched = np.zeros(size, dtype=np.intp)
-    member = np.zeros(size, dtype=bool)
-    for unit in units:
-        weight = ACTION_UNIT_WEIGHT if unit.actions else 1.0
-        scores, hit = _unit_score_array(index, unit, size)
-        totals += weight * scores
-        matched += hit
-        member |= hit
-    for doc in index.exact.get(query.strip().lower(), ()):
-        totals[doc] += EXACT_NAME_BONUS
-        matched[doc] = max(int(matched[doc]), len(units))
-        member[doc] = True
-    if not member.any():
-        return totals, member
-    count = max(1, len(units))
-    coverage = np.array([COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * min(1.0, m / count) for m in range(count + 1)])
-    score = totals * coverage[matched]
-    ids, offered, lengths = _catalog_arrays(index)
-    if verb is not None:
-        score *= np.array([action_factor(verb.actions, o) for o in offered])[ids]
-    named = np.zeros(size)
-    for term in {t for u in units if u.concept for t, w in u.terms.items() if w >= CONCEPT_FLOOR}:
-        docs = _named_by_array(index, term)
-        if docs is not None:
-            named[docs] += 1
-    score *= 1 + NAME_SHARE_WEIGHT * named / lengths
-    pair_scale = PAIR_WEIGHT / max(1, sum(1 for u in units if u.concept) - 1)
-    score *= 1 + pair_scale * _pair_score_array(index, units, size)
-    member &= totals > 0
-    score[~member] = 0.0
-    return score, member
-
-
-def _ranking_arrays(index: SearchIndex, query: str, *, limit: int | None, semantic: SemanticLayer | None) -> Ranking:
-    """:func:`reference_ranking` over arrays: the same :class:`Ranking`, bit for bit.
-
-    Only the candidates that can reach the top ``limit`` (the same bound the loops use) become Python
-    values, and they are rounded by Python's ``round`` as the loops round them.
-    """
-    import numpy as np
-
-    score, member = _lexical_arrays(index, query)
-    best_lexical = float(score[member].max()) if member.any() else 0.0
-    similarities: Array | None = None
-    if semantic is None:
-        fused, keep = score, member
-    else:
-        similarities = semantic.similarity_array(query)
-        scale = 1.0 / best_lexical if best_lexical > 0 else 0.0
-        fused = score * scale + SEMANTIC_WEIGHT * similarities
-        keep = member | (similarities >= SEMANTIC_FLOOR)
-    docs = np.flatnonzero(keep)
-    values = fused[docs]
-    total = len(docs)
-    if limit is not None and total > limit:
-        floor = float(np.partition(values, total - limit)[total - limit]) - _ROUNDING_MARGIN
-        chosen = values >= floor
-        docs, values = docs[chosen], values[chosen]
-    identities = index.identities
-    scored = [
-        (-round(value, 9), identities[doc], doc) for doc, value in zip(docs.tolist(), values.tolist(), strict=True)
-    ]
-    best = sorted(scored) if limit is None else heapq.nsmallest(limit, scored)
-    matches = tuple(
-        Match(
-            identity=identity,
-            score=-negative,
-            lexical=round(float(score[doc]), 9),
-            similarity=None if similarities is None else float(similarities[doc]),
-        )
-        for negative, identity, doc in best
-    )
-    return Ranking(matches=matches, confident=_confident(matches, best_lexical), total=total)

@@ -1,9 +1,12 @@
-"""Fixtures: the real MCP corpus as a catalog snapshot."""
+"""Fixtures: the real MCP corpus as a catalog snapshot, and the benchmarks' catalog data module."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -13,6 +16,21 @@ from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.sdk.tools_file import load_tool_specs
 
 DATA = Path(__file__).resolve().parents[2] / "data"
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def catalog_data() -> ModuleType:
+    """``benchmarks/catalog_data.py`` (the 307-capability benchmark catalog and the scaled catalogs), loaded once."""
+    known = sys.modules.get("bench_catalog_data")
+    if known is not None:
+        return known
+    spec = importlib.util.spec_from_file_location("bench_catalog_data", BENCHMARKS / "catalog_data.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_catalog_data"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

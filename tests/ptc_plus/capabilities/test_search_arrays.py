@@ -1,4 +1,4 @@
-"""The ranker over numpy arrays (``search._ranking_arrays``) against the reference loops (``reference_ranking``).
+"""The ranker over numpy arrays (``ranking_arrays.ranking``) against the reference loops (``reference_ranking``).
 
 Every labelled query of both sets (``search_queries.json`` and the harder ``search_eval`` set), plus
 edge cases, over the benchmark catalog and a scaled one (numbered copies of services: thousands of
@@ -9,7 +9,6 @@ to the last bit (compared by ``repr``, which tells every float apart, ``-0.0`` i
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hookspecs.types import ToolSpec
-from ptc_plus.capabilities import search, semantic
+from ptc_plus.capabilities import ranking_arrays, search, semantic
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.search import reference_ranking
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
@@ -47,15 +46,6 @@ EDGE_CASES = (
 LIMITS = (1, 10, None)
 
 
-def _catalog_data() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_catalog_data", ROOT / "benchmarks" / "catalog_data.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_catalog_data", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def queries() -> list[str]:
     labelled = [q["query"] for q in orjson.loads((DATA / "search_queries.json").read_bytes())["queries"]]
@@ -64,14 +54,14 @@ def queries() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def benchmark_snapshot() -> CatalogSnapshot:
-    tools, skills, resources = _catalog_data().benchmark_catalog_parts()
+def benchmark_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
+    tools, skills, resources = catalog_data.benchmark_catalog_parts()
     return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources), cache=None)
 
 
 @pytest.fixture(scope="module")
-def scaled_snapshot() -> CatalogSnapshot:
-    return build_snapshot(build_catalog(tools=_catalog_data().scaled_tools(1500), cache=None), cache=None)
+def scaled_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
+    return build_snapshot(build_catalog(tools=catalog_data.scaled_tools(1500), cache=None), cache=None)
 
 
 class Hashed:
@@ -106,7 +96,7 @@ def _differences(snapshot: CatalogSnapshot, queries: list[str], layer: semantic.
     found = []
     for query in queries:
         for limit in LIMITS:
-            fast = search._ranking_arrays(snapshot.index, query, limit=limit, semantic=layer)
+            fast = ranking_arrays.ranking(snapshot.index, query, limit=limit, semantic=layer)
             slow = reference_ranking(snapshot.index, query, limit=limit, semantic=layer)
             if repr(fast) != repr(slow):
                 found.append(f"{query!r} limit={limit}")
@@ -114,7 +104,7 @@ def _differences(snapshot: CatalogSnapshot, queries: list[str], layer: semantic.
 
 
 def test_the_arrays_rank_large_catalogs_where_numpy_is(scaled_snapshot: CatalogSnapshot) -> None:
-    assert search._vectorised() is search._ranking_arrays
+    assert search._vectorised() is ranking_arrays.ranking
     assert search.uses_arrays(len(scaled_snapshot.index.identities))
     assert not search.uses_arrays(search.ARRAYS_ABOVE)
 
@@ -132,7 +122,7 @@ def test_lexical_scores_equal_the_reference_before_rounding(
     # Rankings round scores to 9 decimals, which hides a last-bit difference nearly always: compare the bits.
     for snapshot in (benchmark_snapshot, scaled_snapshot):
         for query in queries:
-            scores, matched = search._lexical_arrays(snapshot.index, query)
+            scores, matched = ranking_arrays.lexical(snapshot.index, query)
             fast = {doc: float(scores[doc]).hex() for doc in np.flatnonzero(matched).tolist()}
             slow = {doc: value.hex() for doc, value in search._lexical(snapshot.index, query).items()}
             assert fast == slow, query

@@ -16,13 +16,13 @@ from ptc_plus.capabilities.keywords import (
     load_keyword_index,
     save_keyword_index,
 )
+from ptc_plus.capabilities.query_units import analyse
 from ptc_plus.capabilities.search import (
     ACTION_AGREES,
     ACTION_CONFLICTS,
     ACTION_RELATED,
     NAME_SHARE_WEIGHT,
     action_factor,
-    analyse,
     rank,
 )
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot

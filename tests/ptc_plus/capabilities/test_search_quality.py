@@ -10,8 +10,6 @@ with the smaller half of sha256(query) tune the ranker, the rest and every
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,15 +24,6 @@ from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _catalog_data() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_catalog_data", ROOT / "benchmarks" / "catalog_data.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_catalog_data", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def queries() -> list[dict[str, Any]]:
     loaded: list[dict[str, Any]] = orjson.loads((ROOT / "tests" / "data" / "search_queries.json").read_bytes())[
@@ -44,8 +33,8 @@ def queries() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def snapshot() -> CatalogSnapshot:
-    tools, skills, resources = _catalog_data().benchmark_catalog_parts()
+def snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
+    tools, skills, resources = catalog_data.benchmark_catalog_parts()
     return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources))
 
 

@@ -11,7 +11,8 @@ import pytest
 from hookspecs.types import ToolSpec
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.keywords import KeywordIndex, compile_keywords
-from ptc_plus.capabilities.search import analyse, rank
+from ptc_plus.capabilities.query_units import analyse
+from ptc_plus.capabilities.search import rank
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.capabilities.terms import QueryWord, query_words
 

@@ -9,8 +9,6 @@ its :class:`Ranking` must be the whole ranking cut to the limit, to the last bit
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -39,15 +37,6 @@ EDGE_CASES = (
 LIMITS = (1, 3, 10)
 
 
-def _catalog_data() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_catalog_data", ROOT / "benchmarks" / "catalog_data.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_catalog_data", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def queries() -> list[str]:
     labelled = [q["query"] for q in orjson.loads((DATA / "search_queries.json").read_bytes())["queries"]]
@@ -56,14 +45,14 @@ def queries() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def benchmark_snapshot() -> CatalogSnapshot:
-    tools, skills, resources = _catalog_data().benchmark_catalog_parts()
+def benchmark_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
+    tools, skills, resources = catalog_data.benchmark_catalog_parts()
     return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources), cache=None)
 
 
 @pytest.fixture(scope="module")
-def scaled_snapshot() -> CatalogSnapshot:
-    return build_snapshot(build_catalog(tools=_catalog_data().scaled_tools(2500), cache=None), cache=None)
+def scaled_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
+    return build_snapshot(build_catalog(tools=catalog_data.scaled_tools(2500), cache=None), cache=None)
 
 
 def _cut(whole: Ranking, limit: int) -> Ranking:

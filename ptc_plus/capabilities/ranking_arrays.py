@@ -1,0 +1,280 @@
+"""The ranking of :mod:`~ptc_plus.capabilities.search` over numpy arrays: the same scores, bit for bit.
+
+At 10,000 capabilities a common query word matches thousands of documents, and the per-document Python
+work of the loops in :mod:`~ptc_plus.capabilities.search` was most of a search. Here each step is one array
+operation over the whole catalog, in the same order of float operations per document as the loops (IEEE
+addition, multiplication and division are exact to the last bit elementwise, and multiplying by exactly 1.0
+or adding 0.0 leaves a value unchanged), so every score is bit for bit the loops' and rankings are
+byte-identical (tests/ptc_plus/capabilities/test_search_arrays.py compares the two over every labelled
+query). The loops stay the definition and the path used without numpy, which only the optional semantic
+extra installs: :func:`ptc_plus.capabilities.search.ranking` imports this module only where numpy is
+installed, and numpy is imported here only inside the functions. Arrays derived from the index are built on
+first use and kept in ``SearchIndex.derived``; they hold no tuning constant (those are read from
+:mod:`~ptc_plus.capabilities.ranking_rules` on every call, as the loops read them).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from ptc_plus.capabilities.index import SearchIndex
+from ptc_plus.capabilities.query_units import Unit, analyse
+from ptc_plus.capabilities.ranking_rules import (
+    _ROUNDING_MARGIN,
+    ACTION_UNIT_WEIGHT,
+    CONCEPT_FLOOR,
+    COVERAGE_FLOOR,
+    EXACT_NAME_BONUS,
+    GLOSS_LEXICAL_WEIGHT,
+    GLOSS_SEMANTIC_WEIGHT,
+    K1,
+    NAME_SHARE_WEIGHT,
+    PAIR_WEIGHT,
+    SEMANTIC_FLOOR,
+    SEMANTIC_WEIGHT,
+    Match,
+    Ranking,
+    _concept_terms,
+    _confident,
+    _derived,
+    _gloss,
+    action_factor,
+)
+from ptc_plus.capabilities.semantic import SemanticLayer
+
+Array = Any
+"""A numpy array (numpy's own types are not worth mypy's time here)."""
+
+
+def _posting_arrays(index: SearchIndex, term: str) -> tuple[Array, Array]:
+    """Documents and weights of a term's postings."""
+    import numpy as np
+
+    memo = _derived(index, "postings")
+    found = memo.get(term)
+    if found is None:
+        entries = index.postings[term]
+        docs = np.fromiter((d for d, _ in entries), dtype=np.intp, count=len(entries))
+        weights = np.fromiter((w for _, w in entries), dtype=np.float64, count=len(entries))
+        found = memo[term] = (docs, weights)
+    return found
+
+
+def _pair_arrays(index: SearchIndex, first: str, second: str) -> tuple[Array, Array] | None:
+    """Documents and field weights of an indexed pair, or ``None`` (the memo holds only pairs that exist,
+    so arbitrary queries do not grow it)."""
+    import numpy as np
+
+    entries = index.pairs.get(first, {}).get(second)
+    if not entries:
+        return None
+    memo = _derived(index, "pairs")
+    found = memo.get((first, second))
+    if found is None:
+        found = memo[first, second] = (
+            np.fromiter((d for d, _ in entries), dtype=np.intp, count=len(entries)),
+            np.fromiter((f for _, f in entries), dtype=np.float64, count=len(entries)),
+        )
+    return found
+
+
+def _named_by_array(index: SearchIndex, term: str) -> Array | None:
+    import numpy as np
+
+    entries = index.named_by.get(term)
+    if not entries:
+        return None
+    memo = _derived(index, "named-by")
+    found = memo.get(term)
+    if found is None:
+        found = memo[term] = np.asarray(entries, dtype=np.intp)
+    return found
+
+
+def _catalog_arrays(index: SearchIndex) -> tuple[Array, tuple[frozenset[str], ...], Array]:
+    """Per document: the number of its distinct action class set, those sets, and its name-word count."""
+    import numpy as np
+
+    memo = _derived(index, "catalog")
+    found = memo.get("catalog")
+    if found is None:
+        numbers: dict[frozenset[str], int] = {}
+        ids = np.fromiter((numbers.setdefault(a, len(numbers)) for a in index.actions), dtype=np.intp)
+        lengths = np.fromiter((len(w) for w in index.name_words), dtype=np.float64, count=len(index.name_words))
+        found = memo["catalog"] = (ids, tuple(numbers), np.maximum(lengths, 1.0))
+    return found
+
+
+def _unit_score_array(index: SearchIndex, unit: Unit, size: int) -> tuple[Array, Array]:
+    """:func:`~ptc_plus.capabilities.search._unit_scores` as (score per document, whether it is a key)."""
+    import numpy as np
+
+    scores = np.zeros(size)
+    hit = np.zeros(size, dtype=bool)
+    present = sorted(t for t in unit.terms if t in index.postings)
+    saturation = K1 + 1
+    if not unit.concept:
+        held = np.zeros(size, dtype=np.intp) if unit.whole else None
+        for term in present:
+            factor = unit.terms[term] * index.idf[term] * saturation
+            docs, weights = _posting_arrays(index, term)
+            scores[docs] += factor * weights / (weights + K1)
+            hit[docs] = True
+            if held is not None:
+                held[docs] += 1
+        if held is not None:
+            hit &= held == len(unit.terms)
+            scores[~hit] = 0.0
+        return scores, hit
+    rarity = min((index.idf[t] for t in present if unit.terms[t] >= CONCEPT_FLOOR), default=None)
+    phrased = {t for phrase in unit.phrases for t in phrase} if unit.phrases else set()
+    values: dict[str, tuple[Array, Array]] = {}
+    for term in present:
+        factor = unit.terms[term] * (index.idf[term] if rarity is None else min(rarity, index.idf[term])) * saturation
+        docs, weights = _posting_arrays(index, term)
+        value = factor * weights / (weights + K1)
+        if term in phrased:
+            values[term] = (docs, value)
+        # Every value is positive, so the loops' "replace when greater" is a maximum.
+        scores[docs] = np.maximum(scores[docs], value)
+        hit[docs] = True
+    for phrase in unit.phrases:
+        summed = np.zeros(size)
+        for term in phrase:
+            if term in values:
+                docs, value = values[term]
+                summed[docs] += value
+        np.maximum(scores, summed, out=scores)
+    return scores, hit
+
+
+def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array:
+    """:func:`~ptc_plus.capabilities.search._pair_scores` as an array (0 where a document holds no pair)."""
+    import numpy as np
+
+    concepts = [_concept_terms(u) for u in units if u.concept]
+    weights = [u.terms for u in units if u.concept]
+    scores = np.zeros(size)
+    for n in range(len(concepts) - 1):
+        best: Array | None = None
+        for a in concepts[n]:
+            if not index.pairs.get(a):
+                continue
+            for b in concepts[n + 1]:
+                found = _pair_arrays(index, a, b)
+                if found is None:
+                    continue
+                docs, fields = found
+                if best is None:
+                    best = np.zeros(size)
+                weight = weights[n][a] * weights[n + 1][b]
+                best[docs] = np.maximum(best[docs], weight * fields)
+        if best is not None:
+            scores += best
+    return scores
+
+
+def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
+    """:func:`~ptc_plus.capabilities.search._lexical` as (score per document, whether it matched).
+
+    Scores of documents that did not match are 0.
+    """
+    import numpy as np
+
+    size = len(index.identities)
+    units = analyse(query, index.keywords, index.exact)
+    verb = next((u for u in units if u.actions), None)
+    totals = np.zeros(size)
+    matched = np.zeros(size, dtype=np.intp)
+    member = np.zeros(size, dtype=bool)
+    for unit in units:
+        weight = ACTION_UNIT_WEIGHT if unit.actions else 1.0
+        scores, hit = _unit_score_array(index, unit, size)
+        totals += weight * scores
+        matched += hit
+        member |= hit
+    for doc in index.exact.get(query.strip().lower(), ()):
+        totals[doc] += EXACT_NAME_BONUS
+        matched[doc] = max(int(matched[doc]), len(units))
+        member[doc] = True
+    if not member.any():
+        return totals, member
+    count = max(1, len(units))
+    coverage = np.array([COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * min(1.0, m / count) for m in range(count + 1)])
+    score = totals * coverage[matched]
+    ids, offered, lengths = _catalog_arrays(index)
+    if verb is not None:
+        score *= np.array([action_factor(verb.actions, o) for o in offered])[ids]
+    named = np.zeros(size)
+    for term in {t for u in units if u.concept for t, w in u.terms.items() if w >= CONCEPT_FLOOR}:
+        docs = _named_by_array(index, term)
+        if docs is not None:
+            named[docs] += 1
+    score *= 1 + NAME_SHARE_WEIGHT * named / lengths
+    pair_scale = PAIR_WEIGHT / max(1, sum(1 for u in units if u.concept) - 1)
+    score *= 1 + pair_scale * _pair_score_array(index, units, size)
+    member &= totals > 0
+    score[~member] = 0.0
+    return score, member
+
+
+def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: SemanticLayer | None) -> Ranking:
+    """:func:`~ptc_plus.capabilities.search.reference_ranking` over arrays: the same :class:`Ranking`, bit for bit.
+
+    Only the candidates that can reach the top ``limit`` (the same bound the loops use) become Python
+    values, and they are rounded by Python's ``round`` as the loops round them.
+    """
+    import numpy as np
+
+    score, member = lexical(index, query)
+    best_lexical = float(score[member].max()) if member.any() else 0.0
+    similarities: Array | None = None
+    gloss = _gloss(index, query, semantic)
+    gloss_score: Array | None = None
+    gloss_similarities: Array | None = None
+    if semantic is None:
+        fused, keep = score, member
+    else:
+        similarities = semantic.similarity_array(query)
+        scale = 1.0 / best_lexical if best_lexical > 0 else 0.0
+        fused = score * scale + SEMANTIC_WEIGHT * similarities
+        keep = member | (similarities >= SEMANTIC_FLOOR)
+        if gloss:
+            gloss_score, gloss_member = lexical(index, gloss)
+            gloss_similarities = semantic.similarity_array(gloss)
+            best_gloss = float(gloss_score[gloss_member].max()) if gloss_member.any() else 0.0
+            gloss_scale = 1.0 / best_gloss if best_gloss > 0 else 0.0
+            fused = fused + (
+                GLOSS_LEXICAL_WEIGHT * (gloss_score * gloss_scale) + GLOSS_SEMANTIC_WEIGHT * gloss_similarities
+            )
+            keep = keep | gloss_member | (gloss_similarities >= SEMANTIC_FLOOR)
+    docs = np.flatnonzero(keep)
+    values = fused[docs]
+    total = len(docs)
+    if limit is not None and total > limit:
+        floor = float(np.partition(values, total - limit)[total - limit]) - _ROUNDING_MARGIN
+        chosen = values >= floor
+        docs, values = docs[chosen], values[chosen]
+    identities = index.identities
+    scored = [
+        (-round(value, 9), identities[doc], doc) for doc, value in zip(docs.tolist(), values.tolist(), strict=True)
+    ]
+    best = sorted(scored) if limit is None else heapq.nsmallest(limit, scored)
+    matches = tuple(
+        Match(
+            identity=identity,
+            score=-negative,
+            lexical=round(float(score[doc]), 9),
+            similarity=None if similarities is None else float(similarities[doc]),
+            gloss_lexical=None if gloss_score is None else round(float(gloss_score[doc]), 9),
+            gloss_similarity=None if gloss_similarities is None else float(gloss_similarities[doc]),
+        )
+        for negative, identity, doc in best
+    )
+    return Ranking(
+        matches=matches,
+        confident=_confident(matches, best_lexical),
+        total=total,
+        gloss=gloss if gloss_similarities is not None else "",
+    )

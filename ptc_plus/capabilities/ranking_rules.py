@@ -1,0 +1,129 @@
+"""What the two rankers share: the tuning, the result types and the small rules both apply.
+
+:mod:`~ptc_plus.capabilities.search` scores in plain Python (the definition) and
+:mod:`~ptc_plus.capabilities.ranking_arrays` computes the same scores over numpy arrays; both read their
+weights, thresholds and margins from here and return the :class:`Ranking` defined here, so neither imports
+the other's code (:mod:`~ptc_plus.capabilities.search` re-exports the tuning and the result types: its names
+are the ones the docs, benchmarks and tests use). The weights are explained in
+:mod:`~ptc_plus.capabilities.search` and ADR 0026, 0077 and 0084.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ptc_plus.capabilities import gloss as glossing
+from ptc_plus.capabilities.index import SearchIndex
+from ptc_plus.capabilities.query_units import SYNONYM_WEIGHT, Unit
+from ptc_plus.capabilities.semantic import SemanticLayer
+
+K1 = 1.2
+CONCEPT_FLOOR = SYNONYM_WEIGHT
+"""Terms weighted at least this much stand for a unit's concept (n-grams and inner words do not)."""
+COVERAGE_FLOOR = 0.3
+EXACT_NAME_BONUS = 1000.0
+ACTION_UNIT_WEIGHT = 0.5
+"""Every unit naming an action counts half of its own term score: agreement is judged by
+:data:`ACTION_AGREES` and friends from the first of them, the object a query names should choose the
+service, and a later verb ("edit the product and drop its price") must not pick its namesake sibling."""
+ACTION_AGREES = 1.3
+ACTION_RELATED = 1.1
+ACTION_CONFLICTS = 0.75
+NAME_SHARE_WEIGHT = 0.3
+PAIR_WEIGHT = 0.3
+
+
+_ROUNDING_MARGIN = 1e-6
+"""Far above the 0.5e-9 of rounding scores to 9 decimals (and float error at any score size seen)."""
+SEMANTIC_WEIGHT = 1.0
+"""Fused score = lexical score / the query's best lexical score + this × cosine similarity (ADR 0077;
+chosen on the tuning part of ``tests/data/search_eval``)."""
+SEMANTIC_FLOOR = 0.1
+"""A capability no query term matches is a candidate only from this similarity up."""
+GLOSS_LEXICAL_WEIGHT = 0.2
+GLOSS_SEMANTIC_WEIGHT = 1.5
+"""With the semantic layer, a query's English gloss (ADR 0084) adds this × its lexical score over its best
+lexical score, plus this × its similarity, to every capability's fused score (chosen on the tuning part of
+``tests/data/search_eval``)."""
+CONFIDENT_LEXICAL = 20.0
+CONFIDENT_FUSED = 0.34
+"""With the semantic layer, the top hit is a good match when min(1, best lexical / CONFIDENT_LEXICAL) plus
+its similarity reaches this (calibrated on the tuning part's "nothing fits" queries, ADR 0077)."""
+CONFIDENT_LEXICAL_ONLY = 3.25
+"""Without the semantic layer, the best lexical score a good match reaches (same calibration)."""
+
+
+@attrs.frozen(kw_only=True)
+class Match:
+    """One ranked capability: its identity and score (higher is better).
+
+    ``lexical`` is its lexical score and ``similarity`` its semantic similarity (``None`` without the
+    semantic layer); ``score`` is the fused score the ranking used (the lexical score when lexical only).
+    ``gloss_lexical`` and ``gloss_similarity`` are the same for the query's English gloss (ADR 0084), ``None``
+    when there was none.
+    """
+
+    identity: str
+    score: float
+    lexical: float = 0.0
+    similarity: float | None = None
+    gloss_lexical: float | None = None
+    gloss_similarity: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Ranking:
+    """Matches best first and whether the best of them is a good match (``confident``)."""
+
+    matches: tuple[Match, ...]
+    confident: bool
+    total: int
+    """How many capabilities matched at all (``matches`` may be cut to a limit)."""
+    gloss: str = ""
+    """The English gloss scored beside the query (ADR 0084); ``""`` when none was."""
+
+
+def action_factor(wanted: frozenset[str], offered: frozenset[str]) -> float:
+    """How a capability offering ``offered`` actions suits a query wanting ``wanted`` (1.0: no opinion).
+
+    Classes are ``family.class``; a class without a family (``run``) only ever agrees.
+    """
+    if not wanted or not offered:
+        return 1.0
+    if wanted & offered:
+        return ACTION_AGREES
+    ours = {a.split(".")[0] for a in wanted if "." in a}
+    theirs = {a.split(".")[0] for a in offered if "." in a}
+    if ours & theirs:
+        return ACTION_RELATED
+    return ACTION_CONFLICTS if ours and theirs else 1.0
+
+
+def _concept_terms(unit: Unit) -> list[str]:
+    # Terms from U+3040 up are CJK n-grams: overlapping bigrams are never neighbours worth a pair.
+    return sorted(t for t, w in unit.terms.items() if w >= CONCEPT_FLOOR and t[0] < "\u3040")
+
+
+def _derived(index: SearchIndex, name: str) -> dict[Any, Any]:
+    """The memo ``name`` of values derived from ``index`` (kept in ``SearchIndex.derived``; empty at first)."""
+    found: dict[Any, Any] | None = index.derived.get(name)
+    if found is None:
+        found = index.derived.setdefault(name, {})
+    return found
+
+
+def _gloss(index: SearchIndex, query: str, semantic: SemanticLayer | None) -> str:
+    """The query's English gloss when the semantic layer is on (the configuration it was measured in) and
+    ``PTC_PLUS_GLOSS`` does not turn it off."""
+    return "" if semantic is None or not glossing.enabled() else glossing.english_gloss(query, index.keywords)
+
+
+def _confident(matches: tuple[Match, ...], best_lexical: float) -> bool:
+    if not matches:
+        return False
+    top = matches[0]
+    if top.similarity is None:
+        return best_lexical >= CONFIDENT_LEXICAL_ONLY
+    return min(1.0, best_lexical / CONFIDENT_LEXICAL) + top.similarity >= CONFIDENT_FUSED
