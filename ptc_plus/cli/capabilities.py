@@ -69,6 +69,9 @@ def search_command() -> click.Command:
         if on_terminal() and not explain:
             click.echo(_search_table(ranked, snapshot, result["unit"]))
             return 0
+        gloss = next((why["gloss"]["text"] for why in reasons.values() if why["gloss"]), None)
+        if gloss:
+            click.echo(message("cli.capabilities.search.explain-gloss", gloss=gloss))
         for rank, match in enumerate(ranked, 1):
             row = message(
                 "cli.capabilities.search.row",
@@ -95,6 +98,15 @@ def search_command() -> click.Command:
                         score=why["score"],
                     )
                 )
+                if why["gloss"]:
+                    click.echo(
+                        message(
+                            "cli.capabilities.search.explain-gloss-row",
+                            lexical=why["gloss"]["lexical"],
+                            terms=", ".join(why["gloss"]["terms"]),
+                            similarity=f"{why['gloss']['similarity']:.4f}",
+                        )
+                    )
         return 0
 
     return search
