@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import threading
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -88,16 +87,12 @@ def english_gloss(query: str, keywords: CompiledKeywords) -> str:
     return " ".join(found)
 
 
-_LOCK = threading.Lock()
-
-
 @cache
 def table() -> GlossTable:
     """The shipped gloss table, read once per process."""
     import orjson
 
-    with _LOCK:
-        data = orjson.loads(gzip.decompress(TABLE_PATH.read_bytes()))
+    data = orjson.loads(gzip.decompress(TABLE_PATH.read_bytes()))
     entries = data.pop("entries")
     # cattrs checks the header; the 94,000 entries are plain lists of strings, converted without it.
     header = structure({**data, "entries": {}}, GlossTable)

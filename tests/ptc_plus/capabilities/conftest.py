@@ -1,4 +1,5 @@
-"""Fixtures: the real MCP corpus as a catalog snapshot, and the benchmarks' catalog data module."""
+"""Fixtures: the real MCP corpus as a catalog snapshot, the benchmarks' catalog data module and benchmark
+catalog, and the labelled queries the ranking identity tests rank."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+import orjson
 import pytest
 
 from hookspecs.types import SkillSpec, ToolSpec
@@ -31,6 +33,34 @@ def catalog_data() -> ModuleType:
     sys.modules["bench_catalog_data"] = module
     spec.loader.exec_module(module)
     return module
+
+
+EDGE_CASES = (
+    "",
+    "   ",
+    "list",
+    "s3",
+    "ec2 instance",
+    "parse_config 12306",
+    "12306",
+    "Create Issue",
+    "github_create_issue",
+)
+
+
+@pytest.fixture(scope="session")
+def queries() -> list[str]:
+    """Every labelled query of both evaluation sets and a few edge cases, each once, in file order."""
+    labelled = [q["query"] for q in orjson.loads((DATA / "search_queries.json").read_bytes())["queries"]]
+    hard = [q["text"] for q in orjson.loads((DATA / "search_eval" / "queries.json").read_bytes())["queries"]]
+    return list(dict.fromkeys([*labelled, *hard, *EDGE_CASES]))
+
+
+@pytest.fixture(scope="session")
+def benchmark_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
+    """The 307-capability benchmark catalog (no disk cache)."""
+    tools, skills, resources = catalog_data.benchmark_catalog_parts()
+    return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources), cache=None)
 
 
 @pytest.fixture(scope="session")

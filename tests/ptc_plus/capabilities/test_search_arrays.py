@@ -17,7 +17,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -32,31 +31,7 @@ np = pytest.importorskip("numpy")
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
-EDGE_CASES = (
-    "",
-    "   ",
-    "list",
-    "s3",
-    "ec2 instance",
-    "parse_config 12306",
-    "12306",
-    "Create Issue",
-    "github_create_issue",
-)
 LIMITS = (1, 10, None)
-
-
-@pytest.fixture(scope="module")
-def queries() -> list[str]:
-    labelled = [q["query"] for q in orjson.loads((DATA / "search_queries.json").read_bytes())["queries"]]
-    hard = [q["text"] for q in orjson.loads((DATA / "search_eval" / "queries.json").read_bytes())["queries"]]
-    return [*labelled, *hard, *EDGE_CASES]
-
-
-@pytest.fixture(scope="module")
-def benchmark_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
-    tools, skills, resources = catalog_data.benchmark_catalog_parts()
-    return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources), cache=None)
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,9 @@ its :class:`Ranking` must be the whole ranking cut to the limit, to the last bit
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 
 import attrs
-import orjson
 import pytest
 
 from ptc_plus.capabilities import search
@@ -21,33 +19,7 @@ from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.search import Ranking, reference_ranking
 from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
 
-ROOT = Path(__file__).resolve().parents[3]
-DATA = ROOT / "tests" / "data"
-EDGE_CASES = (
-    "",
-    "   ",
-    "list",
-    "s3",
-    "ec2 instance",
-    "parse_config 12306",
-    "12306",
-    "Create Issue",
-    "github_create_issue",
-)
 LIMITS = (1, 3, 10)
-
-
-@pytest.fixture(scope="module")
-def queries() -> list[str]:
-    labelled = [q["query"] for q in orjson.loads((DATA / "search_queries.json").read_bytes())["queries"]]
-    hard = [q["text"] for q in orjson.loads((DATA / "search_eval" / "queries.json").read_bytes())["queries"]]
-    return list(dict.fromkeys([*labelled, *hard, *EDGE_CASES]))
-
-
-@pytest.fixture(scope="module")
-def benchmark_snapshot(catalog_data: ModuleType) -> CatalogSnapshot:
-    tools, skills, resources = catalog_data.benchmark_catalog_parts()
-    return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources), cache=None)
 
 
 @pytest.fixture(scope="module")
