@@ -415,7 +415,8 @@ class PtcController:
 
     def _contract_messages(self, state: SessionState) -> list[ContextMessage]:
         """After the plan's message: the recovery a compaction left owing, then the expansion of what the
-        session's programs looked up since the last step (each at most once, within its budget; ADR 0070)."""
+        session's programs looked up since the last step, and of old contracts still on the surface that a
+        refresh revised (each at most once, within its budget; ADR 0070, ADR 0090)."""
         agent = state.info.agent
         incoming = self.contracts.take(agent)
         snapshot = state.membership.snapshot if state.membership is not None else None
