@@ -58,6 +58,7 @@ class ReferenceHost:
         self.workspace = Path(workspace).resolve()
         self.state_dir = Path(state_dir).resolve() if state_dir else self.workspace / ".agent-host"
         self.max_steps = max_steps
+        self._skills_dirs, self._skill_loader = tuple(skills_dirs), skill_loader
         self._skills: list[Skill] = load_skills(skills_dirs, loader=skill_loader)
         host_tools = list(tools) + ([load_skill_tool(self._skills, skill_loader)] if self._skills else [])
         self._host_tools = ToolView(host_tools)
@@ -134,6 +135,19 @@ class ReferenceHost:
 
     def remove_tool(self, name: str) -> None:
         self._host_tools = ToolView(d for d in self._host_tools if d.spec.name != name)
+        self.invalidate_views()
+
+    def reload_skills(self) -> None:
+        """Read the skills folders again (a skill installed, edited or removed while sessions run).
+
+        Sessions see the new skills from their next look (their plans take them in at a refresh); the
+        loader tool keeps its place among the host's tools.
+        """
+        self._skills = load_skills(self._skills_dirs, loader=self._skill_loader)
+        loader = load_skill_tool(self._skills, self._skill_loader)
+        tools = [d for d in self._host_tools if d.spec.name != self._skill_loader]
+        at = next((i for i, d in enumerate(self._host_tools) if d.spec.name == self._skill_loader), len(tools))
+        self._host_tools = ToolView([*tools[:at], loader, *tools[at:]] if self._skills else tools)
         self.invalidate_views()
 
     def host_tool_names(self) -> list[str]:

@@ -3,10 +3,12 @@
 A member is *added* when the new plan makes it callable (``full`` or
 ``on-demand``) and the old one did not (``off``, or not in the plan);
 *removed* in the opposite case; *changed* when it is callable in both with
-another disclosure; *revised* when its disclosure stays ``full`` but its
-contract revision moved (the model's copy of the contract is stale). Reasons,
-statistics and token counts are not differences: they change nothing the
-model or a program can see.
+another disclosure; *revised* when it keeps its disclosure, ``full`` or
+``on-demand``, but its contract revision moved (ADR 0090): a tool's schema,
+a skill's catalog line, a resource source's listing. Any copy of the old
+contract the model or a program holds is stale then, whether the catalog
+carried it or discovery delivered it. Reasons, statistics and token counts
+are not differences: they change nothing the model or a program can see.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def plan_diff(old: CapabilityPlan, new: CapabilityPlan) -> PlanDiff:
             removed.append(change)
         elif change.before in _CALLABLE and change.before is not change.after:
             changed.append(change)
-        elif change.after is Disclosure.FULL and was and now and was.revision != now.revision:
+        elif change.after in _CALLABLE and was and now and was.revision != now.revision:
             revised.append(change)
     return PlanDiff(added=tuple(added), removed=tuple(removed), changed=tuple(changed), revised=tuple(revised))
 

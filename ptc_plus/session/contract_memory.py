@@ -141,13 +141,15 @@ class ContractMemory:
         """The memory after ``event`` (the same function replays the records on resume)."""
         if isinstance(event, Expanded):
             expanded = dict(self.expanded) | {c.identity: c.revision for c in event.contracts}
-            # A re-expanded contract at a new revision is no longer what its old message shows.
+            # A re-expanded contract at a new revision is no longer what its old message shows, and its use
+            # was of the old contract: recovery re-delivers only what was used at the revision expanded.
             shown = {i: p for i, p in self.shown.items() if expanded.get(i) == self.expanded.get(i)}
+            used = tuple(i for i in self.used if expanded.get(i) == self.expanded.get(i))
             messages = self.messages
             if event.provenance is not None:
                 shown |= dict.fromkeys(event.shown, event.provenance)
                 messages += 1
-            return attrs.evolve(self, expanded=expanded, shown=shown, messages=messages)
+            return attrs.evolve(self, expanded=expanded, shown=shown, used=used, messages=messages)
         if isinstance(event, Used):
             if event.identity not in self.expanded:
                 return self

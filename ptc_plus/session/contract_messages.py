@@ -11,7 +11,7 @@ budget is not offered at all.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
@@ -71,6 +71,24 @@ class Offered:
     diagnostics: tuple[str, ...] = ()
 
 
+def superseded(memory: ContractMemory, snapshot: CatalogSnapshot, full: Collection[str]) -> tuple[Contract, ...]:
+    """Contracts a message on the surface carries at a revision the session no longer offers, at the one it does.
+
+    A refresh that revised a member (or a resume that follows the host's changed contract) leaves the model
+    an expansion or recovery message with the old contract; offered again at the new revision (in the next
+    expansion), the model's copy switches at the transition instead of when a program happens to look it up.
+    Members the catalog carries in full are the catalog's to re-deliver; members gone from the plan are not
+    offered at all.
+    """
+    found: list[Contract] = []
+    for identity in sorted(memory.shown):
+        capability = snapshot.get(identity)
+        if identity in full or capability is None or capability.revision == memory.expanded.get(identity):
+            continue
+        found.append(Contract(identity, capability.revision))
+    return tuple(found)
+
+
 def expansion(
     memory: ContractMemory,
     incoming: Sequence[Contract],
@@ -108,15 +126,24 @@ def expansion(
 
 
 def recovery(
-    memory: ContractMemory, snapshot: CatalogSnapshot, full: Collection[str], counter: TokenCounter, budget: int
+    memory: ContractMemory,
+    snapshot: CatalogSnapshot,
+    full: Collection[str],
+    counter: TokenCounter,
+    budget: int,
+    host: Mapping[str, str] | None = None,
 ) -> Offered:
     """The recovery owed after a compaction: contracts used (most recent first) after they were expanded,
-    still valid (in the effective plan at the revision expanded) and no longer visible.
+    still valid (in the effective plan at the revision expanded, and still the host's) and no longer visible.
 
     Never the catalog's full set (the catalog re-delivers it) and never a
     contract only looked up. One that changed revision or left the plan is
     not re-sent; a diagnostic says so. Contracts the previous recovery message
     carries go again only with a new one, since the new one supersedes it.
+
+    :param host: the host's contract revision now of the used members it still offers (``None``: not
+        known). A live plan holds its contracts until a refresh, but one the host has since changed or
+        dropped is stale, never "still valid": it is not re-sent, and the diagnostic points to the refresh.
     """
     candidates: list[Capability] = []
     missing = False
@@ -133,6 +160,14 @@ def recovery(
             diagnostics.append(
                 message("ptc.recovery.changed", identity=identity, old=revision, new=capability.revision)
             )
+            continue
+        if host is not None and (now := host.get(identity)) != revision:
+            why = (
+                message("ptc.recovery.host-changed", identity=identity, old=revision, new=now)
+                if now is not None
+                else message("ptc.recovery.host-gone", identity=identity)
+            )
+            diagnostics.append(why)
             continue
         where = memory.shown.get(identity)
         if where is None:

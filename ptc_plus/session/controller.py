@@ -56,11 +56,11 @@ from ptc_plus.preview import READ_TOOL_NAME, preview_result, read_spill_definiti
 from ptc_plus.runtime import TOOL_NAME, CodeRuntime, KernelCell, RunLimits, run_code_definition
 from ptc_plus.session.commands import CapabilitiesCommands
 from ptc_plus.session.contract_memory import Compacted, ContractDesk, Event, catalog_kept
-from ptc_plus.session.contract_messages import expansion, recovery
+from ptc_plus.session.contract_messages import expansion, recovery, superseded
 from ptc_plus.session.delivery import Delivery, Offer, Shown, delivery_from, dropped, offer_record, proof_record
 from ptc_plus.session.environment import KIND, Environment, RestoreStatus, restore
 from ptc_plus.session.membership import Membership, freeze_membership
-from ptc_plus.session.opening import Today, host_drift, read_today
+from ptc_plus.session.opening import Today, host_drift, host_revisions, read_today
 from ptc_plus.session.presentation import Checked, decide, unproven
 from ptc_plus.session.projection import (
     MODEL_LANG,
@@ -415,7 +415,8 @@ class PtcController:
 
     def _contract_messages(self, state: SessionState) -> list[ContextMessage]:
         """After the plan's message: the recovery a compaction left owing, then the expansion of what the
-        session's programs looked up since the last step (each at most once, within its budget; ADR 0070)."""
+        session's programs looked up since the last step, and of old contracts still on the surface that a
+        refresh revised (each at most once, within its budget; ADR 0070, ADR 0090)."""
         agent = state.info.agent
         incoming = self.contracts.take(agent)
         snapshot = state.membership.snapshot if state.membership is not None else None
@@ -424,15 +425,17 @@ class PtcController:
         counter = choose_counter(self.services.token_counter)
         full = frozenset(e.identity for e in state.environment.with_disclosure(Disclosure.FULL))
         messages: list[ContextMessage] = []
-        if self.contracts.memory(agent).recovery_due:
-            owed = recovery(self.contracts.memory(agent), snapshot, full, counter, state.context.recovery_tokens)
+        if (memory := self.contracts.memory(agent)).recovery_due:
+            host = host_revisions(self.services, agent, memory.used)
+            owed = recovery(memory, snapshot, full, counter, state.context.recovery_tokens, host)
             if owed.event is not None:
                 self._remember(agent, owed.event)
             if new := tuple(d for d in owed.diagnostics if d not in state.diagnostics):
                 state = attrs.evolve(state, diagnostics=(*state.diagnostics, *new))
                 self._sessions[agent.session_id] = state
             messages += [owed.message] if owed.message is not None else []
-        if incoming:
+        # Old contracts still on the surface (a refresh revised them) go again at the revision offered now.
+        if incoming := (*superseded(self.contracts.memory(agent), snapshot, full), *incoming):
             offered = expansion(
                 self.contracts.memory(agent), incoming, snapshot, full, counter, state.context.discovery_tokens
             )

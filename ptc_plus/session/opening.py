@@ -7,7 +7,7 @@ run limits, the host's view and skills, and the gate are read here, once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import attrs
 
@@ -62,6 +62,18 @@ def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
 
 
 _OWN = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS})
+
+
+def host_revisions(services: HostServices, agent: AgentRef, identities: Collection[str]) -> dict[str, str]:
+    """The contract revision the host's tools of ``identities`` have now (those it no longer offers are absent).
+
+    Only those tools are rendered (a compaction recovery asks for the few it would re-send), never the catalog.
+    """
+    wanted = frozenset(identities)
+    specs = [s for s in host_view(services, agent) if s.identity in wanted]
+    if not specs:
+        return {}
+    return {c.identity: c.revision for c in build_catalog(tools=specs, cache=None).capabilities}
 
 
 def read_today(services: HostServices, info: SessionInfo, mcp: McpSources | None = None) -> Today:

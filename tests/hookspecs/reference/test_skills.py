@@ -75,6 +75,33 @@ async def test_unknown_skill_fails_and_no_skills_means_no_tool(
         assert message("host.skills-prompt") not in session.system_prompt()
 
 
+@pytest.mark.asyncio
+async def test_reloading_the_folders_shows_edited_added_and_removed_skills(
+    make_reference_host: Callable[..., ReferenceHost], skills_dir: Path, tmp_path: Path
+) -> None:
+    async with make_reference_host(skills_dirs=[skills_dir]) as host:
+        session = await host.start_session()
+        names = host.view(session.agent).names()
+        (skills_dir / "pdf" / "SKILL.md").write_text(
+            "---\nname: pdf\ndescription: Sign PDF forms\n---\nNew.\n", "utf-8"
+        )
+        write_skill(skills_dir, "docx", "---\nname: docx\ndescription: Edit documents\n---\nDocx body\n")
+        host.reload_skills()
+        assert [(s.name, s.description) for s in host.services.skills(session.agent)] == [
+            ("csv", "Clean CSV files"),
+            ("docx", "Edit documents"),
+            ("pdf", "Sign PDF forms"),
+        ]
+        assert host.view(session.agent).names() == names  # the loader keeps its place
+        loaded = await session.call_tool("load_skill", {"name": "docx"})
+        assert loaded.ok and loaded.value == {"name": "docx", "body": "Docx body"}
+
+        for folder in ("pdf", "csv", "docx"):
+            (skills_dir / folder / "SKILL.md").unlink()
+        host.reload_skills()
+        assert host.services.skills(session.agent) == [] and "load_skill" not in host.view(session.agent)
+
+
 def test_first_root_wins_for_a_duplicate_name(tmp_path: Path) -> None:
     write_skill(tmp_path / "a", "pdf", "---\nname: pdf\ndescription: from a\n---\nA\n")
     write_skill(tmp_path / "b", "pdf-too", "---\nname: pdf\ndescription: from b\n---\nB\n")

@@ -6,6 +6,8 @@
 - ``grow()`` adds the tool ``late_tool`` and sends ``tools/list_changed``;
 - ``pid()`` names its process; resources ``fixture://readme`` and the template ``fixture://notes/{name}``.
 
+A second argument after the mark replaces the server's instructions (a server whose declaration changed).
+
 ``FIXTURE_MARK`` in the environment is echoed by ``pid()`` so tests can find their own processes.
 """
 
@@ -14,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-server = MCPServer("fixture", instructions="Fixture server: numbers are integers.")
+server = MCPServer(
+    "fixture", instructions=sys.argv[2] if len(sys.argv) > 2 else "Fixture server: numbers are integers."
+)
 
 
 class Sum(BaseModel):

@@ -10,6 +10,7 @@ guard and discovery treat them like host tools.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tests.ptc_plus.session.conftest import HostFactory, plan_of, program_turns,
 
 from .mcp_support import (  # noqa: F401 - fixtures
     BIN,
+    FIXTURE,
     configure,
     fixture_table,
     isolated_env,
@@ -154,6 +156,32 @@ async def test_tools_list_changed_stays_out_of_the_frozen_plan_until_a_refresh(
     receipt = controller(host.services).refresh(session.agent)
     assert receipt.status == "applied", receipt.text
     assert plan_of(host, session).entry("mcp:fixture/late_tool") is not None  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_an_on_demand_resource_source_whose_declaration_changed_is_revised_by_a_refresh(
+    open_host: HostFactory, workspace: Path, tmp_path: Path, mark: str
+) -> None:
+    """The server comes back declaring other instructions: its resource source's contract moved (ADR 0090)."""
+    source = "mcp-resources:fixture"
+    configure(tmp_path, fixture_table(mark))
+    write_config(workspace, choices={source: "on-demand"})
+    host, session = await started(open_host, "return 1")
+    ctl = controller(host.services)
+    entry = plan_of(host, session).entry(source)  # type: ignore[arg-type]
+    assert entry is not None and entry.disclosure == "on-demand"
+    snapshot = ctl.discovery(session.agent)  # type: ignore[attr-defined]
+    assert snapshot is not None and "integers" in snapshot.get(source).contract
+
+    revised = server_table("fixture", sys.executable, [str(FIXTURE), mark, "Fixture server: numbers are decimals."])
+    configure(tmp_path, revised)
+    receipt = ctl.refresh(session.agent)  # type: ignore[attr-defined]
+    assert receipt.status == "applied", receipt.text
+    assert source in [c["identity"] for c in receipt.data["diff"]["revised"]]
+    now = ctl.discovery(session.agent)  # type: ignore[attr-defined]
+    assert now is not None and "decimals" in now.get(source).contract
+    entry = plan_of(host, session).entry(source)  # type: ignore[arg-type]
+    assert entry is not None and entry.revision == now.get(source).revision and entry.disclosure == "on-demand"
 
 
 @pytest.mark.asyncio

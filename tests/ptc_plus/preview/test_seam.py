@@ -5,9 +5,11 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from hookspecs import PRESENTATION_TRUNCATED, SPILL_HANDLE, ResultStatus, ToolError, ToolResult
+from hookspecs import PRESENTATION_TRUNCATED, SPILL_HANDLE, ResultStatus, TokenCounter, ToolError, ToolResult
 from ptc_plus.capabilities import choose_counter
+from ptc_plus.capabilities.cost import EstimatedTokenCounter
 from ptc_plus.preview import METADATA_KEY, READ_TOOL_NAME, preview_result, shown_text
+from ptc_plus.preview.fit import CHARS_PER_TOKEN_CAP
 
 COUNTER = choose_counter(None)
 BIG = {"rows": [f"row {i} of many" for i in range(5000)]}
@@ -108,3 +110,45 @@ def test_a_budget_too_small_for_the_notice_keeps_the_original() -> None:
     assert annotation is not None and annotation.presentation is not None
     assert annotation.presentation.startswith(shown_text(ok(BIG)))
     assert annotation.metadata[METADATA_KEY]["unmet"] == "budget-too-small"
+
+
+def costing(tokens: int, counter: TokenCounter, *, padding: str = "") -> ToolResult:
+    """A result whose shown text costs exactly ``tokens`` (``padding`` first: a long, cheap run of spaces)."""
+    for words in range(tokens + 1):
+        result = ok(padding + "word " * words)
+        cost = counter.count(shown_text(result))
+        if cost == tokens:
+            return result
+        if cost > tokens:
+            break
+    raise AssertionError(f"no text of {tokens} {counter.unit} here")
+
+
+BOUNDARY_BUDGET = 300
+LONG_AND_CHEAP = "word " * (BOUNDARY_BUDGET - 60) + " " * (BOUNDARY_BUDGET * CHARS_PER_TOKEN_CAP)
+"""Longer than the prefix :func:`~ptc_plus.preview.exceeds` probes first (which costs most of the budget), yet
+within it in o200k tokens: the prefix alone must not decide."""
+BOUNDARY = pytest.mark.parametrize(
+    ("counter", "padding"),
+    [(COUNTER, ""), (COUNTER, LONG_AND_CHEAP), (EstimatedTokenCounter(), "")],
+    ids=["o200k-short", "o200k-long", "estimate"],  # the estimate has no cheap long text (4 characters a token)
+)
+
+
+@BOUNDARY
+def test_a_result_costing_the_budget_exactly_is_left_whole(counter: TokenCounter, padding: str) -> None:
+    """The budget is what the model may see: a result at it, not above it, needs no preview."""
+    result = costing(BOUNDARY_BUDGET, counter, padding=padding)
+    store = MemoryStore()
+    assert preview_result(result, store=store, counter=counter, budget=BOUNDARY_BUDGET, lang="en") is None
+    assert store.texts == {}
+
+
+@BOUNDARY
+def test_a_result_one_token_over_the_budget_is_previewed_within_it(counter: TokenCounter, padding: str) -> None:
+    result = costing(BOUNDARY_BUDGET + 1, counter, padding=padding)
+    store = MemoryStore()
+    annotation = preview_result(result, store=store, counter=counter, budget=BOUNDARY_BUDGET, lang="en")
+    assert annotation is not None and annotation.presentation is not None
+    assert counter.count(annotation.presentation) <= BOUNDARY_BUDGET
+    assert store.texts[annotation.metadata[SPILL_HANDLE]] == shown_text(result)

@@ -68,6 +68,16 @@ def test_a_new_revision_is_no_longer_what_its_old_message_shows() -> None:
     assert not moved.visible("host:a", "sha256:9") and "host:a" not in moved.shown
 
 
+def test_a_use_of_the_old_revision_is_not_a_use_of_the_new_one() -> None:
+    """Recovery re-delivers what was used at the revision expanded: a re-expansion at a new one starts afresh."""
+    memory = (
+        ContractMemory().apply(Expanded(contracts=(A, B))).apply(Used(identity="host:a")).apply(Used(identity="host:b"))
+    )
+    moved = memory.apply(Expanded(contracts=(Contract("host:a", "sha256:9"), B)))
+    assert moved.used == ("host:b",)  # b kept its revision, so its use stands
+    assert moved.apply(Used(identity="host:a")).used == ("host:a", "host:b")
+
+
 def test_an_unreadable_record_is_skipped_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
     good = to_record(Expanded(contracts=(A,)))
     bad = SessionRecord(kind=EXPANDED_KIND, payload={"version": 1, "contracts": "nope"})

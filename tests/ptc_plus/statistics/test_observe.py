@@ -439,6 +439,26 @@ async def test_a_session_created_but_never_started_is_not_a_sample(open_host: Ho
 
 
 @pytest.mark.asyncio
+async def test_a_member_created_but_never_started_in_a_settled_family_is_not_a_sample(
+    open_host: HostFactory, workspace: Path, tmp_path: Path
+) -> None:
+    write_config(workspace)
+    other = tmp_path / "other"
+    other.mkdir()
+    write_config(other)
+    host = await open_host()
+    root = await host.start_session(model=runs("return await tools.echo(text='here')"))
+    idle = await host.fork_session(root, title="never given work", workspace=other)
+    await root.run_turn("go")  # the family settles: the root started, the child never did
+    here = workspace_store(workspace).read()
+    assert here.families() == 1 and stats(here, host, root, ECHO).used == 1
+    # The idle child's workspace had tools available only on paper: no sample there, not even a 0 %.
+    assert workspace_store(other).read().status == "missing"
+    user = user_store().read()
+    assert user.families() == 1 and stats(user, host, idle, SPARE).available == 1
+
+
+@pytest.mark.asyncio
 async def test_resuming_a_family_revises_its_sample(open_host: HostFactory, workspace: Path) -> None:
     write_config(workspace)
     first = await open_host()
