@@ -46,6 +46,7 @@ from typing import Any
 
 import attrs
 
+from hookspecs import JSONValue
 from ptc_plus.i18n import message
 from ptc_plus.runtime.kernel.desk import Reason, StateDesk, reason_text
 from ptc_plus.runtime.kernel.journal import (
@@ -70,7 +71,7 @@ from ptc_plus.runtime.lane import Lane
 from ptc_plus.runtime.launcher import Launcher
 from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.process import WorkerProcess
-from ptc_plus.runtime.run import KernelBoot, ProgramRun, RunRequest, interpreter_pid
+from ptc_plus.runtime.run import KernelBoot, ProgramRun, ReplHandler, RunRequest, interpreter_pid
 from ptc_plus.runtime.run_limits import ResolvedTimeout
 
 _LOG = logging.getLogger(__name__)
@@ -262,7 +263,7 @@ class _CellRun:
             recording,
             self._abort,
             worker=kernel.worker if kernel is not None else None,
-            repl=desk.answer,
+            repl=_with_overflow(desk, recording),
         )
         before = self._cell.store.marker()
         outcome = await run.execute()
@@ -541,6 +542,17 @@ def _names(cell: Cell) -> CellNames:
     if settled is None:
         return cell_names(cell.entered.source)
     return CellNames(bound=frozenset(settled.bound), loaded=frozenset(settled.referenced))
+
+
+def _with_overflow(desk: StateDesk, recording: RecordingLane | None) -> ReplHandler:
+    """``desk``'s answers, with the cell volatile from the moment its nested calls passed the journal's bound."""
+
+    def answer(op: str, name: str | None, volatile: Reason | None) -> tuple[bool, JSONValue]:
+        if volatile is None and recording is not None and recording.overflow is not None:
+            volatile = ("too-large", recording.overflow)
+        return desk.answer(op, name, volatile)
+
+    return answer
 
 
 def journal_durable(journal: Journal, parent: int) -> bool:
