@@ -49,6 +49,7 @@ import attrs
 from hookspecs import JSONValue
 from ptc_plus.i18n import message
 from ptc_plus.runtime.kernel.desk import Reason, StateDesk, reason_text
+from ptc_plus.runtime.kernel.errors import JournalTooLarge
 from ptc_plus.runtime.kernel.journal import (
     BindingsRecord,
     Cell,
@@ -61,7 +62,6 @@ from ptc_plus.runtime.kernel.journal import (
     Settled,
     encode,
 )
-from ptc_plus.runtime.kernel.errors import JournalTooLarge
 from ptc_plus.runtime.kernel.lanes import RecordingLane, ReplayLane
 from ptc_plus.runtime.kernel.names import CellNames, PathCell, cell_names, tainted
 from ptc_plus.runtime.kernel.pool import Kernel, KernelPool

@@ -84,9 +84,7 @@ def kill_all_but(keep: set[int], top: int, cgroup: RunCgroup | None) -> int:
     for _ in range(MAX_PASSES):
         members = cgroup.members() if cgroup is not None else set()
         found = {
-            pid
-            for pid in (members | descendants(top)) - keep
-            if _state(f"/proc/{pid}/stat") not in (*_GONE, None)
+            pid for pid in (members | descendants(top)) - keep if _state(f"/proc/{pid}/stat") not in (*_GONE, None)
         }
         if not found:
             break

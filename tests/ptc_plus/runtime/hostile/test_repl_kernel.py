@@ -24,7 +24,7 @@ from hookspecs import JSONObject, JSONValue, ToolContext, tool
 from hookspecs.reference import ReferenceHost
 from ptc_plus.config import WORKSPACE_DIR
 from ptc_plus.runtime import CodeRuntime, DirectoryStore, KernelCell, KernelMode, RunLimits, run_code_definition
-from ptc_plus.runtime.descendants import descendants
+from ptc_plus.runtime.descendants import children, descendants
 from ptc_plus.runtime.kernel.quiesce import chain, stopped
 from ptc_plus.runtime.outcome import RunOutcome
 from ptc_plus.runtime.run_limits import ResolvedTimeout
@@ -92,7 +92,10 @@ class Session:
 
     def program(self, code: str) -> str:
         hostile = self.hostile
-        return PROLOGUE.format(marker=hostile.marker, workspace=str(hostile.workspace), outside=str(hostile.outside)) + code
+        return (
+            PROLOGUE.format(marker=hostile.marker, workspace=str(hostile.workspace), outside=str(hostile.outside))
+            + code
+        )
 
     def records(self) -> list[dict[str, Any]]:
         return [orjson.loads(line) for line in self.journal.read_bytes().splitlines() if line.strip()]
@@ -200,13 +203,17 @@ def _sandbox(session: Session, runtime: CodeRuntime) -> tuple[int | None, set[in
 
 
 def interpreter_pid(pid: int, python: str) -> int | None:
-    """The process at or below ``pid`` running ``python`` (the kernel's interpreter inside its sandbox)."""
-    for candidate in sorted({pid} | descendants(pid)):
-        try:
-            if os.readlink(f"/proc/{candidate}/exe") == python:
-                return candidate
-        except OSError:
-            continue
+    """The shallowest process at or below ``pid`` running ``python``: the kernel's interpreter in its sandbox
+    (the processes a cell forks run ``python`` too, deeper down)."""
+    level = {pid}
+    while level:
+        for candidate in sorted(level):
+            try:
+                if os.readlink(f"/proc/{candidate}/exe") == python:
+                    return candidate
+            except OSError:
+                continue
+        level = set().union(*(children(parent) for parent in level))
     return None
 
 
@@ -349,7 +356,9 @@ async def test_a_cold_start_replays_within_the_cells_deadline(hostile: Hostile) 
     hostile.guard.snapshot()
     try:
         # Half of 5 s for recovery: no replay of a 2 s cell after the first fits, whatever the machine's speed.
-        outcome = await session.cell("return sorted(k for k in ('c0', 'c1', 'c2') if k in globals())", runtime, timeout=5)
+        outcome = await session.cell(
+            "return sorted(k for k in ('c0', 'c1', 'c2') if k in globals())", runtime, timeout=5
+        )
         recovery = runtime.recovery(session.key)
     finally:
         await runtime.aclose()
