@@ -251,6 +251,7 @@ class _CellRun:
         )
         recording = RecordingLane(self._lane) if self._lane is not None else None
         desk = StateDesk(journal, parent, lambda name: self._append(Deleted(name=name)))
+        timeout = request.timeout.seconds
         if recovery.replayed:
             # The replay spent part of the cell's deadline: the cell has what is left of it.
             left = max(deadline - loop.time(), 0.001)
@@ -267,6 +268,9 @@ class _CellRun:
         )
         before = self._cell.store.marker()
         outcome = await run.execute()
+        if recovery.replayed and outcome.failure is not None and outcome.failure.kind is OutcomeKind.TIMEOUT:
+            spent = f"{timeout - request.timeout.seconds:.1f}"
+            self._notes.append(message("runtime.repl.recovery_took", spent=spent, timeout=f"{timeout:g}"))
         # Another writer while the cell ran (a compaction's ``hidden``, or the cell's own ``deleted``): the
         # records held here may miss it, so the kernel keeps none and its next cell reads the store.
         unchanged = self._cell.store.marker() == before
