@@ -15,7 +15,8 @@ and exec says so. With a tool set, programs can use ``capabilities.*`` over a
 snapshot of those tools, built once before the run.
 
 ``--session DIR`` runs the program as the next cell of the REPL kernel session whose journal
-lives in DIR (SPEC §8, ADR 0081). Every invocation is a new process, so each cell after the
+lives in DIR (SPEC §8, ADR 0081), outside the workspace (inside it a program could rewrite the
+journal: refused, ADR 0085). Every invocation is a new process, so each cell after the
 first starts cold: the kernel is rebuilt by replaying the journalled cells with their recorded
 tool results (no tool runs twice), and names defined by earlier cells are there. ``--json``
 adds ``"repl"``: what recovery did. Two invocations on one DIR run one after the other.
@@ -60,6 +61,7 @@ from ptc_plus.runtime import (
     Recovery,
     RunLimits,
     SessionBusy,
+    SessionDirInWorkspace,
     SessionDirRefused,
     run_code_definition,
 )
@@ -169,13 +171,13 @@ def _run_cell(
     """Run the program as the next cell of the kernel session in ``session``; a session directory that
     cannot be used, or one another invocation holds, is a usage error (exit 2) and nothing runs."""
     try:
-        kernel = KernelSession.open(session, loaded)
+        kernel = KernelSession.open(session, loaded, workspace)
         for issue in kernel.issues:
             click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
         with kernel.exclusive():
             cell_limits = attrs.evolve(limits, kernel=KernelMode.SESSION)
             return asyncio.run(_execute_cell(workspace, tools, cell_limits, arguments, observer, kernel))
-    except (SessionDirRefused, SessionBusy) as refused:
+    except (SessionDirRefused, SessionDirInWorkspace, SessionBusy) as refused:
         raise UsageError(detail=f"{refused.code}: {refused.message()}") from None
 
 

@@ -18,7 +18,15 @@ from __future__ import annotations
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider
 from ptc_plus.runtime.errors import InvalidLimits
-from ptc_plus.runtime.kernel import DirectoryStore, Hidden, Journal, JournalStore, SessionBusy, SessionDirRefused
+from ptc_plus.runtime.kernel import (
+    DirectoryStore,
+    Hidden,
+    Journal,
+    JournalStore,
+    SessionBusy,
+    SessionDirInWorkspace,
+    SessionDirRefused,
+)
 from ptc_plus.runtime.kernel import encode as encode_journal_record
 from ptc_plus.runtime.kernel.cells import KernelCell, Recovery
 from ptc_plus.runtime.ledger import OutputObserver
@@ -49,6 +57,7 @@ __all__ = [
     "RunOutcome",
     "SandboxPolicy",
     "SessionBusy",
+    "SessionDirInWorkspace",
     "SessionDirRefused",
     "encode_journal_record",
     "probe_sandbox",

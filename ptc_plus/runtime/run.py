@@ -428,7 +428,7 @@ class ProgramRun:
         if isinstance(result, Done) and self._request.kernel is not None and worker.alive:
             # The cell's orphans go, the kernel stays for the next cell (SPEC §8). Under a sandbox the
             # worker's pid is the sandbox's, which has the kernel itself below it.
-            kernel_pid = _interpreter(worker.pid, self._limits.python)
+            kernel_pid = interpreter_pid(worker.pid, self._limits.python)
             if kernel_pid is not None:
                 kill_descendants(kernel_pid)
             # Output the cell wrote to fd 1/2 before ``done`` is in those pipes already: let the
@@ -511,7 +511,7 @@ class ProgramRun:
         return RunFailure(kind=kind, params={"detail": text})
 
 
-def _interpreter(pid: int, python: str) -> int | None:
+def interpreter_pid(pid: int, python: str) -> int | None:
     """The shallowest process at or below ``pid`` running ``python`` (the worker itself, inside or
     outside a sandbox); ``None`` when none is found."""
     level = [pid]

@@ -14,7 +14,7 @@ from typing import Any
 
 from hookspecs import AgentRef, CompactionInfo, HostServices, SessionRecord, ToolContext
 from ptc_plus.config import ConfigIssue, LoadedConfig, UserBindings, load_bindings
-from ptc_plus.runtime import DirectoryStore, Hidden, Journal, KernelCell, encode_journal_record
+from ptc_plus.runtime import DirectoryStore, Hidden, Journal, KernelCell, SessionDirInWorkspace, encode_journal_record
 
 KIND = "ptc-repl-journal/v1"
 
@@ -42,6 +42,8 @@ class KernelSession:
 
     The directory is the session: its journal, and the lock that makes two invocations on it
     run one after the other (:meth:`exclusive`). The kernel's key is the directory's real path.
+    It is never inside the workspace: a program could rewrite the journal there, and a replay
+    trusts what the journal says a cell's source and tool results were (ADR 0085).
     """
 
     def __init__(self, store: DirectoryStore, bindings: UserBindings) -> None:
@@ -50,12 +52,23 @@ class KernelSession:
         self.key = str(store.path)
 
     @classmethod
-    def open(cls, directory: Path, loaded: LoadedConfig) -> KernelSession:
-        """The session in ``directory`` (created if missing), with the user bindings ``loaded`` names.
+    def open(cls, directory: Path, loaded: LoadedConfig, workspace: Path) -> KernelSession:
+        """The session in ``directory`` (created if missing), with the user bindings ``loaded`` names, for
+        cells in ``workspace``.
 
+        The directory's parents are resolved once here, so the store never walks a path through a link a
+        program could retarget; its last component stays as given (a symbolic link there is refused).
+
+        :raises SessionDirInWorkspace: ``directory`` is, or resolves to, a place inside ``workspace``.
         :raises SessionDirRefused: ``directory`` is a symbolic link or not a directory.
         """
-        return cls(DirectoryStore(directory), load_bindings(loaded))
+        root = Path(workspace).resolve()
+        absolute = Path(directory).absolute()
+        placed = absolute.parent.resolve() / absolute.name
+        for candidate in (placed, placed.resolve()):
+            if candidate == root or candidate.is_relative_to(root):
+                raise SessionDirInWorkspace(path=directory, workspace=root)
+        return cls(DirectoryStore(placed), load_bindings(loaded))
 
     @property
     def issues(self) -> tuple[ConfigIssue, ...]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ptc_plus.runtime.kernel.errors import (
     JournalReadFailed,
+    JournalTooLarge,
     JournalWriteFailed,
     SessionBusy,
+    SessionDirInWorkspace,
     SessionDirRefused,
     SessionFileRefused,
 )
@@ -43,11 +45,13 @@ __all__ = [
     "Journal",
     "JournalReadFailed",
     "JournalStore",
+    "JournalTooLarge",
     "JournalWriteFailed",
     "Reason",
     "Record",
     "RecordedCall",
     "SessionBusy",
+    "SessionDirInWorkspace",
     "SessionDirRefused",
     "SessionFileRefused",
     "Settled",

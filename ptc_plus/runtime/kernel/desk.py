@@ -30,7 +30,20 @@ def reason_text(reason: Reason) -> str:
 
 
 _KINDS = frozenset(
-    {"file-write", "subprocess", "socket", "ctypes", "unconfirmed", "discarded", "replay-off", "diverged", "corrupt"}
+    {
+        "file-write",
+        "subprocess",
+        "socket",
+        "ctypes",
+        "unconfirmed",
+        "discarded",
+        "replay-off",
+        "diverged",
+        "corrupt",
+        "threads",
+        "too-large",
+        "deadline",
+    }
 )
 
 

@@ -42,3 +42,17 @@ class SessionFileRefused(PtcError):
     """A file of the session directory is a symbolic link or not a regular file (param ``path``)."""
 
     code = "PTC-R014"
+
+
+class SessionDirInWorkspace(PtcError):
+    """The session directory is inside the workspace, where a program could rewrite its journal (params
+    ``path``, ``workspace``; ADR 0085)."""
+
+    code = "PTC-R015"
+
+
+class JournalTooLarge(PtcError):
+    """The journal is larger than a journal may be read (params ``path``, ``size``, ``limit``): it is damage,
+    set aside as ``set_aside`` (ADR 0085)."""
+
+    code = "PTC-R016"

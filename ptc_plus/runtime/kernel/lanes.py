@@ -4,6 +4,9 @@
 call still goes through the host; its canonical arguments and settled result are kept in
 settlement order, and a call that never settled before the cell ended is recorded as
 ``discarded`` (it may have had an effect, so it can never be answered from the journal).
+What one cell's calls would add to the journal is bounded (:data:`MAX_CELL_RECORD_BYTES`):
+past it the lane keeps nothing more and says so (:attr:`RecordingLane.overflow`); the cell is
+then volatile instead of journalling a line of unbounded size (ADR 0085).
 
 :class:`ReplayLane` dispatches nothing. The replayed program must ask for exactly the calls
 the journal holds, in submission order, with the same arguments; each is answered with its
@@ -27,6 +30,9 @@ from ptc_plus.runtime.lane import Lane, ReplyHandler
 DIVERGED = "replay-diverged"
 """The error code a replayed program sees for a call the journal does not hold."""
 
+MAX_CELL_RECORD_BYTES = 4 * 1024 * 1024
+"""The encoded arguments and results of one cell's nested calls the journal keeps (ADR 0085)."""
+
 
 def canonical(arguments: JSONObject) -> JSONObject:
     """``arguments`` with keys sorted at every level: the form calls are compared and journalled in."""
@@ -34,13 +40,24 @@ def canonical(arguments: JSONObject) -> JSONObject:
     return value
 
 
+def _size(value: object) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        return 0  # not JSON: the host refuses it on the way to the program; nothing of it is journalled either
+
+
 class RecordingLane:
     """Passes calls to ``inner`` and keeps what each settled to."""
 
-    def __init__(self, inner: Lane) -> None:
+    def __init__(self, inner: Lane, limit: int = MAX_CELL_RECORD_BYTES) -> None:
         self._inner = inner
+        self._limit = limit
+        self._bytes = 0
         self._submitted: dict[int, tuple[str, JSONObject]] = {}
         self._settled: list[RecordedCall] = []
+        self.overflow: str | None = None
+        """Why the calls are not recorded (their journal form passed the limit), or ``None``."""
 
     @property
     def count(self) -> int:
@@ -49,19 +66,36 @@ class RecordingLane:
     def submit(self, tool: str, arguments: JSONObject, on_settled: ReplyHandler) -> str:
         index = len(self._submitted) + 1
         # Copied before dispatch: a tool that mutates its arguments must not change the journal.
-        self._submitted[index] = (tool, canonical(arguments))
+        copied = canonical(arguments) if self.overflow is None else {}
+        self._count_bytes(_size(copied) + len(tool))
+        self._submitted[index] = (tool, copied if self.overflow is None else {})
 
         def settled(result: ToolResult) -> None:
-            self._settled.append(_recorded(index, tool, self._submitted[index][1], result))
+            if self.overflow is None:
+                recorded = _recorded(index, tool, self._submitted[index][1], result)
+                self._count_bytes(_size(recorded.value) + _size(recorded.error))
+                if self.overflow is None:
+                    self._settled.append(recorded)
             on_settled(result)
 
         return self._inner.submit(tool, arguments, settled)
+
+    def _count_bytes(self, size: int) -> None:
+        self._bytes += size
+        if self.overflow is None and self._bytes > self._limit:
+            self.overflow = f"its nested calls passed {self._limit} bytes of arguments and results"
+            # Nothing more is kept: a cell of huge calls holds no copy of them on the host.
+            self._settled.clear()
+            self._submitted = {index: (tool, {}) for index, (tool, _args) in self._submitted.items()}
 
     async def cancel(self, grace: float) -> tuple[tuple[str, str], ...]:
         return await self._inner.cancel(grace)
 
     def calls(self) -> tuple[RecordedCall, ...]:
-        """Settled calls in settlement order, then the ones that never settled as ``discarded``."""
+        """Settled calls in settlement order, then the ones that never settled as ``discarded`` (none after an
+        :attr:`overflow`: the cell is volatile and never replayed)."""
+        if self.overflow is not None:
+            return ()
         done = {call.index for call in self._settled}
         discarded = [
             RecordedCall(index=index, tool=tool, arguments=arguments, status="discarded")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+from pathlib import Path
 
 import attrs
 
@@ -30,6 +31,16 @@ class Kernel:
     """The journal's items as of its last cell (read and appended), reused while ``marker`` matches."""
     marker: object = None
     """The store's :meth:`~.store.JournalStore.marker` right after its last cell's records."""
+    workspace: Path | None = None
+    """The workspace its sandbox binds: a kernel serves this one workspace only (ADR 0085)."""
+    protected: tuple[Path, ...] = ()
+    """The protected paths its sandbox binds read-only; a request protecting others needs a new kernel."""
+    interpreter: int | None = None
+    """The kernel's interpreter process (below the sandbox's): frozen between cells (:mod:`.quiesce`)."""
+
+    def serves(self, workspace: Path, protected: tuple[Path, ...]) -> bool:
+        """Whether its sandbox is the one a request in ``workspace`` protecting ``protected`` gets."""
+        return self.workspace == workspace and self.protected == protected
 
 
 class KernelPool:

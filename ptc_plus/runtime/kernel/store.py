@@ -14,6 +14,10 @@ whole invocation (one ``ptc-plus exec --session DIR`` at a time per session).
 The session directory may sit where a program could reach it, so nothing follows a symbolic link at its
 last component: the directory is opened with ``O_DIRECTORY | O_NOFOLLOW`` and its files relative to that
 descriptor with ``O_NOFOLLOW``, and a file that is not regular is refused.
+
+A journal is read only up to :data:`MAX_JOURNAL_BYTES`: a larger one is damage. It is renamed to
+``journal.oversized.jsonl`` (replacing an earlier one) so that the next record starts a fresh journal,
+and :class:`~.errors.JournalTooLarge` says so; nothing of it is read into memory (ADR 0085).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from filelock import FileLock, Timeout
 from hookspecs.serialization import canonical_bytes
 from ptc_plus.runtime.kernel.errors import (
     JournalReadFailed,
+    JournalTooLarge,
     JournalWriteFailed,
     SessionBusy,
     SessionDirRefused,
@@ -40,6 +45,10 @@ from ptc_plus.runtime.kernel.errors import (
 )
 
 JOURNAL = "journal.jsonl"
+OVERSIZED = "journal.oversized.jsonl"
+MAX_JOURNAL_BYTES = 32 * 1024 * 1024
+"""The largest journal read (ADR 0085): eight cells at the per-cell cap of recorded calls, or thousands of
+ordinary cells; decoding it costs the host a few times its size in memory."""
 JOURNAL_LOCK = "journal.lock"
 SESSION_LOCK = "session.lock"
 
@@ -79,8 +88,9 @@ class DirectoryStore:
     :raises JournalWriteFailed: the directory could not be created.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], max_bytes: int = MAX_JOURNAL_BYTES) -> None:
         self.path = Path(path)
+        self.max_bytes = max_bytes
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             os.mkdir(self.path, 0o700)
@@ -94,6 +104,7 @@ class DirectoryStore:
         """Every line of ``journal.jsonl`` in order (none when it does not exist yet).
 
         :raises JournalReadFailed: the OS refused to read it.
+        :raises JournalTooLarge: it is over :attr:`max_bytes`; it has been set aside, unread.
         :raises SessionDirRefused, SessionFileRefused: a symlink or a non-regular file is in the way.
         """
         with self._locked(JournalReadFailed), self._directory(JournalReadFailed) as directory:
@@ -105,12 +116,24 @@ class DirectoryStore:
                 raise self._file_error(exc, JournalReadFailed) from exc
             try:
                 self._require_regular(fd)
-                data = _read_all(fd)
+                size = os.fstat(fd).st_size
+                data = _read_all(fd, self.max_bytes + 1) if size <= self.max_bytes else b""
             except OSError as exc:
                 raise JournalReadFailed(path=self.path, detail=exc.strerror or str(exc)) from exc
             finally:
                 os.close(fd)
+            if size > self.max_bytes or len(data) > self.max_bytes:
+                self._set_aside(directory, max(size, len(data)))
         return _items(data)
+
+    def _set_aside(self, directory: int, size: int) -> None:
+        """Move an oversized journal out of the way (under the journal lock) and raise :class:`JournalTooLarge`."""
+        try:
+            os.rename(JOURNAL, OVERSIZED, src_dir_fd=directory, dst_dir_fd=directory)
+            os.fsync(directory)
+        except OSError as exc:
+            raise JournalReadFailed(path=self.path, detail=exc.strerror or str(exc)) from exc
+        raise JournalTooLarge(path=self.path / JOURNAL, size=size, limit=self.max_bytes, set_aside=OVERSIZED)
 
     def marker(self) -> object:
         """``(inode, size, mtime)`` of ``journal.jsonl`` (``None`` before it exists, or when it cannot be
@@ -223,10 +246,13 @@ class DirectoryStore:
             raise SessionFileRefused(path=self.path / JOURNAL)
 
 
-def _read_all(fd: int) -> bytes:
+def _read_all(fd: int, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``fd`` (a file that grows while it is read is not read further)."""
     chunks: list[bytes] = []
-    while chunk := os.read(fd, 1 << 20):
+    left = limit
+    while left > 0 and (chunk := os.read(fd, min(1 << 20, left))):
         chunks.append(chunk)
+        left -= len(chunk)
     return b"".join(chunks)
 
 

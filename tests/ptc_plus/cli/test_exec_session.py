@@ -84,3 +84,19 @@ def test_user_bindings_are_in_every_cell(workspace: Path, tmp_path: Path, run_cl
     done = run_cli("exec", "--session", session, "--workspace", str(workspace), "--json", stdin="return double(z)\n")
     assert done.code == 0, done.err
     assert done.json()["value"] == 16
+
+
+@pytest.mark.parametrize("where", ["inside", "through-a-link"])
+def test_a_session_directory_in_the_workspace_is_refused(
+    workspace: Path, tmp_path: Path, run_cli: CliRunner, where: str
+) -> None:
+    # Issue 25 item 1: a cell rewrote its own journal there, and the next invocation replayed the forgery.
+    if where == "inside":
+        session = workspace / "session"
+    else:
+        (tmp_path / "elsewhere").symlink_to(workspace)
+        session = tmp_path / "elsewhere" / "session"
+    done = run_cli("exec", "--session", str(session), "--workspace", str(workspace), stdin="return 1\n")
+    assert done.code == 2, done.err
+    assert "PTC-R015" in done.err and "inside the workspace" in done.err
+    assert not (workspace / "session").exists()  # refused before anything was made

@@ -157,6 +157,7 @@ class Outcome:
     calls: int
     elapsed: float
     host_memory_growth: int = 0
+    notes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         logs = "".join(entry["text"] for entry in self.logs)[:2000]
@@ -256,8 +257,10 @@ class Hostile:
         tools: str = "demo",
         address_space: int = 8 * 1024 * MIB,
         memory_bound: int = 1024 * MIB,
+        args: tuple[str, ...] = (),
     ) -> Outcome:
-        """Run ``code`` through ``ptc-plus exec --json`` in a subprocess (killed after ``guard_s``).
+        """Run ``code`` through ``ptc-plus exec --json`` in a subprocess (killed after ``guard_s``), with ``args``
+        added to its command line.
 
         The subprocess's address space is capped at ``address_space`` and its
         resident set sampled while it runs; a peak above ``memory_bound`` is
@@ -270,7 +273,7 @@ class Hostile:
         prlimit = shutil.which("prlimit")
         assert prlimit is not None, "prlimit (util-linux) is needed to bound the CLI host's memory"
         argv = [prlimit, f"--as={address_space}", "--", str(executable), "exec", "-", "--json"]
-        argv += ["--workspace", str(self.workspace), "--tools", tools, "--timeout", f"{timeout:g}"]
+        argv += ["--workspace", str(self.workspace), "--tools", tools, "--timeout", f"{timeout:g}", *args]
         repo = Path(__file__).resolve().parents[4]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONPATH": str(repo)}
         start = time.monotonic()
@@ -333,6 +336,7 @@ class Hostile:
                 calls=int(shape["calls"]),
                 elapsed=elapsed,
                 host_memory_growth=peak[0],
+                notes=tuple(shape.get("notes", ())),
             )
         if escaped or problems:
             self.guard.repair()

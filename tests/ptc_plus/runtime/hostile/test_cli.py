@@ -100,3 +100,21 @@ def test_replies_never_read_do_not_exhaust_the_cli_host(hostile_cli: Hostile) ->
         memory_bound=2048 * MIB,
     )
     outcome.failed("protocol")
+
+
+@pytest.mark.slow
+def test_an_oversized_repl_journal_is_not_read_into_the_cli_hosts_memory(hostile_cli: Hostile) -> None:
+    # Issue 25 item 5 as reported: a 378 MB journal took the next `exec --session` past 3 GB of host memory.
+    # 160 MiB of valid records (compaction's `hidden`): read and decoded they cost the host well over 1 GiB.
+    session = hostile_cli.scope / "session"
+    session.mkdir(mode=0o700)
+    line = b'{"call_ids":[' + b'"c",' * 99 + b'"c"],"type":"hidden","v":1}\n'
+    with (session / "journal.jsonl").open("wb") as handle:
+        for _ in range(160 * MIB // len(line)):
+            handle.write(line)
+    outcome = hostile_cli.cli(
+        "return 1", timeout=20, guard_s=20 + GRACE_S + SLACK_S, memory_bound=384 * MIB, args=("--session", str(session))
+    )
+    assert outcome.ok() == 1
+    assert any("PTC-R016" in note or "too large" in note for note in outcome.notes), outcome.notes
+    assert (session / "journal.oversized.jsonl").stat().st_size >= 160 * MIB - len(line)

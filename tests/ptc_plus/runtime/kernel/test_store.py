@@ -262,3 +262,16 @@ def test_every_kernel_error_is_a_ptc_error_with_a_message_in_both_locales(error:
     rendered = error(path="/p", timeout=1, detail="d").message(lang)
     assert "/p" in rendered and "{" not in rendered
     assert text
+
+
+def test_a_journal_over_the_cap_is_set_aside_unread(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "s", max_bytes=1000)
+    for index in range(40):
+        store.append({"v": 1, "type": "deleted", "name": f"name-{index}"})
+    with pytest.raises(errors.JournalTooLarge) as raised:
+        store.read()
+    assert raised.value.code == "PTC-R016" and raised.value.params["limit"] == 1000
+    assert (tmp_path / "s" / "journal.oversized.jsonl").stat().st_size > 1000
+    assert store.read() == []  # the next read meets a fresh journal, not the same damage
+    store.append({"v": 1, "type": "deleted", "name": "after"})
+    assert store.read() == [{"v": 1, "type": "deleted", "name": "after"}]
