@@ -96,9 +96,10 @@ def census(workspace: Path) -> Census:
 
     def visit(fd: int, parts: tuple[str, ...], entries: list[os.DirEntry[str]]) -> set[str]:
         names = {entry.name for entry in entries}
-        if parts and BARE_SHAPE <= names:
+        if BARE_SHAPE <= names:
             found.add(Repository(parts=parts, identity=_identity(os.fstat(fd)), bare=True))
-            return names
+            if parts:
+                return names
         skip: set[str] = set()
         for entry in entries:
             if is_repository_name(entry.name):
@@ -122,13 +123,15 @@ def sweep(workspace: Path, before: Census) -> tuple[Path, ...]:
 
     def visit(fd: int, parts: tuple[str, ...], entries: list[os.DirEntry[str]]) -> set[str]:
         names = {entry.name for entry in entries}
-        if parts and BARE_SHAPE <= names:
+        if BARE_SHAPE <= names:
             if (parts, _identity(os.fstat(fd))) in known:
-                return {entry.name for entry in entries}  # read-only during the run: unchanged
-            renamed = _fresh_quarantine(fd, "HEAD", names)
-            if renamed is not None:
-                disarmed.append(workspace.joinpath(*parts, "HEAD"))
-                _log.warning("disarmed a bare repository a program planted: %s (now %s)", disarmed[-1], renamed)
+                if parts:
+                    return names  # read-only during the run: unchanged
+            else:
+                head = _fresh_quarantine(fd, "HEAD", names)
+                if head is not None:
+                    disarmed.append(workspace.joinpath(*parts, "HEAD"))
+                    _log.warning("disarmed a bare repository a program planted: %s (now %s)", disarmed[-1], head)
         skip: set[str] = set()
         for entry in entries:
             if not is_repository_name(entry.name):
