@@ -96,7 +96,7 @@ def census(workspace: Path) -> Census:
 
     def visit(fd: int, parts: tuple[str, ...], entries: list[os.DirEntry[str]]) -> set[str]:
         names = {entry.name for entry in entries}
-        if BARE_SHAPE <= names:
+        if names >= BARE_SHAPE:
             found.add(Repository(parts=parts, identity=_identity(os.fstat(fd)), bare=True))
             if parts:
                 return names
@@ -123,7 +123,7 @@ def sweep(workspace: Path, before: Census) -> tuple[Path, ...]:
 
     def visit(fd: int, parts: tuple[str, ...], entries: list[os.DirEntry[str]]) -> set[str]:
         names = {entry.name for entry in entries}
-        if BARE_SHAPE <= names:
+        if names >= BARE_SHAPE:
             if (parts, _identity(os.fstat(fd))) in known:
                 if parts:
                     return names  # read-only during the run: unchanged

@@ -101,7 +101,10 @@ def apply(settings: dict[str, Any]) -> None:
 def landlock_abi() -> int:
     """The running kernel's Landlock ABI version (0: no Landlock, or disabled at boot)."""
     version = _syscall(
-        syscalls.numbers()["landlock_create_ruleset"], None, ctypes.c_size_t(0), ctypes.c_uint(_LANDLOCK_CREATE_RULESET_VERSION)
+        syscalls.numbers()["landlock_create_ruleset"],
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint(_LANDLOCK_CREATE_RULESET_VERSION),
     )
     return max(version, 0)
 
@@ -127,7 +130,10 @@ def scope_abstract_unix_sockets() -> bool:
         "landlock_create_ruleset(scope)",
     )
     try:
-        _check(_syscall(numbers["landlock_restrict_self"], ctypes.c_int(ruleset), ctypes.c_uint(0)), "landlock_restrict_self")
+        _check(
+            _syscall(numbers["landlock_restrict_self"], ctypes.c_int(ruleset), ctypes.c_uint(0)),
+            "landlock_restrict_self",
+        )
     finally:
         os.close(ruleset)
     return True
