@@ -94,19 +94,14 @@ def census(workspace: Path) -> Census:
     """
     found: set[Repository] = set()
 
-    def visit(fd: int, parts: tuple[str, ...], entries: list[os.DirEntry[str]]) -> set[str]:
-        names = {entry.name for entry in entries}
-        if names >= BARE_SHAPE:
+    def visit(fd: int, parts: tuple[str, ...], listing: _Listing) -> bool:
+        for entry in listing.repositories:
+            info = entry.stat(follow_symlinks=False)
+            found.add(Repository(parts=(*parts, entry.name), identity=_identity(info), bare=False))
+        if listing.bare:
             found.add(Repository(parts=parts, identity=_identity(os.fstat(fd)), bare=True))
-            if parts:
-                return names
-        skip: set[str] = set()
-        for entry in entries:
-            if is_repository_name(entry.name):
-                info = entry.stat(follow_symlinks=False)
-                found.add(Repository(parts=(*parts, entry.name), identity=_identity(info), bare=False))
-                skip.add(entry.name)
-        return skip
+            return not parts  # the workspace itself may be shaped so; its contents are still the workspace's
+        return True
 
     _walk(workspace, visit, found.clear)
     return Census(workspace=workspace, repositories=frozenset(found))
@@ -121,42 +116,50 @@ def sweep(workspace: Path, before: Census) -> tuple[Path, ...]:
     known = {(entry.parts, entry.identity) for entry in before.repositories}
     disarmed: list[Path] = []
 
-    def visit(fd: int, parts: tuple[str, ...], entries: list[os.DirEntry[str]]) -> set[str]:
-        names = {entry.name for entry in entries}
-        if names >= BARE_SHAPE:
-            if (parts, _identity(os.fstat(fd))) in known:
-                if parts:
-                    return names  # read-only during the run: unchanged
-            else:
-                head = _fresh_quarantine(fd, "HEAD", names)
-                if head is not None:
-                    disarmed.append(workspace.joinpath(*parts, "HEAD"))
-                    _log.warning("disarmed a bare repository a program planted: %s (now %s)", disarmed[-1], head)
-        skip: set[str] = set()
-        for entry in entries:
-            if not is_repository_name(entry.name):
-                continue
+    def visit(fd: int, parts: tuple[str, ...], listing: _Listing) -> bool:
+        for entry in listing.repositories:
             try:
                 info = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
             if ((*parts, entry.name), _identity(info)) in known:
-                skip.add(entry.name)
+                continue  # read-only during the run: unchanged
+            renamed = _fresh_quarantine(fd, entry.name)
+            if renamed is None:
                 continue
-            renamed = _fresh_quarantine(fd, entry.name, names)
-            if renamed is not None:
-                disarmed.append(workspace.joinpath(*parts, entry.name))
-                _log.warning("disarmed a repository a program planted: %s (now %s)", disarmed[-1], renamed)
-            skip.add(entry.name)
-            if renamed is not None and stat.S_ISDIR(info.st_mode):
-                _walk_from(fd, renamed, (*parts, renamed), visit)  # its nested bare-shaped directories too
-        return skip
+            disarmed.append(workspace.joinpath(*parts, entry.name))
+            _log.warning("disarmed a repository a program planted: %s (now %s)", disarmed[-1], renamed)
+            if stat.S_ISDIR(info.st_mode):
+                _walk_from(fd, renamed, (*parts, renamed), visit)  # itself bare-shaped now, and what it holds
+        if listing.bare:
+            if (parts, _identity(os.fstat(fd))) in known:
+                return not parts
+            head = _fresh_quarantine(fd, "HEAD")
+            if head is not None:
+                disarmed.append(workspace.joinpath(*parts, "HEAD"))
+                _log.warning("disarmed a bare repository a program planted: %s (now %s)", disarmed[-1], head)
+        return True
 
     _walk(workspace, visit, lambda: None)  # a restart keeps what was renamed already
     return tuple(disarmed)
 
 
-_Visit = Callable[[int, tuple[str, ...], list[os.DirEntry[str]]], set[str]]
+@attrs.frozen
+class _Listing:
+    """One directory's entries as the walk needs them, read in one pass."""
+
+    repositories: list[os.DirEntry[str]]
+    """Entries with a repository name, of any type."""
+    subdirectories: list[str]
+    """The other entries that are directories (not symlinks to one)."""
+    bare: bool
+
+
+_Visit = Callable[[int, tuple[str, ...], _Listing], bool]
+"""Sees a directory (its descriptor, its path below the workspace, its listing); answers whether to go into it."""
+
+_HELD = 64
+"""Directories this close to where the walk started keep their descriptor while the walk is below them."""
 
 
 def _walk(workspace: Path, visit: _Visit, reset: Callable[[], None]) -> None:
@@ -180,42 +183,83 @@ def _walk_from(parent_fd: int, name: str, parts: tuple[str, ...], visit: _Visit)
         _walk_fd(fd, parts, visit)
 
 
+class _Frame:
+    """A directory the walk is below: its remaining subdirectories, and how to get back to it."""
+
+    __slots__ = ("held", "identity", "pending")
+
+    def __init__(self, pending: Iterator[str]) -> None:
+        self.pending = pending
+        self.held: int | None = None
+        self.identity: tuple[int, int] | None = None
+
+
 def _walk_fd(fd: int, parts: tuple[str, ...], visit: _Visit) -> None:
-    """Visit the directory open at ``fd`` (taken over and closed) and everything beneath it, depth first."""
-    stack: list[tuple[tuple[int, int], Iterator[str]]] = []
+    """Visit the directory open at ``fd`` (taken over and closed) and everything beneath it, depth first.
+
+    The first :data:`_HELD` levels keep their descriptors; deeper ones are
+    left and found again through ``..``, checked against the inode the walk
+    came down from (:class:`WalkRaced` when it differs), so depth costs no
+    descriptors.
+    """
+    frames: list[_Frame] = []
     try:
         while True:
-            entries = _listing(fd)
-            skip = visit(fd, parts, entries)
-            subdirectories = [e.name for e in entries if e.name not in skip and e.is_dir(follow_symlinks=False)]
-            stack.append((_identity(os.fstat(fd)), iter(subdirectories)))
-            while stack:
-                name = next(stack[-1][1], None)
+            listing = _listing(fd)
+            frames.append(_Frame(iter(listing.subdirectories if visit(fd, parts, listing) else ())))
+            while True:
+                frame = frames[-1]
+                name = next(frame.pending, None)
                 if name is not None:
                     child = _open_directory(fd, name)
                     if child is None:
                         continue
-                    os.close(fd)
+                    if len(frames) <= _HELD:
+                        frame.held = fd
+                    else:
+                        frame.identity = _identity(os.fstat(fd))
+                        os.close(fd)
                     fd, parts = child, (*parts, name)
                     break
-                stack.pop()
-                if not stack:
+                frames.pop()
+                if not frames:
                     return
-                parent = os.open("..", _DIRECTORY_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd, parts = parent, parts[:-1]
-                if _identity(os.fstat(fd)) != stack[-1][0]:
-                    raise WalkRaced()
+                parent = frames[-1]
+                if parent.held is not None:
+                    os.close(fd)
+                    fd, parent.held = parent.held, None
+                else:
+                    up = os.open("..", _DIRECTORY_FLAGS, dir_fd=fd)
+                    os.close(fd)
+                    fd = up
+                    if _identity(os.fstat(fd)) != parent.identity:
+                        raise WalkRaced()
+                parts = parts[:-1]
     finally:
         os.close(fd)
+        for frame in frames:
+            if frame.held is not None:
+                os.close(frame.held)
 
 
-def _listing(fd: int) -> list[os.DirEntry[str]]:
+def _listing(fd: int) -> _Listing:
+    repositories: list[os.DirEntry[str]] = []
+    subdirectories: list[str] = []
+    shape: set[str] = set()
     try:
         with os.scandir(fd) as entries:
-            return list(entries)
+            for entry in entries:
+                name = entry.name
+                if name[0] == "." and name.lower() in REPOSITORY_NAMES:
+                    repositories.append(entry)
+                    continue
+                if name in BARE_SHAPE:
+                    shape.add(name)
+                if entry.is_dir(follow_symlinks=False):
+                    subdirectories.append(name)
     except OSError:
-        return []
+        pass  # unreadable (not ours) or gone: nothing a program of ours put there
+    return _Listing(repositories=repositories, subdirectories=subdirectories, bare=shape == BARE_SHAPE)
 
 
 def _open_directory(parent_fd: int, name: str) -> int | None:
@@ -227,23 +271,25 @@ def _open_directory(parent_fd: int, name: str) -> int | None:
         raise
 
 
-def _fresh_quarantine(fd: int, name: str, taken: set[str]) -> str | None:
+def _fresh_quarantine(fd: int, name: str) -> str | None:
+    """Rename ``name`` to the first free ``<name>.ptc-quarantined-<n>``; the new name (``None``: it could not)."""
     for number in range(1, 1000):
         candidate = f"{name}{QUARANTINE_SUFFIX}-{number}"
-        if candidate not in taken and _quarantine(fd, name, candidate):
+        result = _rename_noreplace(fd, name, candidate)
+        if result == 0:
             return candidate
+        if result != errno.EEXIST:
+            if result != errno.ENOENT:
+                _log.warning("could not disarm %s: %s", name, os.strerror(result))
+            return None
     return None
 
 
-def _quarantine(fd: int, name: str, new_name: str) -> bool:
-    """Rename ``name`` to ``new_name`` in the directory open at ``fd``, never replacing anything."""
-    result = _libc.renameat2(fd, name.encode(), fd, new_name.encode(), _RENAME_NOREPLACE)
-    if result == 0:
-        return True
-    error = ctypes.get_errno()
-    if error not in (errno.EEXIST, errno.ENOENT):
-        _log.warning("could not disarm %s: %s", name, os.strerror(error))
-    return False
+def _rename_noreplace(fd: int, name: str, new_name: str) -> int:
+    """``renameat2(RENAME_NOREPLACE)`` within the directory open at ``fd``: 0, or the errno."""
+    if _libc.renameat2(fd, name.encode(), fd, new_name.encode(), _RENAME_NOREPLACE) == 0:
+        return 0
+    return ctypes.get_errno()
 
 
 def _identity(info: os.stat_result) -> tuple[int, int]:
