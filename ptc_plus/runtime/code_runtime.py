@@ -92,9 +92,13 @@ class CodeRuntime:
         before: Census | None = None
         if self.limits.policy.confined:
             create = self.limits.policy is SandboxPolicy.WORKSPACE_WRITE
-            before = await asyncio.to_thread(census, workspace)
+            if create:  # a read-only program can change no repository: the whole workspace is bound read-only
+                before = await asyncio.to_thread(census, workspace)
             self._protected[workspace] = protected_paths(
-                workspace, [*self.owner_paths, *protected], create=create, repositories=before.paths
+                workspace,
+                [*self.owner_paths, *protected],
+                create=create,
+                repositories=before.paths if before is not None else (),
             )
         abort = asyncio.Event()
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -119,7 +123,7 @@ class CodeRuntime:
             if watcher is not None:
                 watcher.cancel()
             try:
-                if self.limits.policy is SandboxPolicy.WORKSPACE_WRITE and before is not None:
+                if before is not None:
                     # The run has settled: its processes are gone (a kernel's stays: ADR 0088 says what that leaves).
                     await asyncio.to_thread(sweep, workspace, before)
             finally:
