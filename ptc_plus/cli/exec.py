@@ -35,7 +35,6 @@ import contextlib
 import math
 import signal
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -64,6 +63,7 @@ from ptc_plus.runtime import (
     SessionDirInWorkspace,
     SessionDirRefused,
     run_code_definition,
+    scratch_state_dir,
 )
 from ptc_plus.sdk import ToolSet
 from ptc_plus.session import KernelSession, configured_limits, tighten_policy
@@ -267,7 +267,7 @@ async def _execute(
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals off the main thread
         loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
-        with tempfile.TemporaryDirectory(prefix="ptc-exec-") as state:
+        with scratch_state_dir("ptc-exec-") as state:
             host = ReferenceHost(
                 workspace=workspace,
                 state_dir=Path(state),

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import getpass
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from ptc_plus.cli.options import json_option, read_tool_set, tools_option, works
 from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
+from ptc_plus.runtime import scratch_state_dir
 from ptc_plus.session import configured_limits
 
 
@@ -78,7 +78,7 @@ async def _check(workspace: Path, tools: Sequence[ToolDefinition], user: str) ->
     """What a client connecting now would be offered, read from a session opened as for it."""
     from hookspecs.reference import ReferenceHost
 
-    with tempfile.TemporaryDirectory(prefix="ptc-mcp-check-") as state:
+    with scratch_state_dir("ptc-mcp-check-") as state:
         async with ReferenceHost(workspace=workspace, state_dir=Path(state), tools=tools, user_id=user) as host:
             try:
                 served = await ServedSession.open(host, user_id=user)

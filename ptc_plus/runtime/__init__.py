@@ -6,7 +6,8 @@ and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 :class:`OutcomeKind` (what a run settles to), :data:`DiscoveryProvider`
 (what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
-besides: the errors it reports and the sandbox probe. The REPL kernel (SPEC §8, ADR 0081):
+besides: the errors it reports, the sandbox probe and :func:`scratch_state_dir` (a short-lived host's state
+directory, stale ones swept). The REPL kernel (SPEC §8, ADR 0081):
 :class:`KernelCell` (what ``run_code_definition(kernel_for=...)`` returns per call),
 :class:`Recovery`, the journal stores and the ``hidden`` record provenance appends. Other packages import these
 names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the
@@ -33,6 +34,7 @@ from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
 from ptc_plus.runtime.run_limits import KernelMode, RunLimits, resolve_timeout
 from ptc_plus.runtime.sandbox import probe as probe_sandbox
+from ptc_plus.runtime.state_dirs import scratch_state_dir
 from ptc_plus.runtime.tool import TOOL_NAME, KernelFor, run_code_definition
 from ptc_plus.sandbox_policy import SandboxPolicy
 
@@ -63,4 +65,5 @@ __all__ = [
     "probe_sandbox",
     "resolve_timeout",
     "run_code_definition",
+    "scratch_state_dir",
 ]

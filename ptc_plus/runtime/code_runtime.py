@@ -20,6 +20,7 @@ from ptc_plus.runtime.launcher import Launcher
 from ptc_plus.runtime.ledger import OutputObserver
 from ptc_plus.runtime.outcome import RunOutcome
 from ptc_plus.runtime.protected import protected_paths
+from ptc_plus.runtime.repositories import Census, census, sweep
 from ptc_plus.runtime.run import ProgramRun, RunRequest
 from ptc_plus.runtime.run_limits import ResolvedTimeout, RunLimits
 from ptc_plus.sandbox_policy import SandboxPolicy
@@ -75,7 +76,9 @@ class CodeRuntime:
         Under a confined policy each of the owner's paths and each of ``protected``
         inside the workspace (the host's ``protected_paths``) are read-only to the
         program; under ``workspace-write`` missing ones are created as empty
-        directories first (ADR 0040).
+        directories first (ADR 0040). Repositories found anywhere in the workspace
+        are read-only too, and under ``workspace-write`` any repository the
+        program planted is disarmed when the run has settled (ADR 0088).
 
         :raises RuntimeClosed: after :meth:`aclose`.
         :raises ValueError: ``workspace`` is not an absolute directory.
@@ -86,9 +89,17 @@ class CodeRuntime:
         if not workspace.is_absolute() or not workspace.is_dir():
             raise ValueError(f"workspace must be an absolute directory: {workspace}")
         workspace = workspace.resolve()
+        before: Census | None = None
         if self.limits.policy.confined:
             create = self.limits.policy is SandboxPolicy.WORKSPACE_WRITE
-            self._protected[workspace] = protected_paths(workspace, [*self.owner_paths, *protected], create=create)
+            if create:  # a read-only program can change no repository: the whole workspace is bound read-only
+                before = await asyncio.to_thread(census, workspace)
+            self._protected[workspace] = protected_paths(
+                workspace,
+                [*self.owner_paths, *protected],
+                create=create,
+                repositories=before.paths if before is not None else (),
+            )
         abort = asyncio.Event()
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._live[abort] = finished
@@ -111,10 +122,15 @@ class CodeRuntime:
         finally:
             if watcher is not None:
                 watcher.cancel()
-            del self._live[abort]
-            finished.set_result(None)
-            if not self._closed:
-                self._launcher.prepare_spare(workspace, self._protected.get(workspace, ()))
+            try:
+                if before is not None:
+                    # The run has settled: its processes are gone (a kernel's stays: ADR 0088 says what that leaves).
+                    await asyncio.to_thread(sweep, workspace, before)
+            finally:
+                del self._live[abort]
+                finished.set_result(None)
+                if not self._closed:
+                    self._launcher.prepare_spare(workspace, self._protected.get(workspace, ()))
 
     def recovery(self, session: str) -> Recovery | None:
         """What the last cell of kernel ``session`` needed before it ran (``None``: no cell ran yet)."""

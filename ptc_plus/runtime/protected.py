@@ -8,7 +8,9 @@ host and the plugin keep there: the plugin's own configuration
 whatever the host lists in :attr:`~hookspecs.HostServices.protected_paths`
 (its session logs, spill files, its tools' stores), and the repository's git
 state (``<workspace>/.git``: hooks and configuration that git runs on the host
-the next time someone uses it). :func:`protected_paths` picks those that lie
+the next time someone uses it), and every other repository found in the
+workspace at any depth (``a/b/.git``, ``.hg``, bare repositories: see
+:mod:`ptc_plus.runtime.repositories`, ADR 0088). :func:`protected_paths` picks those that lie
 inside the workspace and creates missing ones — except ``.git`` — as empty
 directories, so that the sandbox can bind each read-only over the writable
 workspace (a missing path could otherwise be created by the program, e.g.
@@ -27,13 +29,21 @@ GIT_DIR = ".git"
 """Protected whole, and only when present (a directory, or a worktree's or submodule's ``gitdir:`` file)."""
 
 
-def protected_paths(workspace: Path, host_paths: Iterable[Path | str] = (), *, create: bool = True) -> tuple[Path, ...]:
+def protected_paths(
+    workspace: Path,
+    host_paths: Iterable[Path | str] = (),
+    *,
+    create: bool = True,
+    repositories: Iterable[Path] = (),
+) -> tuple[Path, ...]:
     """The resolved, existing paths to bind read-only for runs in ``workspace`` (absolute, resolved).
 
     ``<workspace>/.git`` when it exists (never created: a workspace that is
     no repository is not made one); plus each of ``host_paths`` (relative
     ones are taken inside the workspace, e.g. the plugin's ``.ptc-plus``)
-    that lies inside the workspace (others are
+    that lies inside the workspace, and each of ``repositories`` (existing
+    ones found by :func:`~ptc_plus.runtime.repositories.census`, never
+    created) (others are
     not visible to a confined program at all). Missing ones other than
     ``.git`` are created as empty directories here, on the host side, when
     ``create`` (a ``read-only`` program cannot create them: they are left
@@ -45,6 +55,7 @@ def protected_paths(workspace: Path, host_paths: Iterable[Path | str] = (), *, c
     """
     found: set[Path] = set()
     candidates = [(workspace / GIT_DIR, False)]
+    candidates += [(Path(path), False) for path in repositories]
     candidates += [(Path(path), True) for path in host_paths]
     for path, creatable in candidates:
         candidate = Path(os.path.normpath(workspace / path))  # an absolute path replaces workspace

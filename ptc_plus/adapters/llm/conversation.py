@@ -22,7 +22,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import getpass
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,6 +35,7 @@ from hookspecs.serialization import canonical_bytes, detached
 from ptc_plus.adapters.llm.errors import NoSession, SessionNotOpened
 from ptc_plus.capabilities import CatalogSnapshot
 from ptc_plus.plugin import controller
+from ptc_plus.runtime import scratch_state_dir
 
 STATE = "ptc-plus"
 """The directory under llm's user directory holding the sessions (and their spilled text)."""
@@ -211,10 +211,7 @@ async def opened(
     """
     where = Path.cwd() if workspace is None else workspace
     with contextlib.ExitStack() as stack:
-        if conversation_id is None:
-            state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ptc-llm-")))
-        else:
-            state = state_dir()
+        state = stack.enter_context(scratch_state_dir("ptc-llm-")) if conversation_id is None else state_dir()
         host = ReferenceHost(workspace=where, state_dir=state, tools=tools, approver=approver, user_id=user())
         async with host:
             sid = session_id(conversation_id) if conversation_id is not None else None

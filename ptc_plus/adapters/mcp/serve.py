@@ -26,7 +26,6 @@ the only place that protocol delivers it.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,7 @@ from ptc_plus import __version__
 from ptc_plus.adapters.mcp.serve_errors import ServeNotOpened
 from ptc_plus.adapters.mcp.serve_session import ServedSession, ServedTool
 from ptc_plus.i18n import message
+from ptc_plus.runtime import scratch_state_dir
 
 SERVER_NAME = "ptc-plus"
 PROMPT_SHOW = "capabilities"
@@ -62,7 +62,7 @@ async def serve_stdio(workspace: Path, tools: Sequence[ToolDefinition], *, user_
 
     :raises ServeNotOpened: the host could not open the session.
     """
-    with tempfile.TemporaryDirectory(prefix="ptc-mcp-serve-") as state:
+    with scratch_state_dir("ptc-mcp-serve-") as state:
         async with ReferenceHost(workspace=workspace, state_dir=Path(state), tools=tools, user_id=user_id) as host:
             try:
                 served = await ServedSession.open(host, user_id=user_id)

@@ -16,7 +16,10 @@ When the host runs as root, bubblewrap hands the child ``CAP_SYS_ADMIN``,
 3. it drops to the unprivileged uid/gid for good (no supplementary groups);
    every capability goes with the uid change.
 
-Always, root host or not: no new privileges, then a seccomp filter that
+Always, root host or not: no new privileges; a Landlock domain scoped so that
+the program cannot reach abstract Unix sockets bound outside the sandbox
+(the host's D-Bus and the like, reachable when ``network = true`` shares the
+host's network namespace; Linux 6.12+, ADR 0088); then a seccomp filter that
 refuses what a Python program never needs (:mod:`.syscalls`). A step that
 fails raises :class:`ConfinementError`; the child then exits before
 ``ready`` and the host reports ``sandbox-unavailable``: a half-confined
@@ -53,6 +56,10 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_LANDLOCK_CREATE_RULESET_VERSION = 0x1
+_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 0x1
+LANDLOCK_SCOPE_ABI = 6
+"""The first Landlock ABI with scopes (Linux 6.12); an older kernel cannot refuse abstract sockets (ADR 0088)."""
 
 # Kernel interfaces a program has no business writing; uid 65534 cannot write them anyway (ADR 0049).
 READ_ONLY_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
@@ -87,7 +94,49 @@ def apply(settings: dict[str, Any]) -> None:
     # prctl(PR_SET_SECCOMP) filters the calling thread only: a thread started earlier would go unfiltered.
     if len(os.listdir("/proc/self/task")) != 1:
         raise ConfinementError("more than one thread before the seccomp filter")
+    scope_abstract_unix_sockets()
     _install_filter(syscalls.filter_program())
+
+
+def landlock_abi() -> int:
+    """The running kernel's Landlock ABI version (0: no Landlock, or disabled at boot)."""
+    version = _syscall(
+        syscalls.numbers()["landlock_create_ruleset"],
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint(_LANDLOCK_CREATE_RULESET_VERSION),
+    )
+    return max(version, 0)
+
+
+def scope_abstract_unix_sockets() -> bool:
+    """Refuse this process and its descendants ``connect``/``sendto`` to abstract sockets bound outside (ADR 0088).
+
+    A Landlock domain that handles no file or network access, only the
+    abstract-socket scope: sockets the program's own processes bind stay
+    reachable to them. Like seccomp, it binds the calling thread (the caller
+    checked there is one). Returns whether it was applied: ``False`` on a
+    kernel whose Landlock has no scopes, which cannot refuse them (then the
+    private network namespace of ``network = false`` is the only fence).
+    """
+    numbers = syscalls.numbers()
+    if landlock_abi() < LANDLOCK_SCOPE_ABI:
+        return False
+    # struct landlock_ruleset_attr { u64 handled_access_fs, handled_access_net, scoped; }
+    attr = struct.pack("=QQQ", 0, 0, _LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET)
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _check(
+        _syscall(numbers["landlock_create_ruleset"], buffer, ctypes.c_size_t(len(attr)), ctypes.c_uint(0)),
+        "landlock_create_ruleset(scope)",
+    )
+    try:
+        _check(
+            _syscall(numbers["landlock_restrict_self"], ctypes.c_int(ruleset), ctypes.c_uint(0)),
+            "landlock_restrict_self",
+        )
+    finally:
+        os.close(ruleset)
+    return True
 
 
 def _check(result: int, what: str) -> int:

@@ -31,6 +31,8 @@ _COMMON = {
     "openat2": 437,
     "pidfd_getfd": 438,
     "mount_setattr": 442,
+    "landlock_create_ruleset": 444,
+    "landlock_restrict_self": 446,
     "quotactl_fd": 443,
     "fchmodat2": 452,
     "statmount": 457,

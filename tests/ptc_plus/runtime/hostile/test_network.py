@@ -127,6 +127,59 @@ return attempt(client.connect, {name!r})
         assert nothing_accepted(listener)
 
 
+def _landlock_abi() -> int:
+    """The running kernel's Landlock ABI, asked as the sandbox asks it (``landlock_create_ruleset`` is 444 on every
+    architecture; ``LANDLOCK_CREATE_RULESET_VERSION``)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(int(libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint(1))), 0)
+
+
+LANDLOCK_ABI = _landlock_abi()
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(
+    LANDLOCK_ABI < 6,
+    reason=f"NOT CHECKED: this kernel's Landlock ABI is {LANDLOCK_ABI}; refusing abstract sockets with network = true "
+    "needs LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (ABI 6, Linux 6.12), so the host's abstract sockets are reachable here",
+)
+async def test_host_abstract_unix_sockets_are_unreachable_with_network(hostile: Hostile) -> None:
+    # network = true shares the host's network namespace, and with it the abstract socket namespace (ADR 0088).
+    name = "\0ptcbait" + secrets.token_hex(8)
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener,
+        socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as receiver,
+    ):
+        listener.bind(name)
+        listener.listen()
+        listener.setblocking(False)
+        receiver.bind(name + "-dgram")
+        receiver.setblocking(False)
+        code = f"""
+import socket
+client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+# Its own abstract sockets still work: the scope fences off only those bound outside the sandbox.
+own = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+own.bind({name!r} + '-own')
+own.listen()
+mine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+return {{
+    'connect': attempt(client.connect, {name!r}),
+    'sendto': attempt(sender.sendto, MARKER.encode(), {name!r} + '-dgram'),
+    'own': attempt(mine.connect, {name!r} + '-own'),
+}}
+"""
+        results = (await hostile.run(code, network=True)).ok()
+        assert results == {"connect": "EPERM", "sendto": "EPERM", "own": "allowed"}
+        assert nothing_accepted(listener)
+        with pytest.raises(BlockingIOError):
+            receiver.recv(1024)
+
+
 @pytest.mark.asyncio
 async def test_no_datagram_reaches_a_host_udp_socket(hostile: Hostile) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as receiver:
