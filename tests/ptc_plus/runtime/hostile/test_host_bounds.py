@@ -29,6 +29,36 @@ def session_events(hostile: Hostile) -> list[dict[str, object]]:
     return [orjson.loads(line) for line in Path(path).read_bytes().splitlines()]
 
 
+# -- the session log -------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_large_nested_calls_do_not_grow_the_session_log_or_the_host(hostile: Hostile) -> None:
+    # Issue 25 item 5: 160 nested calls of 8 MB in 25 s grew the session log to 2.4 GB on disk and the
+    # host's memory by 2.6 GB; it logged and kept every argument and result whole. 24 calls of 4 MB
+    # sent and returned logged 192 MB and held them all.
+    code = "big = 'x' * (4 * 1024 * 1024)\nfor _ in range(24):\n    assert await tools.echo(text=big) == big\nreturn 'ok'"
+    outcome = await hostile.run(code, timeout=120, memory_bound=96 * MIB)
+    assert outcome.ok() == "ok"
+    assert session_log_bytes(hostile) <= 2 * MIB, f"the session log holds {session_log_bytes(hostile) // MIB} MiB"
+    started = [e["data"] for e in session_events(hostile) if e["type"] == "tool-started" and e["data"]["parent_call_id"]]
+    assert len(started) == 24
+    # Elided, not dropped: the digest names what was sent.
+    assert all(d["arguments"] is None and d["arguments_digest"]["bytes"] > 4 * MIB for d in started), started[0]
+
+
+@pytest.mark.asyncio
+async def test_many_small_nested_calls_log_only_their_run_s_share_whole(hostile: Hostile) -> None:
+    # Each call is under the whole-value cap; together they are not: the run's share of whole values is.
+    code = "text = 'y' * 12_000\nfor _ in range(200):\n    await tools.echo(text=text)\nreturn 'ok'"
+    assert (await hostile.run(code, timeout=120)).ok() == "ok"
+    events = [e["data"] for e in session_events(hostile) if e["type"] in ("tool-started", "tool-settled")]
+    nested = [d for d in events if d["parent_call_id"]]
+    whole = [d for d in nested if "arguments_digest" not in d and "result_digest" not in d]
+    assert 0 < len(whole) < len(nested) == 400
+    assert session_log_bytes(hostile) <= 2 * MIB
+
+
 # -- the drain after a normal end -----------------------------------------------------------------
 
 
