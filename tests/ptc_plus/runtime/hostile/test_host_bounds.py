@@ -59,6 +59,25 @@ async def test_many_small_nested_calls_log_only_their_run_s_share_whole(hostile:
     assert session_log_bytes(hostile) <= 2 * MIB
 
 
+# -- argument validation -------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_arguments_with_many_errors_cost_the_host_a_few(hostile: Hostile) -> None:
+    # Issue 25 item 5: one 1.4 MB nested call cost 2.6 GB and put the deadline 11.7 s late: every JSON
+    # Schema error was collected (and reported, and logged) on the event loop.
+    code = """
+try:
+    await tools.tally(numbers=['not a number'] * 150_000)
+except ToolCallError as error:
+    return [error.code, str(error).count('is not of type')]
+"""
+    outcome = await hostile.run(code, timeout=60, memory_bound=96 * MIB)
+    code_, reported = outcome.ok()
+    assert code_ == "invalid-arguments"
+    assert 1 <= reported <= 5, f"{reported} problems reported"
+
+
 # -- the drain after a normal end -----------------------------------------------------------------
 
 
