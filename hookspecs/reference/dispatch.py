@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -37,6 +38,11 @@ from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolR
 
 OFF_LOOP_BYTES = 64 * 1024
 """Arguments whose JSON is larger than this are validated in a thread, not on the event loop."""
+
+
+def _pass_on(mine: asyncio.Future[None], _previous: asyncio.Future[None]) -> None:
+    if not mine.done():
+        mine.set_result(None)
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -200,7 +206,7 @@ class Dispatcher:
             if previous is None or previous.done():
                 mine.set_result(None)
             else:  # cancelled while waiting: the next call still waits for the one before this
-                previous.add_done_callback(lambda _: mine.done() or mine.set_result(None))
+                previous.add_done_callback(functools.partial(_pass_on, mine))
 
     def _resolve(self, call: ToolCall, offered: frozenset[str] | None) -> ToolDefinition | _Prepared:
         """The call's tool in the caller's current view, or its refusal as unknown."""

@@ -8,10 +8,14 @@ calls the program left running after it returned.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
+import mcp_types as types
 import orjson
 import pytest
+from mcp import Client, StdioServerParameters
 
 from .conftest import Hostile
 from .guard import MIB
@@ -76,6 +80,67 @@ except ToolCallError as error:
     code_, reported = outcome.ok()
     assert code_ == "invalid-arguments"
     assert 1 <= reported <= 5, f"{reported} problems reported"
+
+
+# -- mcp-serve's search_capabilities ----------------------------------------------------------
+
+
+def _process_with(variable: str) -> int:
+    """The pid of the (one) process whose environment holds ``variable`` (``NAME=value``)."""
+    needle = variable.encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if needle in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _memory_kib(pid: int, field: str) -> int:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise LookupError(field)
+
+
+@pytest.mark.asyncio
+async def test_a_huge_search_capabilities_query_is_refused_by_mcp_serve(tmp_path: Path) -> None:
+    # Issue 25 item 5: search_capabilities had no query bound (100k characters: 1.6 GB; 2M: past 3 GB),
+    # where a program's capabilities.search takes at most 1000 characters (PTC-2008 beyond).
+    workspace = tmp_path / "workspace"
+    (workspace / ".ptc-plus").mkdir(parents=True)
+    (workspace / ".ptc-plus" / "config.toml").write_text(
+        'version = 1\n\n[management]\nenabled = true\n\n[capabilities."host:convert_units"]\ndisclosure = "on-demand"\n'
+    )
+    user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('version = 1\n\n[runtime]\npolicy = "danger-full-access"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS"))}
+    marker = f"XDG_CONFIG_HOME={tmp_path / 'xdg'}"
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PTC_LOCALE": "en"}
+    cli = str(Path(sys.executable).with_name("ptc-plus"))
+    params = StdioServerParameters(
+        command=cli, args=["mcp-serve", "--workspace", str(workspace), "--tools", "demo"], env=env, cwd=str(workspace)
+    )
+    async with Client(params, mode="legacy", read_timeout_seconds=300) as client:  # type: ignore[arg-type]
+        warm = await client.call_tool("search_capabilities", {"query": "convert units of length"})
+        pid = _process_with(marker)
+        before = _memory_kib(pid, "VmRSS")
+        with open(f"/proc/{pid}/clear_refs", "w") as handle:
+            handle.write("5")  # the peak starts again from here
+        huge = await client.call_tool("search_capabilities", {"query": "convert units of length " * 1600})
+        growth = (_memory_kib(pid, "VmHWM") - before) * 1024
+    assert warm.is_error is False
+    first = huge.content[0]
+    assert isinstance(first, types.TextContent)
+    assert growth <= 32 * MIB, f"the server's memory grew by {growth // MIB} MiB"
+    assert huge.is_error is True and first.text.startswith("PTC-2008"), first.text[:500]
 
 
 # -- the drain after a normal end -----------------------------------------------------------------
