@@ -88,7 +88,7 @@ class FileSpillStore:
         try:
             with open(path, "rb") as fh:
                 chars, offsets = self._index(handle, fh)
-                if offset >= chars or limit is not None and limit <= 0:
+                if offset >= chars or (limit is not None and limit <= 0):
                     text = ""
                 else:
                     block = offset // INDEX_STRIDE

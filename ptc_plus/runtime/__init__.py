@@ -6,8 +6,9 @@ and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 :class:`OutcomeKind` (what a run settles to), :data:`DiscoveryProvider`
 (what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
-besides: the errors it reports and the sandbox probe. Discovery served outside a run (``mcp-serve``) takes
-the same bounds and thread as programs' (:func:`check_discovery_bounds`, :func:`in_discovery_thread`). The REPL kernel (SPEC §8, ADR 0081):
+besides: the errors it reports and the sandbox probe. Discovery served outside a run (``mcp-serve``)
+takes the bounds and thread programs' does (:func:`check_discovery_bounds`, :func:`in_discovery_thread`).
+The REPL kernel (SPEC §8, ADR 0081):
 :class:`KernelCell` (what ``run_code_definition(kernel_for=...)`` returns per call),
 :class:`Recovery`, the journal stores and the ``hidden`` record provenance appends. Other packages import these
 names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the

@@ -45,11 +45,15 @@ async def test_large_nested_calls_do_not_grow_the_session_log_or_the_host(hostil
     # Issue 25 item 5: 160 nested calls of 8 MB in 25 s grew the session log to 2.4 GB on disk and the
     # host's memory by 2.6 GB; it logged and kept every argument and result whole. 24 calls of 4 MB
     # sent and returned logged 192 MB and held them all.
-    code = "big = 'x' * (4 * 1024 * 1024)\nfor _ in range(24):\n    assert await tools.echo(text=big) == big\nreturn 'ok'"
+    code = (
+        "big = 'x' * (4 * 1024 * 1024)\nfor _ in range(24):\n    assert await tools.echo(text=big) == big\nreturn 'ok'"
+    )
     outcome = await hostile.run(code, timeout=120, memory_bound=96 * MIB)
     assert outcome.ok() == "ok"
     assert session_log_bytes(hostile) <= 2 * MIB, f"the session log holds {session_log_bytes(hostile) // MIB} MiB"
-    started = [e["data"] for e in session_events(hostile) if e["type"] == "tool-started" and e["data"]["parent_call_id"]]
+    started = [
+        e["data"] for e in session_events(hostile) if e["type"] == "tool-started" and e["data"]["parent_call_id"]
+    ]
     assert len(started) == 24
     # Elided, not dropped: the digest names what was sent.
     assert all(d["arguments"] is None and d["arguments_digest"]["bytes"] > 4 * MIB for d in started), started[0]
