@@ -46,14 +46,15 @@ class NestedLogBounds:
     """Builds the logged form of calls' arguments and results, counting each outer call's whole bytes."""
 
     def __init__(self) -> None:
-        self._spent: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._spent: collections.OrderedDict[tuple[str, str], int] = collections.OrderedDict()
+        """(session id, outer call id) -> whole bytes its nested calls logged: call ids are unique per session."""
 
     def started(self, call: ToolCall) -> dict[str, object]:
         """``arguments`` (a copy, or ``None``) and, when elided, ``arguments_digest``, for ``tool-started``."""
         if call.parent_call_id is None:
             return {"arguments": detached(call.arguments)}
         raw = canonical_bytes(call.arguments)
-        if self._take(call.parent_call_id, len(raw)):
+        if self._take((call.caller.session_id, call.parent_call_id), len(raw)):
             return {"arguments": orjson.loads(raw)}
         return {"arguments": None, "arguments_digest": digest(raw)}
 
@@ -64,7 +65,7 @@ class NestedLogBounds:
         # The shell is unstructured without the value, which may be large: walking it is what costs.
         shell: dict[str, Any] = unstructure(attrs.evolve(result, value=None))
         raw = canonical_bytes({**shell, "value": result.value})
-        if self._take(call.parent_call_id, len(raw)):
+        if self._take((call.caller.session_id, call.parent_call_id), len(raw)):
             return {"result": orjson.loads(raw)}
         summary = {**shell, "presentation": None, "metadata": {}}
         error = shell.get("error")
@@ -76,7 +77,7 @@ class NestedLogBounds:
             }
         return {"result": summary, "result_digest": digest(raw)}
 
-    def _take(self, outer: str, size: int) -> bool:
+    def _take(self, outer: tuple[str, str], size: int) -> bool:
         """Whether ``size`` more whole bytes fit ``outer``'s share (and count them if so)."""
         if size > WHOLE_VALUE_BYTES:
             return False

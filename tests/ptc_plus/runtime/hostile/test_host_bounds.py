@@ -57,6 +57,11 @@ async def test_large_nested_calls_do_not_grow_the_session_log_or_the_host(hostil
     assert len(started) == 24
     # Elided, not dropped: the digest names what was sent.
     assert all(d["arguments"] is None and d["arguments_digest"]["bytes"] > 4 * MIB for d in started), started[0]
+    settled = [
+        e["data"] for e in session_events(hostile) if e["type"] == "tool-settled" and e["data"]["parent_call_id"]
+    ]
+    assert all(d["result"]["status"] == "ok" and d["result"]["value"] is None for d in settled), settled[0]
+    assert all(d["result_digest"]["bytes"] > 4 * MIB for d in settled)
 
 
 @pytest.mark.asyncio
