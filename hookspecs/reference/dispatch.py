@@ -9,26 +9,40 @@ Calls refused in preparation still commit in order but are marked not
 dispatched. Nested calls of one outer call share the lane
 ``nested:<outer-call-id>``; when the outer call settles, that lane closes:
 queued calls are abandoned (logged as ``tool-abandoned``, never as executed)
-and admitted ones are drained.
+and admitted ones are drained. What the log keeps of a nested call's
+arguments and result is bounded (:mod:`hookspecs.reference.log_bounds`), and
+arguments of more than :data:`OFF_LOOP_BYTES` are validated in a thread, the
+lane's later calls waiting their turn so preparation stays in submission
+order (ADR 0087).
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import attrs
+import orjson
 
 from hookspecs.i18n import message
 from hookspecs.reference.facade import HookFacade, error_result
+from hookspecs.reference.log_bounds import NestedLogBounds
 from hookspecs.reference.registry import ToolView, validation_errors
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session_log import Event
-from hookspecs.serialization import detached, unstructure
-from hookspecs.services import HostServices, ToolContext, ToolHandler
+from hookspecs.services import HostServices, ToolContext, ToolDefinition, ToolHandler
 from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolResult, ToolSpec
+
+OFF_LOOP_BYTES = 64 * 1024
+"""Arguments whose JSON is larger than this are validated in a thread, not on the event loop."""
+
+
+def _pass_on(mine: asyncio.Future[None], _previous: asyncio.Future[None]) -> None:
+    if not mine.done():
+        mine.set_result(None)
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -70,6 +84,7 @@ class Dispatcher:
         self.max_parallel = max_parallel
         self._nested_lanes: dict[str, OrderedLane] = {}
         self._live: dict[str, tuple[asyncio.Event, asyncio.Task[ToolResult]]] = {}
+        self._log_bounds = NestedLogBounds()
 
     def new_lane(self) -> OrderedLane:
         return OrderedLane(self.max_parallel)
@@ -96,7 +111,12 @@ class Dispatcher:
             ticket = lane.ticket()
         except LaneClosed:
             return self._abandon(call)
-        prepared = self._prepare(call, offered)
+        try:
+            prepared = await self._prepare(call, offered, lane)
+        except asyncio.CancelledError:
+            lane.skip(ticket)  # never admitted: later calls must not wait for it
+            self._abandon(call)
+            raise
         concurrency = prepared.spec.concurrency if prepared.spec else Concurrency.PARALLEL
         log = self._sink_for(call.caller)
         started = settled = False
@@ -124,7 +144,7 @@ class Dispatcher:
                     "parent_call_id": call.parent_call_id,
                     "top_level": top_level,
                     "turn": self._turn_for(call.caller),
-                    "result": unstructure(final),
+                    **self._log_bounds.settled(call, final),
                 },
             )
             return final
@@ -151,7 +171,45 @@ class Dispatcher:
         lane = self._nested_lanes.setdefault(parent, self.new_lane())
         return await self.dispatch(call, lane, top_level=False)
 
-    def _prepare(self, call: ToolCall, offered: frozenset[str] | None) -> _Prepared:
+    async def _prepare(self, call: ToolCall, offered: frozenset[str] | None, lane: OrderedLane) -> _Prepared:
+        """Resolve, validate and guard ``call`` after every earlier call of ``lane`` was prepared.
+
+        Small arguments are prepared at once, without leaving the loop, so most calls never wait; large
+        ones are validated in a thread, and the lane's calls after them wait for their preparation.
+        """
+        previous = lane.preparing
+        if previous is not None and previous.done():
+            previous = None
+        try:
+            large = len(orjson.dumps(call.arguments)) > OFF_LOOP_BYTES
+        except TypeError:  # not JSON: validation says what is wrong, quickly
+            large = False
+        if previous is None and not large:
+            resolved = self._resolve(call, offered)
+            if isinstance(resolved, _Prepared):
+                return resolved
+            return self._checked(call, resolved, validation_errors(resolved.spec, call.arguments))
+        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        lane.preparing = mine
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+            resolved = self._resolve(call, offered)
+            if isinstance(resolved, _Prepared):
+                return resolved
+            if large:
+                problems = await asyncio.to_thread(validation_errors, resolved.spec, call.arguments)
+            else:
+                problems = validation_errors(resolved.spec, call.arguments)
+            return self._checked(call, resolved, problems)
+        finally:
+            if previous is None or previous.done():
+                mine.set_result(None)
+            else:  # cancelled while waiting: the next call still waits for the one before this
+                previous.add_done_callback(functools.partial(_pass_on, mine))
+
+    def _resolve(self, call: ToolCall, offered: frozenset[str] | None) -> ToolDefinition | _Prepared:
+        """The call's tool in the caller's current view, or its refusal as unknown."""
         definition = self._view_for(call.caller).get(call.tool)
         if definition is None or (offered is not None and call.tool not in offered):
             names = sorted(offered) if offered is not None else self._view_for(call.caller).names()
@@ -159,8 +217,10 @@ class Dispatcher:
             detail = message("host.did-you-mean", names=close) if close else ""
             refused = error_result(call, "unknown-tool", dispatched=False, detail=detail)
             return _Prepared(spec=None, handler=None, refused=refused)
+        return definition
+
+    def _checked(self, call: ToolCall, definition: ToolDefinition, problems: list[str]) -> _Prepared:
         spec = definition.spec
-        problems = validation_errors(spec, call.arguments)
         if problems:
             refused = error_result(call, "invalid-arguments", dispatched=False, detail="; ".join(problems))
             return _Prepared(spec=spec, handler=None, refused=refused)
@@ -202,7 +262,7 @@ class Dispatcher:
             "call_id": call.call_id,
             "tool": call.tool,
             "parent_call_id": call.parent_call_id,
-            "arguments": detached(call.arguments),
+            **self._log_bounds.started(call),
         }
 
     def _abandon(self, call: ToolCall) -> ToolResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -10,9 +11,15 @@ import jsonschema
 import orjson
 from jsonschema.protocols import Validator
 
+from hookspecs.i18n import message
 from hookspecs.reference.errors import HostError
 from hookspecs.services import ToolDefinition
 from hookspecs.types import JSONObject, ToolSpec
+
+MAX_ERRORS = 5
+"""Validation problems reported for one call; validation stops after one more."""
+MAX_ERROR_CHARS = 300
+"""Longest reported problem (a message may quote the whole offending value)."""
 
 
 class ToolView:
@@ -51,13 +58,27 @@ class ToolView:
 
 
 def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
-    """Problems of ``arguments`` against ``spec.input_schema`` as ``path: message`` lines (empty: valid)."""
+    """Problems of ``arguments`` against ``spec.input_schema`` as ``path: message`` lines (empty: valid).
+
+    At most :data:`MAX_ERRORS` are reported, each cut to :data:`MAX_ERROR_CHARS`, and validation
+    stops once it found one more than that (a last line says that more were left out): an argument
+    of a million wrong items costs a few errors, not a million (ADR 0087).
+    """
     validator = _validator(_schema_key(spec.input_schema))
-    errors = list(validator.iter_errors(arguments))
+    errors = list(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS + 1))
     if not errors:
         return []
+    more = len(errors) > MAX_ERRORS
+    errors = errors[:MAX_ERRORS]
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
+    lines = [_cut(f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}") for e in errors]
+    if more:
+        lines.append(message("host.more-errors", count=MAX_ERRORS))
+    return lines
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 1] + "…"
 
 
 def _schema_key(schema: JSONObject) -> bytes:

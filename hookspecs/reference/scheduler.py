@@ -55,6 +55,9 @@ class OrderedLane:
         self._commit_turns: dict[int, asyncio.Future[None]] = {}
         self._admitted: set[int] = set()
         self._drained: asyncio.Future[None] | None = None
+        self.preparing: asyncio.Future[None] | None = None
+        """Done once the latest call that left the loop to be prepared is prepared (the dispatcher's;
+        ``None``: no call did). A later call waits for it, so preparation keeps submission order."""
 
     @property
     def closed(self) -> bool:
@@ -107,6 +110,12 @@ class OrderedLane:
             if exclusive:
                 self._release(exclusive=True)
             self._finish(ticket)
+
+    def skip(self, ticket: int) -> None:
+        """``ticket`` will never run (its call was given up before :meth:`run`): later tickets go on."""
+        self._skipped.add(ticket)
+        self._pump()
+        self._advance_commits()
 
     async def close(self) -> None:
         """Abandon every ticket not yet admitted and wait until admitted ones committed."""

@@ -188,11 +188,17 @@ class Session:
         """
         self._direct_calls += 1
         call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
-        while any(e.data.get("call_id") == call.call_id for e in self.log.of_type("tool-started", "tool-settled")):
+        while self._logged(call.call_id):
             self._direct_calls += 1  # resumed session: keep ids unique
             call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
         with self.host.families.work(self):
             return await self.host.dispatcher.dispatch(call, self.host.dispatcher.new_lane(), top_level=False)
+
+    def _logged(self, call_id: str) -> bool:
+        # Nested calls' events are skipped unread (they are not kept in memory): their ids are their outer
+        # call's id and a suffix (``<outer>:ptc:<n>``), never a direct call's.
+        logged = self.log.of_type("tool-started", "tool-settled", nested=False)
+        return any(e.data.get("call_id") == call_id for e in logged)
 
     # -- commands and compaction ---------------------------------------------------------
     def command(self, line: str) -> CommandReceipt:

@@ -1,21 +1,30 @@
 """Append-only JSONL event log of one session.
 
-Each line is one event ``{"v": 1, "seq": n, "type": ..., "data": {...}}``.
+Each line is one event ``{"v": 2, "seq": n, "type": ..., "data": {...}}``.
+Version 2 events may carry a nested call's arguments or result elided to a
+digest (:mod:`hookspecs.reference.log_bounds`); version 1 events are read as
+they are, and a version this code does not know is not a valid event.
 Every append is written with one ``write`` on an ``O_APPEND`` descriptor, so
 a crash leaves at most one torn line at the end; :meth:`SessionLog.open`
 detects it, moves the torn bytes aside to ``<log>.torn-<offset>`` (nothing
 is deleted) and reports it, keeping every complete event before it.
 Durability: a line is in the OS on return (survives the process); events
 marked ``durable`` are also ``fsync``-ed (survive the machine).
+
+The log does not keep every event whole in memory (ADR 0087): events of
+nested calls, and any event whose line is over :data:`KEPT_LINE_BYTES`, are
+kept as their place in the file and read back when asked for
+(:class:`Events`); opening a log reads it line by line, never whole.
 """
 
 from __future__ import annotations
 
+import array
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import attrs
 import orjson
@@ -24,7 +33,12 @@ from hookspecs.i18n import message
 from hookspecs.reference.errors import HostError
 from hookspecs.serialization import canonical_bytes
 
-LOG_VERSION = 1
+LOG_VERSION = 2
+_KNOWN_VERSIONS = frozenset({1, 2})
+KEPT_LINE_BYTES = 64 * 1024
+"""Events with longer lines are kept in memory only as their place in the file."""
+_NESTED_TYPES = frozenset({"tool-started", "tool-settled", "tool-abandoned"})
+_CHUNK = 1 << 20
 
 
 @attrs.frozen(kw_only=True)
@@ -49,6 +63,97 @@ class TornTail:
         return message("host.torn-tail", lang, offset=self.offset, size=self.size, path=str(self.moved_to))
 
 
+def _is_nested(type_: str, data: dict[str, Any]) -> bool:
+    """An event of a nested call: nothing the session rebuilds (surface, lineage) needs its data."""
+    return type_ in _NESTED_TYPES and data.get("parent_call_id") is not None
+
+
+class Events(Sequence[Event]):
+    """A log's events in order: small ones held, the others (nested calls, long lines) read back from the file.
+
+    Holding an event costs its data; one read back costs 17 bytes here (its offset, length and a
+    flag) and a read of its line when asked for. Equal to any sequence of the same events.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._offsets = array.array("q")
+        self._sizes = array.array("q")
+        self._nested = bytearray()
+        self._types: list[str] = []
+        self._held: dict[int, Event] = {}
+        self._fd = -1
+
+    def add(self, event: Event, offset: int, size: int) -> None:
+        """Record ``event``, whose line (without its newline) is ``size`` bytes at ``offset``."""
+        nested = _is_nested(event.type, event.data)
+        if not nested and size <= KEPT_LINE_BYTES:
+            self._held[len(self._types)] = event
+        self._offsets.append(offset)
+        self._sizes.append(size)
+        self._nested.append(nested)
+        self._types.append(event.type)
+
+    def __len__(self) -> int:
+        return len(self._types)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        if isinstance(index, slice):
+            return [self._event(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._event(index)
+
+    def __iter__(self) -> Iterator[Event]:
+        return (self._event(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def of_type(self, *types: str, nested: bool = True) -> Iterator[Event]:
+        """Events of ``types`` in order; ``nested=False`` skips nested calls' events without reading them."""
+        wanted = set(types)
+        for i, type_ in enumerate(self._types):
+            if type_ in wanted and (nested or not self._nested[i]):
+                yield self._event(i)
+
+    def _event(self, index: int) -> Event:
+        held = self._held.get(index)
+        if held is not None:
+            return held
+        offset, size = self._offsets[index], self._sizes[index]
+        if self._fd >= 0:
+            line = os.pread(self._fd, size, offset)
+        else:  # the log was closed: read this one event and let go of the file again
+            with open(self._path, "rb") as fh:
+                fh.seek(offset)
+                line = fh.read(size)
+        parsed = _parse(line)
+        if parsed is None:
+            raise HostError("HOST-0104", path=str(self._path), seq=index)
+        return parsed
+
+    def open_reader(self) -> None:
+        self._fd = os.open(self._path, os.O_RDONLY)
+
+    def close_reader(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
 class SessionLog:
     """Single-writer append-only log; an exclusive ``flock`` on the log file itself keeps a second writer out.
 
@@ -58,7 +163,7 @@ class SessionLog:
     the process dies).
     """
 
-    def __init__(self, path: Path, events: list[Event], torn: TornTail | None, fd: int) -> None:
+    def __init__(self, path: Path, events: Events, torn: TornTail | None, fd: int) -> None:
         self.path = path
         self.events = events
         self.torn = torn
@@ -84,6 +189,7 @@ class SessionLog:
             except BlockingIOError as exc:
                 raise HostError("HOST-0102", path=str(path)) from exc
             events, torn = _replay(path)
+            events.open_reader()
         except BaseException:
             os.close(fd)
             raise
@@ -104,7 +210,7 @@ class SessionLog:
                 os.fsync(self._fd)
         except OSError as exc:
             self._undo(start, exc)
-        self.events.append(event)
+        self.events.add(event, start, len(line) - 1)
         return event
 
     def _undo(self, start: int, exc: OSError) -> None:
@@ -116,10 +222,12 @@ class SessionLog:
             self._broken = f"{exc}; truncate failed: {again}"
         raise HostError("HOST-0105", path=str(self.path), reason=str(exc)) from exc
 
-    def of_type(self, *types: str) -> Iterator[Event]:
-        return (e for e in self.events if e.type in types)
+    def of_type(self, *types: str, nested: bool = True) -> Iterator[Event]:
+        """Events of ``types`` in order; ``nested=False`` leaves nested calls' events out (and unread)."""
+        return self.events.of_type(*types, nested=nested)
 
     def close(self) -> None:
+        self.events.close_reader()
         if self._fd >= 0:
             os.close(self._fd)  # also releases the lock
             self._fd = -1
@@ -135,18 +243,22 @@ def read_events(path: Path) -> list[Event]:
     bad line before the last.
     """
     try:
-        blob = path.read_bytes()
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below; only the open maps to HOST-0103
     except FileNotFoundError as exc:
         raise HostError("HOST-0103", path=str(path)) from exc
-    lines = blob.split(b"\n")[:-1]  # the part after the last newline never finished
     events: list[Event] = []
-    for number, line in enumerate(lines):
-        parsed = _parse(line)
-        if parsed is None:
-            if number == len(lines) - 1:
-                break
-            raise HostError("HOST-0104", path=str(path), seq=len(events))
-        events.append(parsed)
+    bad: int | None = None
+    with fh:
+        for line in fh:  # one line at a time: a large log is never read whole
+            if not line.endswith(b"\n"):
+                break  # never finished
+            if bad is not None:
+                raise HostError("HOST-0104", path=str(path), seq=bad)
+            parsed = _parse(line[:-1])
+            if parsed is None:
+                bad = len(events)  # fine if it is the last complete line
+                continue
+            events.append(parsed)
     return events
 
 
@@ -168,46 +280,59 @@ def open_elsewhere(path: Path) -> bool:
     return False
 
 
-def _replay(path: Path) -> tuple[list[Event], TornTail | None]:
-    blob = path.read_bytes()
-    events: list[Event] = []
+def _replay(path: Path) -> tuple[Events, TornTail | None]:
+    events = Events(path)
     offset = 0
-    torn: TornTail | None = None
-    while offset < len(blob):
-        end = blob.find(b"\n", offset)
-        if end < 0:
-            # An append writes line and newline at once: a last line without its newline never
-            # finished, even when its bytes happen to parse (and offset would wrap to 0 below).
-            torn = _move_aside(path, blob, offset)
-            break
-        parsed = _parse(blob[offset:end])
-        if parsed is None:
-            if blob[end + 1 :].strip() == b"":
-                torn = _move_aside(path, blob, offset)
+    torn_at: int | None = None
+    with open(path, "rb") as fh:
+        for line in fh:  # one line at a time: a large log is never read whole
+            if not line.endswith(b"\n"):
+                # An append writes line and newline at once: a last line without its newline never
+                # finished, even when its bytes happen to parse.
+                torn_at = offset
                 break
-            raise HostError("HOST-0104", path=str(path), seq=len(events))
-        events.append(parsed)
-        offset = end + 1
+            parsed = _parse(line[:-1])
+            if parsed is None:
+                if _blank_rest(fh):
+                    torn_at = offset
+                    break
+                raise HostError("HOST-0104", path=str(path), seq=len(events))
+            events.add(parsed, offset, len(line) - 1)
+            offset += len(line)
+    torn = _move_aside(path, offset) if torn_at is not None else None
     return events, torn
+
+
+def _blank_rest(fh: Any) -> bool:
+    """Whether nothing but whitespace follows in ``fh`` (read in chunks)."""
+    while chunk := fh.read(_CHUNK):
+        if chunk.strip():
+            return False
+    return True
 
 
 def _parse(line: bytes) -> Event | None:
     try:
         raw = orjson.loads(line)
-        return Event(seq=int(raw["seq"]), type=str(raw["type"]), data=dict(raw["data"]), v=int(raw["v"]))
+        event = Event(seq=int(raw["seq"]), type=str(raw["type"]), data=dict(raw["data"]), v=int(raw["v"]))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
+    return event if event.v in _KNOWN_VERSIONS else None
 
 
-def _move_aside(path: Path, blob: bytes, offset: int) -> TornTail:
+def _move_aside(path: Path, offset: int) -> TornTail:
     aside = path.with_name(f"{path.name}.torn-{offset}")
     n = 1
     while aside.exists():  # an earlier crash at the same offset: keep its bytes too
         n += 1
         aside = path.with_name(f"{path.name}.torn-{offset}-{n}")
-    aside.write_bytes(blob[offset:])
-    with open(path, "r+b") as fh:
+    size = 0
+    with open(path, "r+b") as fh, open(aside, "wb") as out:
+        fh.seek(offset)
+        while chunk := fh.read(_CHUNK):
+            out.write(chunk)
+            size += len(chunk)
         fh.truncate(offset)
         fh.flush()
         os.fsync(fh.fileno())
-    return TornTail(offset=offset, size=len(blob) - offset, moved_to=aside)
+    return TornTail(offset=offset, size=size, moved_to=aside)

@@ -9,10 +9,18 @@ per session, rewritten as the surface changes); when the host shuts down it
 sweeps what it wrote and no session pins, so a session's spills go with the
 results that needed them, while a resumed session still reads every handle
 it shows.
+
+Reads are of character ranges of UTF-8 files, so each spill has an index
+beside it (``spill-<digest>.idx``, JSON, versioned): the byte offset of every
+:data:`INDEX_STRIDE`-th character. A read seeks to the block its range starts
+in and decodes only what it returns (a 32 KB read of a 60 MB spill decoded
+all 60 MB before, ADR 0087). A spill without a usable index (written before
+indexes, or damaged) gets one on its first read, built by streaming the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import hashlib
@@ -21,6 +29,7 @@ import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
@@ -28,6 +37,10 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """The default bound of one store's spill files, in bytes."""
 
 PINS_VERSION = 1
+INDEX_VERSION = 1
+INDEX_STRIDE = 16 * 1024
+"""Characters between two offsets of a spill's index."""
+_CHUNK = 1 << 20
 
 _HANDLE = re.compile(r"spill-[0-9a-f]{32}")
 
@@ -56,31 +69,38 @@ class FileSpillStore:
             os.utime(target)
         else:
             self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".spill-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            # The index first: a reader finding the text finds its index too (or builds one).
+            self._write(self._index_path(handle), _index_bytes(_offsets(text), len(text), len(data)))
+            self._write(target, data)
             self._evict(keep=handle)
         self._written.add(handle)
         return handle
 
     def read(self, handle: str, offset: int = 0, limit: int | None = None) -> str:
+        """Characters ``offset`` to ``offset + limit`` of the spill (to its end when ``limit`` is ``None``).
+
+        Decodes only from the start of the index block ``offset`` falls in to the end of the range.
+        """
         if not _HANDLE.fullmatch(handle):
             raise KeyError(handle)
         path = self._path(handle)
+        offset = max(0, offset)
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, "rb") as fh:
+                chars, offsets = self._index(handle, fh)
+                if offset >= chars or (limit is not None and limit <= 0):
+                    text = ""
+                else:
+                    block = offset // INDEX_STRIDE
+                    fh.seek(offsets[block])
+                    text = _decode(fh, offset - block * INDEX_STRIDE, limit)
         except FileNotFoundError as exc:
             raise KeyError(handle) from exc
+        except UnicodeDecodeError as exc:  # not written by put: unreadable, like a damaged disk
+            raise OSError(errno.EIO, f"{path.name} is not UTF-8: {exc}") from exc
         with contextlib.suppress(OSError):
             os.utime(path)  # recently read: evicted last
-        offset = max(0, offset)
-        return text[offset:] if limit is None else text[offset : offset + max(0, limit)]
+        return text
 
     # -- the host's side ------------------------------------------------------------------
     def pin(self, session_id: str, handles: Iterable[str]) -> None:
@@ -122,8 +142,7 @@ class FileSpillStore:
             return []
         gone = sorted(self._written - keep)
         for handle in gone:
-            with contextlib.suppress(FileNotFoundError):
-                self._path(handle).unlink()
+            self._remove(handle)
         self._written -= set(gone)
         return gone
 
@@ -134,6 +153,44 @@ class FileSpillStore:
     # -- internals ------------------------------------------------------------------------------
     def _path(self, handle: str) -> Path:
         return self.root / f"{handle}.txt"
+
+    def _index_path(self, handle: str) -> Path:
+        return self.root / f"{handle}.idx"
+
+    def _remove(self, handle: str) -> None:
+        for path in (self._path(handle), self._index_path(handle)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+    def _write(self, target: Path, data: bytes) -> None:
+        """Write ``target`` atomically (a reader sees the old file, or none, or the whole new one)."""
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".spill-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _index(self, handle: str, fh: BinaryIO) -> tuple[int, list[int]]:
+        """``(characters, offsets)`` of the open spill ``fh``: read from its index, or built and kept."""
+        size = os.fstat(fh.fileno()).st_size
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+            raw = orjson.loads(self._index_path(handle).read_bytes())
+            chars, offsets = int(raw["chars"]), [int(o) for o in raw["offsets"]]
+            if (
+                raw["version"] == INDEX_VERSION
+                and raw["stride"] == INDEX_STRIDE
+                and raw["bytes"] == size
+                and len(offsets) == max(1, -(-chars // INDEX_STRIDE))
+            ):
+                return chars, offsets
+        chars, offsets = _scan(fh)  # written before indexes (or the index is damaged): build it once
+        with contextlib.suppress(OSError):  # a read-only store still reads, only more slowly
+            self._write(self._index_path(handle), _index_bytes(offsets, chars, size))
+        return chars, offsets
 
     def _pins_path(self, session_id: str) -> Path:
         # Session ids come from callers: hash them rather than trust them as file names.
@@ -161,7 +218,60 @@ class FileSpillStore:
                 break
             if handle == keep:
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                self._path(handle).unlink()
+            self._remove(handle)
             self._written.discard(handle)
             total -= size
+
+
+def _offsets(text: str) -> list[int]:
+    """Byte offsets in ``text``'s UTF-8 of characters 0, stride, 2 × stride, ... (at least one)."""
+    offsets, at = [], 0
+    for start in range(0, max(1, len(text)), INDEX_STRIDE):
+        offsets.append(at)
+        at += len(text[start : start + INDEX_STRIDE].encode("utf-8"))
+    return offsets
+
+
+def _index_bytes(offsets: list[int], chars: int, size: int) -> bytes:
+    return orjson.dumps(
+        {"version": INDEX_VERSION, "stride": INDEX_STRIDE, "chars": chars, "bytes": size, "offsets": offsets}
+    )
+
+
+def _scan(fh: BinaryIO) -> tuple[int, list[int]]:
+    """``(characters, offsets)`` of a spill read from its start in chunks (never held whole)."""
+    fh.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offsets: list[int] = []
+    chars = consumed = 0
+    """Characters decoded so far, and the bytes they took."""
+    while True:
+        chunk = fh.read(_CHUNK)
+        text = decoder.decode(chunk, final=not chunk)
+        start = 0
+        # Block starts inside this piece, relative to it; each segment between them is encoded once.
+        for at in range(-(-chars // INDEX_STRIDE) * INDEX_STRIDE - chars, len(text), INDEX_STRIDE):
+            consumed += len(text[start:at].encode("utf-8"))
+            offsets.append(consumed)
+            start = at
+        consumed += len(text[start:].encode("utf-8"))
+        chars += len(text)
+        if not chunk:
+            return chars, offsets or [0]
+
+
+def _decode(fh: BinaryIO, skip: int, limit: int | None) -> str:
+    """Decode from ``fh``'s position: drop ``skip`` characters, return the next ``limit`` (``None``: all)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    parts: list[str] = []
+    have = 0
+    want = None if limit is None else skip + limit
+    while want is None or have < want:
+        chunk = fh.read(_CHUNK if want is None else max(4096, 4 * (want - have)))
+        text = decoder.decode(chunk, final=not chunk)
+        parts.append(text)
+        have += len(text)
+        if not chunk:
+            break
+    joined = "".join(parts)
+    return joined[skip:] if limit is None else joined[skip : skip + limit]

@@ -2,11 +2,13 @@
 
 It reads the host's spill store and nothing else: no tool is re-run. One read
 returns at most :data:`MAX_READ_CHARS` characters, so its own result stays
-small; its results are never previewed again (ADR 0069).
+small; its results are never previewed again (ADR 0069). The store is read
+in a thread, off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 
 from hookspecs import Concurrency, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure, ToolSpec
@@ -63,7 +65,8 @@ def read_spill_definition() -> ToolDefinition:
 
     async def handler(arguments: JSONObject, context: ToolContext) -> JSONValue:
         try:
-            return read(arguments, context)
+            # Off the event loop: the store reads a file (and may first index an old spill; ADR 0087).
+            return await asyncio.to_thread(read, arguments, context)
         except PtcError as error:
             raise ToolFailure(error.code, error.message()) from None
 

@@ -7,7 +7,8 @@ and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 (what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
 besides: the errors it reports, the sandbox probe and :func:`scratch_state_dir` (a short-lived host's state
-directory, stale ones swept). The REPL kernel (SPEC §8, ADR 0081):
+directory, stale ones swept). Discovery served outside a run (``mcp-serve``) takes the bounds and thread
+programs' does (:func:`check_discovery_bounds`, :func:`in_discovery_thread`). The REPL kernel (SPEC §8, ADR 0081):
 :class:`KernelCell` (what ``run_code_definition(kernel_for=...)`` returns per call),
 :class:`Recovery`, the journal stores and the ``hidden`` record provenance appends. Other packages import these
 names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the
@@ -17,8 +18,9 @@ code that runs inside the child process and imports the standard library only.
 from __future__ import annotations
 
 from ptc_plus.runtime.code_runtime import CodeRuntime
-from ptc_plus.runtime.discovery import DiscoveryProvider
-from ptc_plus.runtime.errors import InvalidLimits
+from ptc_plus.runtime.discovery import DiscoveryProvider, in_discovery_thread
+from ptc_plus.runtime.discovery import check_bounds as check_discovery_bounds
+from ptc_plus.runtime.errors import DiscoveryRequestTooLarge, InvalidLimits
 from ptc_plus.runtime.kernel import (
     DirectoryStore,
     Hidden,
@@ -43,6 +45,7 @@ __all__ = [
     "CodeRuntime",
     "DirectoryStore",
     "DiscoveryProvider",
+    "DiscoveryRequestTooLarge",
     "Hidden",
     "InvalidLimits",
     "Journal",
@@ -61,7 +64,9 @@ __all__ = [
     "SessionBusy",
     "SessionDirInWorkspace",
     "SessionDirRefused",
+    "check_discovery_bounds",
     "encode_journal_record",
+    "in_discovery_thread",
     "probe_sandbox",
     "resolve_timeout",
     "run_code_definition",

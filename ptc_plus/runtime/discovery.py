@@ -25,6 +25,7 @@ import collections
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
 
 import attrs
 
@@ -34,6 +35,8 @@ from ptc_plus.errors import PtcError
 from ptc_plus.runtime.errors import DiscoveryFailed, DiscoveryRequestTooLarge, DiscoveryUnavailable
 
 _log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 MAX_QUERY_CHARS = 1000
 """Longest ``query`` of ``search``/``find`` (characters)."""
@@ -146,6 +149,12 @@ def check_bounds(method: str, args: dict[str, JSONValue]) -> None:
         for name in names:
             if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
                 raise DiscoveryRequestTooLarge(method=method, argument="name", size=len(name), limit=MAX_NAME_CHARS)
+
+
+async def in_discovery_thread(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run ``fn`` in the one discovery thread every run's requests share (for discovery served outside a
+    run, like ``mcp-serve``'s ``search_capabilities``): off the event loop, never beside another request."""
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, lambda: fn(*args, **kwargs))
 
 
 def _refusal(error: PtcError) -> dict[str, str]:

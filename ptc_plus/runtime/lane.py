@@ -13,9 +13,12 @@ the caller's current view (:mod:`ptc_plus.runtime.arguments`).
 
 The lane does not wait for its calls when the run settles normally: the
 host abandons queued ones and drains admitted ones when the outer call
-settles. On timeout or abort the run calls :meth:`NestedLane.cancel`
-instead: every unsettled dispatch is cancelled (the host abandons a queued
-call and cancels an admitted one's body), and one still running after the
+settles, and :meth:`NestedLane.expire` bounds that drain by the run's
+deadline: calls still running then are cancelled, and one still running
+after the termination grace is abandoned and reported (ADR 0087). On
+timeout or abort the run calls :meth:`NestedLane.cancel` instead: every
+unsettled dispatch is cancelled (the host abandons a queued call and
+cancels an admitted one's body), and one still running after the
 termination grace is abandoned and reported, so the deadline holds (ADR 0051).
 """
 
@@ -24,13 +27,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from hookspecs import HostServices, JSONObject, ResultStatus, ToolCall, ToolError, ToolResult
 from ptc_plus.runtime.arguments import SpecLookup, real_arguments
 from ptc_plus.runtime.errors import ArgumentConflict
 
 ReplyHandler = Callable[[ToolResult], None]
+
+_log = logging.getLogger(__name__)
+_expiring: set[asyncio.Task[None]] = set()
+"""Drain watchers running after their run returned: referenced here so they are not collected mid-wait."""
 
 
 class Lane(Protocol):
@@ -50,6 +57,13 @@ class Lane(Protocol):
     async def cancel(self, grace: float) -> tuple[tuple[str, str], ...]:
         """Cancel the calls not settled yet; ``(call id, tool)`` of those that ignored it."""
         ...
+
+
+@runtime_checkable
+class ExpiringLane(Protocol):
+    """A lane that can bound the host's drain of its calls after a normal end (:meth:`NestedLane.expire`)."""
+
+    def expire(self, deadline: float, grace: float) -> None: ...
 
 
 class NestedLane:
@@ -139,6 +153,36 @@ class NestedLane:
         for task in pending:
             task.cancel()
         return tuple((call_id, tool) for call_id, (task, tool) in live.items() if task in pending)
+
+    def expire(self, deadline: float, grace: float) -> None:
+        """The run ended normally: let the calls not settled yet run until ``deadline`` (loop time), no longer.
+
+        Returns at once; a watcher left on the loop waits while the host
+        drains them (it abandons queued ones and waits for admitted ones when
+        the outer call settles) and, at ``deadline``, cancels those still
+        running exactly as :meth:`cancel` does: a body gets ``grace`` seconds
+        to end, then is abandoned and reported in the log (the run's result
+        has gone already). The watcher ends as soon as every call settled.
+        """
+        live = [task for task, _tool in self._tasks.values() if not task.done()]
+        if not live:
+            return
+        watcher = asyncio.get_running_loop().create_task(self._expire(live, deadline, grace))
+        _expiring.add(watcher)
+        watcher.add_done_callback(_expiring.discard)
+
+    async def _expire(self, live: list[asyncio.Task[None]], deadline: float, grace: float) -> None:
+        remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+        _done, pending = await asyncio.wait(live, timeout=remaining)
+        if not pending:
+            return
+        for call_id, tool in await self.cancel(grace):
+            _log.warning(
+                "nested call %s (%s) ignored its cancellation at the run's deadline and was abandoned after %gs",
+                call_id,
+                tool,
+                grace,
+            )
 
     async def drain(self) -> None:
         """Wait for every submitted call to settle (for hosts that do not drain nested calls themselves)."""

@@ -12,7 +12,9 @@ has exited and its output is drained (bounded by the grace period) — except
 a kernel-mode cell (SPEC §8) that ended with ``done``: its worker is kept
 alive for the next cell (:attr:`ProgramRun.kept_worker`), its descendants killed. On
 timeout or abort, or when it refused one of the program's frames, it also
-cancels the nested calls still running, giving them the same grace (ADR 0051).
+cancels the nested calls still running, giving them the same grace (ADR 0051);
+on a normal end it leaves them to the host's drain, bounded by the run's
+deadline (:meth:`~ptc_plus.runtime.lane.NestedLane.expire`, ADR 0087).
 
 Replies held for the program count against its pending bytes (ADR 0041,
 0051): a request's own bytes count until its reply exists, the reply's
@@ -46,7 +48,7 @@ from ptc_plus.runtime.channel import ControlChannel
 from ptc_plus.runtime.descendants import children, kill_descendants
 from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable
-from ptc_plus.runtime.lane import Lane
+from ptc_plus.runtime.lane import ExpiringLane, Lane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded, OutputObserver
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
@@ -195,6 +197,10 @@ class ProgramRun:
             cancels = self._refused or result is None or (isinstance(result, RunFailure) and result.kind in _CANCELLING)
             if cancels and self._lane is not None:
                 stopping.append(self._cancel_nested(self._lane))
+            elif isinstance(self._lane, ExpiringLane):
+                # A normal end: the host drains admitted calls once the outer call settles, but only until
+                # the run's deadline, which holds for the whole run, drain included (ADR 0087).
+                self._lane.expire(deadline, self._limits.grace_s)
             if stopping:
                 await asyncio.gather(*stopping)
         return self._outcome(result)

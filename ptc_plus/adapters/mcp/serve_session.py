@@ -31,6 +31,7 @@ from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, disco
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 from ptc_plus.plugin import controller
+from ptc_plus.runtime import DiscoveryRequestTooLarge, check_discovery_bounds, in_discovery_thread
 
 SEARCH_TOOL = "search_capabilities"
 RUN_CODE = "run_code"
@@ -126,7 +127,7 @@ class ServedSession:
         what the plan keeps out. Never raises for a tool's failure.
         """
         if name == SEARCH_TOOL:
-            return self._take(self.search(arguments))
+            return self._take(await self.search(arguments))
         step = next(self._steps)
         call_id = f"mcp-{next(self._calls)}"
         call = ToolCall(call_id=call_id, tool=name, arguments=detached(dict(arguments)), caller=self.agent)
@@ -154,18 +155,24 @@ class ServedSession:
         owed, self._owed = tuple(self._owed), []
         return attrs.evolve(served, owed=(*owed, *served.owed))
 
-    def search(self, arguments: Mapping[str, Any]) -> Served:
-        """``search_capabilities``: the plan's discovery answer, never a dispatch (never counted as use)."""
+    async def search(self, arguments: Mapping[str, Any]) -> Served:
+        """``search_capabilities``: the plan's discovery answer, never a dispatch (never counted as use).
+
+        The request takes the bounds a program's ``capabilities.search`` takes (a query of at most
+        1000 characters, ``PTC-2008`` beyond) and is served in the same discovery thread, off the
+        event loop (ADR 0042, 0087).
+        """
         snapshot = self._snapshot()
         if snapshot is None:
             error: PtcError = SearchUnavailable(presentation=str(self._presentation()))
             return Served(text=f"{error.code}: {error.message('en')}", is_error=True)
         try:
             query, budget, limit = _search_arguments(arguments)
-            found = discovery.search(snapshot, query, budget=budget, limit=limit)
-        except (SearchArguments, InvalidDiscoveryArgument, InvalidBudget) as error:
+            check_discovery_bounds("search", {"query": query, "limit": limit})
+            text = await in_discovery_thread(_search_text, snapshot, query, budget, limit)
+        except (SearchArguments, InvalidDiscoveryArgument, InvalidBudget, DiscoveryRequestTooLarge) as error:
             return Served(text=f"{error.code}: {error.message('en')}", is_error=True)
-        return Served(text=orjson.dumps(found, option=orjson.OPT_INDENT_2).decode(), is_error=False)
+        return Served(text=text, is_error=False)
 
     def _snapshot(self) -> Any:
         return controller(self.host.services).discovery(self.agent)
@@ -234,6 +241,11 @@ def _presented(result: ToolResult) -> str:
     if result.error is None:
         return str(result.status)
     return f"{result.error.code}: {result.error.message}"
+
+
+def _search_text(snapshot: Any, query: str, budget: int | None, limit: int) -> str:
+    found = discovery.search(snapshot, query, budget=budget, limit=limit)
+    return orjson.dumps(found, option=orjson.OPT_INDENT_2).decode()
 
 
 def _search_tool() -> ServedTool:

@@ -25,7 +25,7 @@ import orjson
 from hookspecs import JSONObject, JSONValue, ResultStatus, ToolError, ToolResult
 from hookspecs.serialization import canonical_bytes
 from ptc_plus.runtime.kernel.journal import RecordedCall
-from ptc_plus.runtime.lane import Lane, ReplyHandler
+from ptc_plus.runtime.lane import ExpiringLane, Lane, ReplyHandler
 
 DIVERGED = "replay-diverged"
 """The error code a replayed program sees for a call the journal does not hold."""
@@ -90,6 +90,11 @@ class RecordingLane:
 
     async def cancel(self, grace: float) -> tuple[tuple[str, str], ...]:
         return await self._inner.cancel(grace)
+
+    def expire(self, deadline: float, grace: float) -> None:
+        """The cell ended normally: its calls still running drain only until ``deadline`` (ADR 0087)."""
+        if isinstance(self._inner, ExpiringLane):
+            self._inner.expire(deadline, grace)
 
     def calls(self) -> tuple[RecordedCall, ...]:
         """Settled calls in settlement order, then the ones that never settled as ``discarded`` (none after an

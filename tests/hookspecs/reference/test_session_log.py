@@ -337,3 +337,57 @@ def test_another_hosts_log_is_read_without_touching_it(tmp_path: Path) -> None:
     with pytest.raises(HostError) as corrupt:
         read_events(path)
     assert corrupt.value.code == "HOST-0104"
+
+
+def test_nested_and_long_events_are_read_back_not_held(tmp_path: Path) -> None:
+    # ADR 0087: a log holds small events of the session itself; nested calls' events and long lines are
+    # kept as their place in the file, so 2,000 nested events of 16 KB cost the host next to nothing.
+    import tracemalloc
+
+    path = tmp_path / "s.jsonl"
+    log = SessionLog.open(path, create=True)
+    log.append("user-message", {"turn": 1, "text": "hi"})
+    text = "n" * 16_000
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(2000):
+            data = {"call_id": f"o:ptc:{n}", "tool": "t", "parent_call_id": "o", "arguments": {"text": text}}
+            log.append("tool-started", data)
+        log.append("tool-settled", {"call_id": "o", "parent_call_id": None, "result": {"value": "v" * 100_000}})
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 2 * 1024 * 1024, f"the log holds {held} bytes of 32 MB appended"
+    assert len(log.events) == 2002
+    assert log.events[1].data["arguments"]["text"] == text and log.events[1].v == 2
+    assert log.events[-1].data["result"]["value"] == "v" * 100_000
+    live = [(e.seq, e.type, e.data) for e in log.events]
+    assert [e.seq for e in log.of_type("tool-started", "tool-settled", nested=False)] == [2001]
+    log.close()
+    assert [(e.seq, e.type, e.data) for e in log.events] == live  # still readable once closed
+    reopened = SessionLog.open(path, create=False)
+    try:
+        assert [(e.seq, e.type, e.data) for e in reopened.events] == live
+        assert reopened.events[1:3] == [log.events[1], log.events[2]]
+    finally:
+        reopened.close()
+
+
+def test_an_event_of_an_unknown_version_is_not_valid(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = [
+        b'{"v": 1, "seq": 0, "type": "a", "data": {}}',
+        b'{"v": 9, "seq": 1, "type": "b", "data": {}}',
+        b'{"v": 2, "seq": 2, "type": "c", "data": {}}',
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(HostError) as raised:
+        SessionLog.open(path, create=False)
+    assert raised.value.code == "HOST-0104"
+    path.write_bytes(b"\n".join(lines[:1] + lines[2:]) + b"\n")
+    log = SessionLog.open(path, create=False)
+    try:
+        assert [(e.v, e.type) for e in log.events] == [(1, "a"), (2, "c")]  # version 1 reads as before
+    finally:
+        log.close()

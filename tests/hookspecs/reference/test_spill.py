@@ -26,6 +26,32 @@ def test_text_reads_back_exactly_by_character_offsets(tmp_path: Path) -> None:
     assert store.read(handle, len(text) + 5, 10) == "" and store.read(handle) == text
 
 
+@pytest.mark.parametrize("damage", ["missing", "garbage", "stale"])
+def test_a_spill_without_a_usable_index_reads_the_same_and_gets_one(tmp_path: Path, damage: str) -> None:
+    # Spills written before indexes (ADR 0087) have none; a damaged or stale one is not trusted.
+    store = FileSpillStore(tmp_path / "spill")
+    text = "héllo 中文 🙂 " * 20_000  # several index blocks
+    handle = store.put(text)
+    index = tmp_path / "spill" / f"{handle}.idx"
+    written = index.read_bytes()
+    if damage == "missing":
+        index.unlink()
+    elif damage == "garbage":
+        index.write_bytes(b"{not json")
+    else:
+        index.write_bytes(written.replace(b'"bytes":', b'"bytes":1'))
+    for offset in (0, 16_383, 16_384, 50_001, len(text) - 3):
+        assert store.read(handle, offset, 1000) == text[offset : offset + 1000]
+    assert index.read_bytes() == written  # rebuilt by streaming the file: the index put would have written
+
+
+def test_the_sweep_and_eviction_take_the_index_along(tmp_path: Path) -> None:
+    store = FileSpillStore(tmp_path / "spill")
+    handle = store.put("x" * 100)
+    assert store.sweep() == [handle]
+    assert sorted(p.name for p in (tmp_path / "spill").iterdir()) == []
+
+
 @pytest.mark.parametrize("handle", ["spill-nothere0000000000000000000000", "../etc/passwd", "spill-" + "0" * 32])
 def test_unknown_or_malformed_handles_are_key_errors(tmp_path: Path, handle: str) -> None:
     with pytest.raises(KeyError):

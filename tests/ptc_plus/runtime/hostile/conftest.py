@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ import orjson
 import pytest
 import pytest_asyncio
 
-from hookspecs import ToolResult
+from hookspecs import ToolDefinition, ToolResult
 from hookspecs.reference import ReferenceHost
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.cli.exec import discovery_for, result_shape
@@ -219,13 +219,20 @@ class Hostile:
         return program(code, self.marker, self.workspace, self.outside)
 
     async def run(
-        self, code: str, *, timeout: float = 30.0, memory_bound: int = HOST_MEMORY_BOUND, **limits: Any
+        self,
+        code: str,
+        *,
+        timeout: float = 30.0,
+        memory_bound: int = HOST_MEMORY_BOUND,
+        extra_tools: Sequence[ToolDefinition] = (),
+        **limits: Any,
     ) -> Outcome:
-        """Run ``code`` under ``workspace-write`` (``limits`` override :class:`RunLimits` defaults)."""
+        """Run ``code`` under ``workspace-write`` (``limits`` override :class:`RunLimits` defaults;
+        ``extra_tools`` join the demo and hostile tools)."""
         self.runs += 1
         options: dict[str, Any] = {"warm_spare": False, **limits}
         runtime = CodeRuntime(RunLimits(**options), owner_paths=(WORKSPACE_DIR,))
-        tools = [*demo_tool_definitions(self.workspace), *hostile_tools(self.tool_log)]
+        tools = [*demo_tool_definitions(self.workspace), *hostile_tools(self.tool_log), *extra_tools]
         definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
         self.guard.snapshot()
         start = time.monotonic()

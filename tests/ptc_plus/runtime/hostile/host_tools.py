@@ -2,7 +2,8 @@
 
 ``nap`` sleeps and notices cancellation (it records it); ``stubborn_nap``
 ignores cancellation until its time is up or the test releases it; ``blob``
-returns a string of the requested size. :func:`factory` is the
+returns a string of the requested size; ``echo`` returns its ``text``;
+``tally`` sums a list of integers (a schema whose wrong items are many errors). :func:`factory` is the
 ``--tools module:factory`` entry for ``ptc-plus exec`` (the demo tools plus
 these).
 """
@@ -74,6 +75,24 @@ def hostile_tools(log: ToolLog) -> list[ToolDefinition]:
     async def blob(arguments: Any, context: ToolContext) -> Any:
         return "x" * int(arguments["bytes"])
 
+    async def echo(arguments: Any, context: ToolContext) -> Any:
+        return arguments["text"]
+
+    async def tally(arguments: Any, context: ToolContext) -> Any:
+        return sum(arguments["numbers"])
+
+    echo_schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    tally_schema = {
+        "type": "object",
+        "properties": {"numbers": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["numbers"],
+        "additionalProperties": False,
+    }
     blob_schema = {
         "type": "object",
         "properties": {"bytes": {"type": "integer", "minimum": 0, "maximum": 1 << 30}},
@@ -97,6 +116,11 @@ def hostile_tools(log: ToolLog) -> list[ToolDefinition]:
         ToolDefinition(
             spec=ToolSpec(name="blob", description="A string of the given size.", input_schema=blob_schema),
             handler=blob,
+        ),
+        ToolDefinition(spec=ToolSpec(name="echo", description="Its text.", input_schema=echo_schema), handler=echo),
+        ToolDefinition(
+            spec=ToolSpec(name="tally", description="The sum of the numbers.", input_schema=tally_schema),
+            handler=tally,
         ),
     ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hookspecs import JSONObject, ResultStatus, ToolResult
 from ptc_plus.runtime.kernel.lanes import RecordingLane
-from ptc_plus.runtime.lane import ReplyHandler
+from ptc_plus.runtime.lane import ExpiringLane, ReplyHandler
 
 
 class Echo:
@@ -40,3 +40,24 @@ def test_past_the_limit_nothing_is_kept_and_the_calls_still_settle() -> None:
     assert lane.overflow is not None and "1000 bytes" in lane.overflow
     assert lane.calls() == ()
     assert all(arguments == {} for _tool, arguments in lane._submitted.values())  # no copy held on the host
+
+
+class Expiring(Echo):
+    """A lane that remembers the deadline a normal end gave its drain."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.expired: list[tuple[float, float]] = []
+
+    def expire(self, deadline: float, grace: float) -> None:
+        self.expired.append((deadline, grace))
+
+
+def test_a_cells_drain_is_bounded_by_the_inner_lanes_deadline() -> None:
+    # A kernel cell's calls go through the recording lane: the run's deadline must still reach the host's lane.
+    inner = Expiring()
+    lane = RecordingLane(inner)
+    assert isinstance(lane, ExpiringLane)
+    lane.expire(12.5, 3.0)
+    assert inner.expired == [(12.5, 3.0)]
+    RecordingLane(Echo()).expire(1.0, 1.0)  # a lane that cannot expire is left to drain as it is
