@@ -218,15 +218,16 @@ class StatisticsStore:
     def _folded(
         self, payload: StatisticsFile, intake: Sequence[PendingSample], sample: FamilySample | None
     ) -> StatisticsFile:
-        """``payload`` after the intake (oldest first), then ``sample``: as if each had been recorded alone."""
+        """``payload`` after the intake (oldest first), then ``sample``, each applied as if recorded alone; the
+        bounds are applied once at the end (once per sample made a fold of 30 samples of 300 capabilities take
+        1.9 s instead of 0.4 s, ADR 0091). Only a family revised in the same fold after newer families in it
+        displaced it can end up differently (kept, where one by one it would have been retired)."""
+        folded = payload
         for pending in intake:
-            payload = compact(
-                apply_keyed(payload, pending.key, pending.plan_config_revision, pending.evidence),
-                retention=self.retention,
-            )
+            folded = apply_keyed(folded, pending.key, pending.plan_config_revision, pending.evidence)
         if sample is not None:
-            payload = compact(apply(payload, sample), retention=self.retention)
-        return payload
+            folded = apply(folded, sample)
+        return compact(folded, retention=self.retention)
 
     def _load(self, raw: bytes | Exception | None, *, preserve: bool, directory: int | None = None) -> _Loaded:
         if raw is None:
