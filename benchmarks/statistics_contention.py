@@ -102,11 +102,23 @@ SQLITE_STORE = textwrap.dedent(
     class SqliteStore:
         def __init__(self, path, retention=DEFAULT_RETENTION, busy_s=LOCK_WAIT_S):
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=busy_s, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(SCHEMA)
-            self.retention = retention
+            self.path, self.busy_s, self.retention, self._db = path, busy_s, retention, None
+
+        @property
+        def db(self):
+            # Opened at first use, inside record(): switching to WAL and creating the schema take the write
+            # lock too, and may time out like any write ("database is locked"); the next record() retries.
+            if self._db is None:
+                db = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None)
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=FULL")
+                    db.executescript(SCHEMA)
+                except BaseException:
+                    db.close()
+                    raise
+                self._db = db
+            return self._db
 
         def record(self, sample):
             db = self.db

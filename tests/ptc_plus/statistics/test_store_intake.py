@@ -6,7 +6,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -182,7 +181,7 @@ READ_ONLY = textwrap.dedent(
 BWRAP_READ_ONLY = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap for a read-only mount")
+@pytest.mark.needs_bwrap
 def test_on_a_read_only_file_system_the_store_is_read_and_a_recording_refused_loudly(tmp_path: Path) -> None:
     store = workspace_store(tmp_path)
     store.record(sample("f1"))
