@@ -2,6 +2,8 @@
 
 - :mod:`.sample` — what a settled family contributes (:class:`Evidence`, :class:`FamilySample`);
 - :mod:`.store` — one scope's file: locked idempotent upserts, bounded, damage that loses the vote;
+- :mod:`.intake` — samples waiting beside the store for its lock, folded by the next writer (ADR 0091);
+- :mod:`.upsert` — folding a sample into the payload, and the bounds; :mod:`.view` — what a read found;
 - :mod:`.revisions` — which samples still count after a contract revision changed (ADR 0066);
 - :mod:`.codec` — the versioned file format and its migration from version 0;
 - :mod:`.errors` — PTC-5xxx;
