@@ -105,7 +105,9 @@ class HostServices(Protocol):
         ``tool-execute`` seam and scheduler. Never raises for tool failures:
         they come back as a non-ok :class:`ToolResult`.
 
-        ``call.parent_call_id`` names the running outer call. Nested calls of
+        ``call.parent_call_id`` names the running outer call of the caller's
+        session (``call.caller.session_id``; another session's call of the same
+        id is another call). Nested calls of
         one outer call share their own ordered lane (submission order,
         ``parallel`` overlap up to the host's cap, ``exclusive`` barrier,
         commit order) — never the slot the outer call itself holds, so an
