@@ -464,6 +464,9 @@ class PtcController:
             if sequence is not None:
                 # A held name (a model's memory, a program's crafted call) after a refresh turned it off.
                 reason = message("ptc.guard.off-by-refresh", MODEL_LANG, tool=spec.name, sequence=sequence)
+            elif spec.name not in membership.known:
+                # Added by the host after the plan froze: not in the plan at all, not "off" in it (ADR 0056).
+                reason = message("ptc.guard.not-in-plan", MODEL_LANG, tool=spec.name)
             else:
                 reason = message("ptc.guard.off", MODEL_LANG, tool=spec.name)
             return Refusal(code="capability-off", reason=reason)
