@@ -568,7 +568,9 @@ class PtcController:
     def _kernel_cell(self, context: ToolContext) -> KernelCell | None:
         """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``, SPEC §8)."""
         state = self.session(context.call.caller)
-        return session_cell(self.services, context, state.bindings if state is not None else UserBindings())
+        if state is None:
+            return session_cell(self.services, context, UserBindings())
+        return session_cell(self.services, context, state.bindings, state.turned_off)
 
     def _namespace(self, agent: AgentRef, view: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
         state = self.session(agent)
