@@ -8,7 +8,7 @@ every tool handler (through :class:`ToolContext`). Optional services are
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -85,6 +85,15 @@ class HostServices(Protocol):
         """Absolute paths that programs and other untrusted code must never write, even when
         they lie inside the workspace: the host's own state (session logs, spill files),
         its configuration. A plugin that confines programs mounts them read-only."""
+
+    @property
+    def plugin_state(self) -> MutableMapping[str, object]:
+        """Plugins' own state for this host (contract 1.4): one mapping per host, empty when the host
+        starts, never shared with another host in the same process, and dropped once shutdown ran.
+
+        A plugin keeps what it owns under its own name (its entry-point or distribution name) and finds
+        it here in every hook, instead of in a module-level map keyed by the host or a session
+        (ADR 0089). The host never reads or changes what plugins store."""
 
     @property
     def token_counter(self) -> TokenCounter | None:

@@ -33,7 +33,6 @@ from hookspecs.serialization import detached, unstructure
 from hookspecs.services import HostServices, ToolContext, ToolHandler
 from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolResult, ToolSpec
 
-
 CallKey = tuple[str, str]
 """``(session id, call id)``: how the dispatcher knows a running call and its nested lane."""
 
