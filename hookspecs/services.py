@@ -8,7 +8,7 @@ every tool handler (through :class:`ToolContext`). Optional services are
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -87,6 +87,15 @@ class HostServices(Protocol):
         its configuration. A plugin that confines programs mounts them read-only."""
 
     @property
+    def plugin_state(self) -> MutableMapping[str, object]:
+        """Plugins' own state for this host (contract 1.4): one mapping per host, empty when the host
+        starts, never shared with another host in the same process, and dropped once shutdown ran.
+
+        A plugin keeps what it owns under its own name (its entry-point or distribution name) and finds
+        it here in every hook, instead of in a module-level map keyed by the host or a session
+        (ADR 0089). The host never reads or changes what plugins store."""
+
+    @property
     def token_counter(self) -> TokenCounter | None:
         """The model route's token counter, if it has one."""
 
@@ -105,7 +114,9 @@ class HostServices(Protocol):
         ``tool-execute`` seam and scheduler. Never raises for tool failures:
         they come back as a non-ok :class:`ToolResult`.
 
-        ``call.parent_call_id`` names the running outer call. Nested calls of
+        ``call.parent_call_id`` names the running outer call of the caller's
+        session (``call.caller.session_id``; another session's call of the same
+        id is another call). Nested calls of
         one outer call share their own ordered lane (submission order,
         ``parallel`` overlap up to the host's cap, ``exclusive`` barrier,
         commit order) — never the slot the outer call itself holds, so an

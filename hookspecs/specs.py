@@ -49,7 +49,7 @@ from hookspecs.types import (
     TurnSummary,
 )
 
-CONTRACT_VERSION = "1.3"
+CONTRACT_VERSION = "1.4"
 """The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore."""
 
 # --- Registration -----------------------------------------------------------

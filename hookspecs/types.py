@@ -74,7 +74,10 @@ class ToolCall:
 
     ``call_id`` is unique within the session; nested calls made on behalf of
     an outer call use ids of the form ``<outer-call-id>:<scope>:<n>`` and carry
-    ``parent_call_id``.
+    ``parent_call_id`` (an outer call of the same caller session). Another
+    session — independent, or a parent or child of this one — may use the same
+    id at the same time, so hosts and plugins know a call by the caller's
+    ``session_id`` and its ``call_id`` together, never by the id alone (ADR 0089).
     """
 
     call_id: str

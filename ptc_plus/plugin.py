@@ -1,14 +1,19 @@
 """The PTC Plus plugin: hook implementations registered through the ``agent_host`` entry point.
 
 This module only routes hooks to the :class:`~ptc_plus.session.controller.PtcController`
-of the calling host (one per host services object, so several hosts in one
-process never share state). Every hook receives the host's services (contract
-1.1), so the controller is always found through them, never by session id.
+of the calling host. Every hook receives the host's services (contract 1.1),
+and the controller lives in those services' :attr:`~hookspecs.HostServices.plugin_state`
+(contract 1.4, ADR 0089): the state is handed to each hook, never found in a
+module-level map, so several hosts in one process never share it.
+
+A host without ``plugin_state`` (contract 1.3 or older) gets no controller: every hook
+then does nothing (the host keeps its own provision, no code mode), and the first
+session start says why in the log — a plugin degrades, it does not fail.
 """
 
 from __future__ import annotations
 
-import weakref
+import logging
 from collections.abc import Awaitable, Generator, Sequence
 
 from hookspecs import (
@@ -34,75 +39,107 @@ from hookspecs import (
     TurnSummary,
     hookimpl,
 )
+from ptc_plus.errors import PtcError
 from ptc_plus.session import PtcController, command_specs
 
-# Keyed by the host (its services object), never by session: a pluggy module has no other per-host slot.
-_controllers: weakref.WeakKeyDictionary[HostServices, PtcController] = weakref.WeakKeyDictionary()
+STATE_KEY = "ptc_plus"
+"""This plugin's entry in the host's :attr:`~hookspecs.HostServices.plugin_state` (its entry-point name)."""
+
+_log = logging.getLogger(__name__)
+
+
+def held(services: HostServices) -> PtcController | None:
+    """The calling host's controller, created on first use in the host's plugin state;
+    ``None`` for a host that has no plugin state (contract < 1.4)."""
+    state = getattr(services, "plugin_state", None)
+    if state is None:
+        return None
+    found = state.get(STATE_KEY)
+    if not isinstance(found, PtcController):
+        found = state[STATE_KEY] = PtcController(services)
+    return found
 
 
 def controller(services: HostServices) -> PtcController:
-    found = _controllers.get(services)
+    """The calling host's controller (for embedders holding a 1.4 host: the demo, adapters, tests).
+
+    :raises PtcError: ``PTC-1003`` when the host has no plugin state (contract < 1.4).
+    """
+    found = held(services)
     if found is None:
-        found = _controllers[services] = PtcController(services)
+        raise PtcError("PTC-1003", host=type(services).__name__)
     return found
 
 
 @hookimpl
 def agent_host_session_start(session: SessionInfo, services: HostServices) -> None:
-    controller(services).start(session)
+    if (ctl := held(services)) is None:
+        _log.warning("%s", PtcError("PTC-1003", host=type(services).__name__).message())
+        return
+    ctl.start(session)
 
 
 @hookimpl
 def agent_host_session_resume(session: SessionInfo, services: HostServices) -> None:
-    controller(services).resume(session)
+    if (ctl := held(services)) is not None:
+        ctl.resume(session)
 
 
 @hookimpl
 def agent_host_compaction(compaction: CompactionInfo, services: HostServices) -> None:
     # What the compaction dropped from the surface is recovered at the next step, within its budget (ADR 0070).
-    controller(services).compaction(compaction)
+    if (ctl := held(services)) is not None:
+        ctl.compaction(compaction)
 
 
 @hookimpl
 def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> None:
     # A settled turn proves its steps' context messages were committed (catalog delivery).
-    controller(services).turn_settled(summary)
+    if (ctl := held(services)) is not None:
+        ctl.turn_settled(summary)
 
 
 @hookimpl
 def agent_host_family_settled(family: FamilySettlement, services: HostServices) -> None:
     # The host's proof that the family is at rest: only now is it a sample (SPEC §6, ADR 0067).
-    controller(services).family_settled(family)
+    if (ctl := held(services)) is not None:
+        ctl.family_settled(family)
 
 
 @hookimpl
 def agent_host_tools(agent: AgentRef, services: HostServices) -> Sequence[ToolDefinition]:
-    return controller(services).tools(agent)
+    ctl = held(services)
+    return ctl.tools(agent) if ctl is not None else []
 
 
 @hookimpl
 def agent_host_prompt_sections(context: PromptContext, services: HostServices) -> Sequence[PromptSection]:
-    return controller(services).prompt_sections(context)
+    ctl = held(services)
+    return ctl.prompt_sections(context) if ctl is not None else []
 
 
 @hookimpl
 def agent_host_model_tools(context: PromptContext, services: HostServices) -> Sequence[str] | None:
-    return controller(services).model_tools(context)
+    ctl = held(services)
+    return ctl.model_tools(context) if ctl is not None else None
 
 
 @hookimpl
 def agent_host_skill_catalog(context: PromptContext, services: HostServices) -> Sequence[str] | None:
-    return controller(services).skill_catalog(context)
+    ctl = held(services)
+    return ctl.skill_catalog(context) if ctl is not None else None
 
 
 @hookimpl
 def agent_host_context_messages(step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
-    return controller(services).context_messages(step)
+    ctl = held(services)
+    return ctl.context_messages(step) if ctl is not None else []
 
 
 @hookimpl
 def agent_host_guard(call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
-    return controller(services).guard(call, spec)
+    ctl = held(services)
+    return ctl.guard(call, spec) if ctl is not None else None
 
 
 @hookimpl(wrapper=True)
@@ -111,7 +148,9 @@ def agent_host_tool_execute(
 ) -> Generator[None, ToolResult, ToolResult]:
     # The host runs this seam only for a call that passed validation and the guard, top-level or nested:
     # reaching it is use, whatever the body then does (ok, error, cancelled: an exception passes through).
-    ctl = controller(context.services)
+    ctl = held(context.services)
+    if ctl is None:
+        return (yield)
     ctl.dispatching(call, spec)
     try:
         result = yield
@@ -125,7 +164,8 @@ def agent_host_tool_execute(
 @hookimpl
 def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostServices) -> ResultAnnotation | None:
     # The model display boundary: a large top-level result becomes a preview plus a spill handle (ADR 0069).
-    return controller(services).tool_result(call, result)
+    ctl = held(services)
+    return ctl.tool_result(call, result) if ctl is not None else None
 
 
 @hookimpl
@@ -135,10 +175,13 @@ def agent_host_commands() -> Sequence[CommandSpec]:
 
 @hookimpl
 def agent_host_command(request: CommandRequest, services: HostServices) -> CommandReceipt | None:
-    return controller(services).command(request)
+    ctl = held(services)
+    return ctl.command(request) if ctl is not None else None
 
 
 @hookimpl
 def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
-    ctl = _controllers.pop(services, None)
-    return ctl.aclose() if ctl is not None else None
+    # The host drops its plugin state after shutdown; the controller leaves it now, closing.
+    state = getattr(services, "plugin_state", None)
+    ctl = state.pop(STATE_KEY, None) if state is not None else None
+    return ctl.aclose() if isinstance(ctl, PtcController) else None

@@ -6,14 +6,17 @@ against the caller's *current* view, validate arguments, ask the guard
 detached copy of the arguments and run the ``tool-execute`` seam; then, in
 commit order, pass the ``tool-result`` seam and log ``tool-settled``.
 Calls refused in preparation still commit in order but are marked not
-dispatched. Nested calls of one outer call share the lane
-``nested:<outer-call-id>``; when the outer call settles, that lane closes:
-queued calls are abandoned (logged as ``tool-abandoned``, never as executed)
-and admitted ones are drained. What the log keeps of a nested call's
-arguments and result is bounded (:mod:`hookspecs.reference.log_bounds`), and
-arguments of more than :data:`OFF_LOOP_BYTES` are validated in a thread, the
-lane's later calls waiting their turn so preparation stays in submission
-order (ADR 0087).
+dispatched. Nested calls of one outer call share that call's nested lane;
+when the outer call settles, that lane closes: queued calls are abandoned
+(logged as ``tool-abandoned``, never as executed) and admitted ones are drained.
+What the log keeps of a nested call's arguments and result is bounded
+(:mod:`hookspecs.reference.log_bounds`), and arguments of more than
+:data:`OFF_LOOP_BYTES` are validated in a thread, the lane's later calls waiting
+their turn so preparation stays in submission order (ADR 0087).
+
+Calls are known by their :data:`CallKey` — the caller's session and the call id —
+never by the bare id: a call id is unique only within its session (ADR 0089), so two
+sessions (independent, or parent and child) may run calls of the same id at once.
 """
 
 from __future__ import annotations
@@ -38,6 +41,13 @@ from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolR
 
 OFF_LOOP_BYTES = 64 * 1024
 """Arguments whose JSON is larger than this are validated in a thread, not on the event loop."""
+
+CallKey = tuple[str, str]
+"""``(session id, call id)``: how the dispatcher knows a running call and its nested lane."""
+
+
+def call_key(call: ToolCall) -> CallKey:
+    return (call.caller.session_id, call.call_id)
 
 
 def _pass_on(mine: asyncio.Future[None], _previous: asyncio.Future[None]) -> None:
@@ -82,16 +92,16 @@ class Dispatcher:
         self._sink_for = sink_for
         self._turn_for = turn_for
         self.max_parallel = max_parallel
-        self._nested_lanes: dict[str, OrderedLane] = {}
-        self._live: dict[str, tuple[asyncio.Event, asyncio.Task[ToolResult]]] = {}
+        self._nested_lanes: dict[CallKey, OrderedLane] = {}
+        self._live: dict[CallKey, tuple[asyncio.Event, asyncio.Task[ToolResult]]] = {}
         self._log_bounds = NestedLogBounds()
 
     def new_lane(self) -> OrderedLane:
         return OrderedLane(self.max_parallel)
 
-    def cancel(self, call_id: str) -> bool:
-        """Signal and cancel a running call; ``False`` if it is not running."""
-        live = self._live.get(call_id)
+    def cancel(self, session_id: str, call_id: str) -> bool:
+        """Signal and cancel session ``session_id``'s running call ``call_id``; ``False`` if it is not running."""
+        live = self._live.get((session_id, call_id))
         if live is None:
             return False
         live[0].set()
@@ -164,9 +174,15 @@ class Dispatcher:
             raise
 
     async def dispatch_nested(self, call: ToolCall) -> ToolResult:
-        """A nested call: joins its outer call's lane; abandoned once the outer call settled."""
-        parent = call.parent_call_id
-        if parent is None or parent not in self._live:
+        """A nested call: joins its outer call's lane; abandoned once the outer call settled.
+
+        The outer call is the caller session's call ``parent_call_id``: a call of that id in
+        another session (a child's, or an unrelated one) is another call with another lane.
+        """
+        if call.parent_call_id is None:
+            return self._abandon(call)
+        parent = (call.caller.session_id, call.parent_call_id)
+        if parent not in self._live:
             return self._abandon(call)
         lane = self._nested_lanes.setdefault(parent, self.new_lane())
         return await self.dispatch(call, lane, top_level=False)
@@ -235,7 +251,8 @@ class Dispatcher:
         # The body travels with the call's own context to the innermost ``tool-execute`` step.
         context = ToolContext(call=call, services=self._services, cancelled=cancelled, body=handler)
         task = asyncio.ensure_future(self._facade.tool_execute(call, spec, context))
-        self._live[call.call_id] = (cancelled, task)
+        key = call_key(call)
+        self._live[key] = (cancelled, task)
         try:
             try:
                 result = await asyncio.shield(task)
@@ -251,8 +268,8 @@ class Dispatcher:
                     raise
                 result = error_result(call, "cancelled", dispatched=True)
         finally:
-            self._live.pop(call.call_id, None)
-            lane = self._nested_lanes.pop(call.call_id, None)
+            self._live.pop(key, None)
+            lane = self._nested_lanes.pop(key, None)
             if lane is not None:
                 await lane.close()
         return result

@@ -104,6 +104,7 @@ class ReferenceHost:
             return
         self._closed = True
         await self.facade.shutdown(self.services)
+        self.services.drop_plugin_state()
         for session in self._sessions.values():
             session.close()
         if self.spill is not None:

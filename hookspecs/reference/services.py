@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,7 @@ class ReferenceServices:
         self._user_id = user_id
         self._token_counter = token_counter
         self._spill_store = spill_store
+        self._plugin_state: dict[str, object] = {}
 
     @property
     def workspace(self) -> Path:
@@ -50,6 +51,14 @@ class ReferenceServices:
         if NOTE_TOOL_NAMES & set(self._host.host_tool_names()):
             paths.append(self._host.workspace / DEMO_STATE_DIR)
         return tuple(paths)
+
+    @property
+    def plugin_state(self) -> MutableMapping[str, object]:
+        return self._plugin_state
+
+    def drop_plugin_state(self) -> None:
+        """After shutdown: what plugins kept for this host goes with it (contract 1.4)."""
+        self._plugin_state.clear()
 
     @property
     def token_counter(self) -> TokenCounter | None:

@@ -94,6 +94,12 @@ class Session:
             data = event.data
             self.records.append(SessionRecord(kind=data["kind"], version=data["version"], payload=data["payload"]))
 
+    def call_id(self, local: str) -> str:
+        """The id the host hands out for this session's call ``local`` (``call-<turn>-<step>-<i>``,
+        ``direct-<n>``): it names the session, so no two sessions or families of one host process —
+        nor a resumed session and another — are ever handed the same id (ADR 0089)."""
+        return f"{local}@{self.agent.session_id}"
+
     # -- model turns ----------------------------------------------------------------
     def prompt_context(self) -> PromptContext:
         return PromptContext(
@@ -147,7 +153,7 @@ class Session:
             answer = await model.complete(request)
             calls = [
                 ToolCall(
-                    call_id=c.call_id or f"call-{turn}-{step_number}-{i}",
+                    call_id=c.call_id or self.call_id(f"call-{turn}-{step_number}-{i}"),
                     tool=c.tool,
                     arguments=detached(c.arguments),
                     caller=self.agent,
@@ -187,10 +193,14 @@ class Session:
         The call is logged like any other but does not enter the model surface.
         """
         self._direct_calls += 1
-        call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
+        call = ToolCall(
+            call_id=self.call_id(f"direct-{self._direct_calls}"), tool=tool, arguments=arguments, caller=self.agent
+        )
         while self._logged(call.call_id):
             self._direct_calls += 1  # resumed session: keep ids unique
-            call = ToolCall(call_id=f"direct-{self._direct_calls}", tool=tool, arguments=arguments, caller=self.agent)
+            call = ToolCall(
+                call_id=self.call_id(f"direct-{self._direct_calls}"), tool=tool, arguments=arguments, caller=self.agent
+            )
         with self.host.families.work(self):
             return await self.host.dispatcher.dispatch(call, self.host.dispatcher.new_lane(), top_level=False)
 

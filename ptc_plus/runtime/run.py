@@ -95,6 +95,9 @@ class KernelBoot:
     """Names deleted from the kernel's namespace before the cell."""
     bindings: tuple[tuple[str, str], ...] | None = None
     """``(name, module source)`` executed into the namespace, in order, before the cell; ``None``: none."""
+    turned_off: tuple[tuple[str, int], ...] = ()
+    """``(tool name, refresh number)``: tools a capability refresh turned off, so that a reference held
+    from an earlier cell is refused naming that refresh (ADR 0068)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -261,7 +264,9 @@ class ProgramRun:
         if kernel is None:
             return {}
         bindings = None if kernel.bindings is None else [[name, source] for name, source in kernel.bindings]
-        return {"kernel": {"first_id": kernel.first_id, "drop": list(kernel.drop), "bindings": bindings}}
+        turned_off = [[name, sequence] for name, sequence in kernel.turned_off]
+        field = {"first_id": kernel.first_id, "drop": list(kernel.drop), "bindings": bindings, "turned_off": turned_off}
+        return {"kernel": field}
 
     def _settle(self, result: RunFailure | Done) -> None:
         if not self._settled.done():

@@ -467,6 +467,9 @@ class PtcController:
             if sequence is not None:
                 # A held name (a model's memory, a program's crafted call) after a refresh turned it off.
                 reason = message("ptc.guard.off-by-refresh", MODEL_LANG, tool=spec.name, sequence=sequence)
+            elif spec.name not in membership.known:
+                # Added by the host after the plan froze: not in the plan at all, not "off" in it (ADR 0056).
+                reason = message("ptc.guard.not-in-plan", MODEL_LANG, tool=spec.name)
             else:
                 reason = message("ptc.guard.off", MODEL_LANG, tool=spec.name)
             return Refusal(code="capability-off", reason=reason)
@@ -568,7 +571,9 @@ class PtcController:
     def _kernel_cell(self, context: ToolContext) -> KernelCell | None:
         """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``, SPEC §8)."""
         state = self.session(context.call.caller)
-        return session_cell(self.services, context, state.bindings if state is not None else UserBindings())
+        if state is None:
+            return session_cell(self.services, context, UserBindings())
+        return session_cell(self.services, context, state.bindings, state.turned_off)
 
     def _namespace(self, agent: AgentRef, view: Sequence[ToolSpec]) -> Sequence[ToolSpec]:
         state = self.session(agent)

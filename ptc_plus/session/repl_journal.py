@@ -90,8 +90,11 @@ class KernelSession:
         )
 
 
-def session_cell(services: HostServices, context: ToolContext, bindings: UserBindings) -> KernelCell:
-    """The kernel cell of a host session's ``run_code`` call: its journal is the session's own records."""
+def session_cell(
+    services: HostServices, context: ToolContext, bindings: UserBindings, turned_off: Mapping[str, int] | None = None
+) -> KernelCell:
+    """The kernel cell of a host session's ``run_code`` call: its journal is the session's own records.
+    ``turned_off``: the session's tools a refresh turned off -> that refresh's number."""
     agent = context.call.caller
     return KernelCell(
         session=agent.session_id,
@@ -99,6 +102,7 @@ def session_cell(services: HostServices, context: ToolContext, bindings: UserBin
         call_id=context.call.call_id,
         bindings=bindings.modules,
         bindings_fingerprint=bindings.fingerprint,
+        turned_off=tuple(sorted((turned_off or {}).items())),
     )
 
 

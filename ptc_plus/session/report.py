@@ -40,7 +40,12 @@ def command_specs() -> list[CommandSpec]:
 def native_reason_text(reason: str, lang: str | None = None, detail: str = "") -> str:
     """The stable native-reason token (``presentation``, ``gate:<reason>``, ``sandbox-unavailable``) as text."""
     if reason.startswith("gate:"):
-        text = message("ptc.native.gate", lang, reason=reason.removeprefix("gate:"))
+        token = reason.removeprefix("gate:")
+        try:  # the gate's words for its stable token (``mode-off`` -> "PTC_MODE is off")
+            words = message(f"gate.reason.{token}", lang)
+        except KeyError:  # a reason token newer than this catalog: still say it was the gate
+            words = token
+        text = message("ptc.native.gate", lang, reason=words)
     elif reason == SANDBOX_UNAVAILABLE:
         text = message("ptc.native.sandbox-unavailable", lang)
     elif reason == BY_CONFIG:

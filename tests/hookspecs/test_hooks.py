@@ -719,12 +719,12 @@ async def test_hook_agent_host_tool_execute(make_reference_host: Callable[..., R
 
     tools = [echo_tool(trace), echo_tool(trace, name="boom", fail=RuntimeError("kaput"))]
     async with make_reference_host(plugins=[Inner(), Outer()], tools=tools) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         plain = await session.call_tool("echo", {"text": "hi"})
         assert trace == [
-            ("outer-pre", ("direct-1", {"text": "hi"}, "echo", True)),
-            ("inner-pre", "direct-1"),
-            ("body", "direct-1"),
+            ("outer-pre", ("direct-1@s-1", {"text": "hi"}, "echo", True)),
+            ("inner-pre", "direct-1@s-1"),
+            ("body", "direct-1@s-1"),
             ("inner-post", {"echo": "hi"}),
             ("outer-post", {"echo": "hi"}),
         ]
@@ -784,14 +784,14 @@ async def test_tool_execute_firstresult(make_reference_host: Callable[..., Refer
             return ToolResult(call_id=call.call_id, tool=call.tool, status=ResultStatus.OK, value="owned")
 
     async with make_reference_host(plugins=[Shadowed(), Owner()], tools=[echo_tool(trace)]) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         owned = await session.call_tool("echo", {"text": "mine"})
         assert owned.value == "owned"
-        assert trace == [("owner", "direct-1")]  # neither Shadowed nor the host's body ran
+        assert trace == [("owner", "direct-1@s-1")]  # neither Shadowed nor the host's body ran
         trace.clear()
         passed = await session.call_tool("echo", {"text": "other"})
     assert passed.value == "shadowed"
-    assert trace == [("owner", "direct-2"), ("shadowed", "direct-2")]
+    assert trace == [("owner", "direct-2@s-1"), ("shadowed", "direct-2@s-1")]
 
 
 @pytest.mark.asyncio

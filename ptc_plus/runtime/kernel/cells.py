@@ -94,6 +94,8 @@ class KernelCell:
     bindings: tuple[tuple[str, str], ...] = ()
     """User bindings: ``(module name, source)`` loaded into every cell, in order."""
     bindings_fingerprint: str = ""
+    turned_off: tuple[tuple[str, int], ...] = ()
+    """Tools a capability refresh turned off, with the refresh's number (:attr:`KernelBoot.turned_off`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -248,6 +250,7 @@ class _CellRun:
             first_id=kernel.next_id if kernel is not None else 1,
             drop=tuple(sorted(dropped)),
             bindings=self._cell.bindings if fingerprint != loaded else None,
+            turned_off=self._cell.turned_off,
         )
         recording = RecordingLane(self._lane) if self._lane is not None else None
         desk = StateDesk(journal, parent, lambda name: self._append(Deleted(name=name)))

@@ -55,19 +55,23 @@ class ChildChannel:
         """Counts cells: a request that waited for a slot across a cell's end is refused."""
         self._names: frozenset[str] | None = None
         """Kernel mode: the current cell's tools (held proxies of other tools are refused)."""
+        self._turned_off: dict[str, int] = {}
+        """Kernel mode: tools a capability refresh turned off -> the refresh's number (its refusal names it)."""
         self._boot: asyncio.Future[dict[str, Any]] | None = None
         os.set_blocking(fd_in, False)
         self._loop.add_reader(fd_in, self._readable)
 
     # -- kernel mode ----------------------------------------------------------------
 
-    def open_cell(self, first_id: int, names: frozenset[str]) -> None:
-        """Start a kernel-mode cell: its requests are numbered from ``first_id`` and may reach ``names``."""
+    def open_cell(self, first_id: int, names: frozenset[str], turned_off: dict[str, int] | None = None) -> None:
+        """Start a kernel-mode cell: its requests are numbered from ``first_id`` and may reach ``names``;
+        a held proxy of a tool in ``turned_off`` is refused naming the refresh that turned it off."""
         self._kernel = True
         self._running = True
         self._cell += 1
         self._next_id = first_id - 1
         self._names = names
+        self._turned_off = dict(turned_off or {})
 
     def close_cell(self) -> None:
         """End the cell: requests still waiting for a reply or a slot fail; new ones are refused."""
@@ -94,7 +98,12 @@ class ChildChannel:
         if not self._running:
             raise ToolCallError(name, NO_CELL, messages.text("runtime.worker.no_cell"))
         if tool and self._names is not None and name not in self._names:
-            raise ToolCallError(name, UNAVAILABLE, messages.text("runtime.worker.tool_unavailable", name=name))
+            sequence = self._turned_off.get(name)
+            if sequence is not None:
+                text = messages.text("runtime.worker.tool_turned_off", name=name, sequence=sequence)
+            else:
+                text = messages.text("runtime.worker.tool_unavailable", name=name)
+            raise ToolCallError(name, UNAVAILABLE, text)
 
     def send(self, message: dict[str, Any]) -> None:
         self.send_bytes(frames.encode(message))

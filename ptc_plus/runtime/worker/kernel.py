@@ -1,6 +1,6 @@
 """Kernel mode (SPEC §8): one process, one namespace, one cell per ``boot`` frame.
 
-The first ``boot`` carrying ``"kernel": {"first_id", "drop", "bindings"}``
+The first ``boot`` carrying ``"kernel": {"first_id", "drop", "bindings", "turned_off"}``
 starts it (limits and messages are applied once, by :mod:`.main`). For each
 cell: the names in ``drop`` are deleted, each binding ``[name, source]`` (when
 ``bindings`` is not null) is executed as module source in the namespace, in
@@ -105,7 +105,8 @@ async def _cell(
 ) -> bytes:
     settings = boot["kernel"]
     names = [str(name) for name in boot["tools"]]
-    channel.open_cell(int(settings["first_id"]), frozenset(names))
+    turned_off = {str(name): int(sequence) for name, sequence in settings.get("turned_off") or ()}
+    channel.open_cell(int(settings["first_id"]), frozenset(names), turned_off)
     # Dropped first: a dropped name may be one of those set below (``tools`` is referenced by most cells).
     for name in settings.get("drop") or ():
         namespace.pop(str(name), None)

@@ -35,6 +35,10 @@ _FALLBACK = {
     ),
     "runtime.worker.resources_read_only": "The resources object is read-only",
     "runtime.worker.no_cell": "no cell is running: a task of an earlier cell cannot reach the host any more",
+    "runtime.worker.tool_turned_off": (
+        "tools.{name} was turned off by capability refresh #{sequence}; a reference held from an earlier "
+        "cell does not reach it"
+    ),
     "runtime.worker.tool_unavailable": (
         "tools.{name} is not in this cell's tools (turned off or removed); a reference held from an earlier "
         "cell does not reach it"

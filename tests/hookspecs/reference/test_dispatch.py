@@ -145,19 +145,19 @@ async def test_nested_calls_pass_the_same_guard(make_reference_host: Callable[..
 
     tools = [tool("outer", outer), tool("inner", inner, schema=N_SCHEMA)]
     async with make_reference_host(tools=tools, plugins=[NoThirteen()]) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         top = await session.call_tool("inner", {"n": 13})
         result = await session.call_tool("outer", {})
         started = [d["call_id"] for _, d in events(session, "tool-started")]
     assert top.error is not None and top.error.code == "refused" and not top.dispatched
     assert result.value == [["ok", True, None], ["error", False, "refused"]]
     assert guarded == [
-        ("direct-1", None),
-        ("direct-2", None),
-        ("direct-2:t:12", "direct-2"),
-        ("direct-2:t:13", "direct-2"),
+        ("direct-1@s-1", None),
+        ("direct-2@s-1", None),
+        ("direct-2@s-1:t:12", "direct-2@s-1"),
+        ("direct-2@s-1:t:13", "direct-2@s-1"),
     ]
-    assert started == ["direct-2", "direct-2:t:12"]  # refused calls never start
+    assert started == ["direct-2@s-1", "direct-2@s-1:t:12"]  # refused calls never start
 
 
 @pytest.mark.asyncio
@@ -173,7 +173,7 @@ async def test_nested_unknown_tool_and_invalid_arguments_are_refused_undispatche
 
     tools = [tool("outer", outer), tool("inner", inner, schema=N_SCHEMA)]
     async with make_reference_host(tools=tools) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         result = await session.call_tool("outer", {})
         started = [d["call_id"] for _, d in events(session, "tool-started")]
         settled = {d["call_id"]: d["result"] for _, d in events(session, "tool-settled")}
@@ -184,11 +184,11 @@ async def test_nested_unknown_tool_and_invalid_arguments_are_refused_undispatche
     assert wrong_type.error.code == "invalid-arguments" and not wrong_type.dispatched
     assert "n: 'one' is not of type 'integer'" in wrong_type.error.message
     assert extra.error.code == "invalid-arguments" and "extra" in extra.error.message
-    assert started == ["direct-1"]
-    assert {k: v["dispatched"] for k, v in settled.items() if k != "direct-1"} == {
-        "direct-1:t:1": False,
-        "direct-1:t:2": False,
-        "direct-1:t:3": False,
+    assert started == ["direct-1@s-1"]
+    assert {k: v["dispatched"] for k, v in settled.items() if k != "direct-1@s-1"} == {
+        "direct-1@s-1:t:1": False,
+        "direct-1@s-1:t:2": False,
+        "direct-1@s-1:t:3": False,
     }
 
 
@@ -214,7 +214,7 @@ async def test_nested_call_after_the_outer_settled_is_abandoned(
 
     tools = [tool("outer", outer), tool("inner", counted, schema=N_SCHEMA)]
     async with make_reference_host(tools=tools) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         assert (await session.call_tool("outer", {})).value == "outer done"
         late.set()
         result = await bounded(holder["late"])
@@ -227,9 +227,9 @@ async def test_nested_call_after_the_outer_settled_is_abandoned(
     assert result.error is not None and result.error.code == "abandoned"
     assert orphan.error is not None and orphan.error.code == "abandoned"  # no parent call at all
     assert [(t, d["call_id"]) for t, d in logged] == [
-        ("tool-started", "direct-1"),
-        ("tool-settled", "direct-1"),
-        ("tool-abandoned", "direct-1:t:1"),
+        ("tool-started", "direct-1@s-1"),
+        ("tool-settled", "direct-1@s-1"),
+        ("tool-abandoned", "direct-1@s-1:t:1"),
         ("tool-abandoned", "orphan"),
     ]
 
@@ -257,7 +257,7 @@ async def test_settling_outer_call_abandons_queued_nested_calls_and_drains_admit
 
     tools = [tool("outer", outer), tool("block", blocking, schema=N_SCHEMA)]
     async with make_reference_host(tools=tools, max_parallel=1) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         call = asyncio.create_task(session.call_tool("outer", {}))
         await bounded(admitted.wait())  # both nested calls were submitted before the first body ran
         queued = await bounded(tasks[2])
@@ -270,11 +270,11 @@ async def test_settling_outer_call_abandons_queued_nested_calls_and_drains_admit
         logged = [(t, d["call_id"]) for t, d in events(session, "tool-started", "tool-settled", "tool-abandoned")]
     assert outer_result.value == "settling" and drained.value == 1 and ran == [1]
     assert logged == [
-        ("tool-started", "direct-1"),
-        ("tool-started", "direct-1:t:1"),
-        ("tool-abandoned", "direct-1:t:2"),
-        ("tool-settled", "direct-1:t:1"),
-        ("tool-settled", "direct-1"),
+        ("tool-started", "direct-1@s-1"),
+        ("tool-started", "direct-1@s-1:t:1"),
+        ("tool-abandoned", "direct-1@s-1:t:2"),
+        ("tool-settled", "direct-1@s-1:t:1"),
+        ("tool-settled", "direct-1@s-1"),
     ]
 
 
@@ -337,13 +337,13 @@ async def test_cancel_by_call_id_sets_the_signal_and_settles_cancelled(
         return "never"
 
     async with make_reference_host(tools=[tool("sleeper", sleeper)]) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         call = asyncio.create_task(session.call_tool("sleeper", {}))
         await bounded(started.wait())
-        assert host.dispatcher.cancel("direct-1") is True
+        assert host.dispatcher.cancel("s-1", "direct-1@s-1") is True
         result = await bounded(call)
-        assert host.dispatcher.cancel("direct-1") is False  # no longer running
-        assert host.dispatcher.cancel("no-such-call") is False
+        assert host.dispatcher.cancel("s-1", "direct-1@s-1") is False  # no longer running
+        assert host.dispatcher.cancel("s-1", "no-such-call") is False
         (settled,) = [d["result"] for _, d in events(session, "tool-settled")]
     assert seen == {"cancelled-flag": True}
     assert result.status is ResultStatus.CANCELLED and result.dispatched
@@ -377,11 +377,11 @@ async def test_cancelling_an_outer_call_with_nested_calls_in_flight_settles_it(
 
     tools = [tool("outer", outer), tool("slow", slow), tool("fast", fast)]
     async with make_reference_host(tools=tools) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         call = asyncio.create_task(session.call_tool("outer", {}))
         await bounded(slow_started.wait())
         await spin()
-        assert host.dispatcher.cancel("direct-1")
+        assert host.dispatcher.cancel("s-1", "direct-1@s-1")
         result = await bounded(call)
         followup = await bounded(session.call_tool("fast", {}))
         events = session.log.events
@@ -391,9 +391,9 @@ async def test_cancelling_an_outer_call_with_nested_calls_in_flight_settles_it(
     # Every nested call that started also settled: none is left open in the log.
     started = {e.data["call_id"] for e in events if e.type == "tool-started" and e.data["parent_call_id"]}
     settled = {e.data["call_id"]: e.data["result"]["status"] for e in events if e.type == "tool-settled"}
-    assert started == {"direct-1:t:1", "direct-1:t:2"}
+    assert started == {"direct-1@s-1:t:1", "direct-1@s-1:t:2"}
     assert started <= settled.keys()
-    assert settled["direct-1:t:1"] == "cancelled"
+    assert settled["direct-1@s-1:t:1"] == "cancelled"
 
 
 @pytest.mark.asyncio
@@ -407,7 +407,7 @@ async def test_nested_call_reresolves_against_the_current_view(
         return [first.ok, second.error and second.error.code]
 
     async with make_reference_host(tools=[tool("outer", outer), tool("inner", inner, schema=N_SCHEMA)]) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         result = await session.call_tool("outer", {})
     assert result.value == [True, "unknown-tool"]
 
@@ -485,10 +485,10 @@ async def test_cancelling_a_nested_dispatch_cancels_and_awaits_its_body_and_twic
         return "outer"
 
     async with make_reference_host(tools=[tool("outer", outer), tool("stubborn", stubborn)]) as host:
-        session = await host.start_session()
+        session = await host.start_session(session_id="s-1")
         result = await bounded(session.call_tool("outer", {}))
         settled = {d["call_id"]: d["result"]["status"] for _, d in events(session, "tool-settled")}
     assert result.value == "outer"
     assert seen == [True]  # cancelled once; the second cancellation only stops the wait
     assert outcome == {"waiting": True, "gave-up": True}
-    assert settled["direct-1:t:1"] == "cancelled"
+    assert settled["direct-1@s-1:t:1"] == "cancelled"

@@ -55,7 +55,8 @@ async def test_turn_limits(make_reference_host: Callable[..., ReferenceHost]) ->
             await session.run_turn("loop")
         assert excinfo.value.code == "HOST-0303" and len(looping.requests) == 2
         ids = [e.data["call_id"] for e in session.log.of_type("tool-settled")]
-        assert ids == ["call-1-1-0", "call-1-2-0"]  # host-assigned ids when the model gives none
+        sid = session.agent.session_id  # host-assigned ids when the model gives none name the session (ADR 0089)
+        assert ids == [f"call-1-1-0@{sid}", f"call-1-2-0@{sid}"]
         silent = await host.start_session()
         with pytest.raises(HostError) as no_model:
             await silent.run_turn("hello?")

@@ -120,9 +120,10 @@ async def test_discovery_is_never_a_tool_dispatch(open_session: HostFactory, sna
     result = await run(session, code)
     assert result.ok, result
     started = [event.data for event in session.log.events if event.type == "tool-started"]
+    outer = f"direct-1@{session.agent.session_id}"
     assert [(data["call_id"], data["tool"]) for data in started] == [
-        ("direct-1", "run_code"),
-        ("direct-1:ptc:1", "read_file"),  # ids count tool calls only
+        (outer, "run_code"),
+        (f"{outer}:ptc:1", "read_file"),  # ids count tool calls only
     ]
     assert result.value["calls"] == 1
 

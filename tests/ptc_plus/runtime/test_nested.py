@@ -111,7 +111,7 @@ async def open_host(workspace: Path, tmp_path: Path, probe: Probe) -> AsyncItera
             max_parallel=MAX_PARALLEL,
         )
         hosts.append(host)
-        return host, await host.start_session(user_id="u", title="t")
+        return host, await host.start_session(user_id="u", title="t", session_id="s-1")
 
     yield factory
     for runtime in runtimes:
@@ -152,13 +152,13 @@ async def test_ids_order_and_commit_order(open_host: Callable[..., Any], probe: 
     assert result.value["value"] == ["0", "1", "2", "3"]
     assert result.value["calls"] == 4
     nested = [
-        (t, d["call_id"]) for t, d in events(session, "tool-started", "tool-settled") if d["call_id"] != "direct-1"
+        (t, d["call_id"]) for t, d in events(session, "tool-started", "tool-settled") if d["call_id"] != "direct-1@s-1"
     ]
     starts = [cid for t, cid in nested if t == "tool-started"]
     settles = [cid for t, cid in nested if t == "tool-settled"]
-    assert starts == settles == [f"direct-1:ptc:{n}" for n in range(1, 5)]
+    assert starts == settles == [f"direct-1@s-1:ptc:{n}" for n in range(1, 5)]
     assert [entry for entry in probe.trace if entry.startswith("end")] == ["end 3", "end 2", "end 1", "end 0"]
-    started = [d for t, d in events(session, "tool-started") if d["parent_call_id"] == "direct-1"]
+    started = [d for t, d in events(session, "tool-started") if d["parent_call_id"] == "direct-1@s-1"]
     assert [d["arguments"]["label"] for d in started] == ["0", "1", "2", "3"]
 
 
@@ -200,7 +200,7 @@ async def test_exclusive_drains_and_holds_the_pool(open_host: Callable[..., Any]
     assert min(trace.index("start p3"), trace.index("start p4")) > trace.index("end x")
     # ... and the exclusive call committed before anything after it started.
     order = [(t, d["call_id"]) for t, d in events(session, "tool-started", "tool-settled")]
-    assert order.index(("tool-settled", "direct-1:ptc:3")) < order.index(("tool-started", "direct-1:ptc:4"))
+    assert order.index(("tool-settled", "direct-1@s-1:ptc:3")) < order.index(("tool-started", "direct-1@s-1:ptc:4"))
 
 
 @pytest.mark.asyncio
@@ -219,7 +219,7 @@ async def test_tool_failure_is_a_catchable_tool_call_error(open_host: Callable[.
     )
     result = await run(session, code)
     assert result.ok, result
-    assert result.value["value"] == ["fail", "demo-broken", "direct-1:ptc:1", {"why": "test"}, "invalid-arguments"]
+    assert result.value["value"] == ["fail", "demo-broken", "direct-1@s-1:ptc:1", {"why": "test"}, "invalid-arguments"]
 
 
 @pytest.mark.asyncio
@@ -238,7 +238,7 @@ async def test_logged_arguments_are_a_detached_copy(open_host: Callable[..., Any
     _host, session = await open_host()
     result = await run(session, "return await tools.mutate(items=['a'])\n")
     assert result.ok and result.value["value"] == 2
-    started = [d for t, d in events(session, "tool-started") if d["call_id"] == "direct-1:ptc:1"]
+    started = [d for t, d in events(session, "tool-started") if d["call_id"] == "direct-1@s-1:ptc:1"]
     assert started[0]["arguments"] == {"items": ["a"]}
 
 
@@ -262,13 +262,13 @@ async def test_queued_calls_are_abandoned_and_admitted_ones_drained(
     by_id = {}
     for kind, data in log:
         by_id.setdefault(data["call_id"], []).append(kind)
-    assert by_id["direct-1:ptc:1"] == ["tool-started", "tool-settled"]
-    assert by_id["direct-1:ptc:2"] == ["tool-abandoned"]
-    assert by_id["direct-1:ptc:3"] == ["tool-abandoned"]
+    assert by_id["direct-1@s-1:ptc:1"] == ["tool-started", "tool-settled"]
+    assert by_id["direct-1@s-1:ptc:2"] == ["tool-abandoned"]
+    assert by_id["direct-1@s-1:ptc:3"] == ["tool-abandoned"]
     assert "start never" not in probe.trace
     # The admitted call was drained before the outer call settled.
     order = [(kind, data["call_id"]) for kind, data in log]
-    assert order.index(("tool-settled", "direct-1:ptc:1")) < order.index(("tool-settled", "direct-1"))
+    assert order.index(("tool-settled", "direct-1@s-1:ptc:1")) < order.index(("tool-settled", "direct-1@s-1"))
 
 
 @pytest.mark.asyncio
@@ -277,7 +277,7 @@ async def test_cancelling_the_outer_call_kills_the_program(open_host: Callable[.
     code = "import os\nawait tools.started(pid=os.getpid())\nwhile True:\n    pass\n"
     call = asyncio.create_task(run(session, code))
     await probe.started.wait()
-    assert host.dispatcher.cancel("direct-1")
+    assert host.dispatcher.cancel("s-1", "direct-1@s-1")
     result = await call
     assert result.status is ResultStatus.CANCELLED
     assert probe.child_pid > 0 and not alive(probe.child_pid)

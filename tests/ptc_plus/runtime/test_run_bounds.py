@@ -171,7 +171,7 @@ async def nap_host(workspace: Path, tmp_path: Path) -> AsyncIterator[Callable[..
             max_parallel=4,
         )
         made.append((host, runtime, probe))
-        return await host.start_session(user_id="u", title="t"), probe
+        return await host.start_session(user_id="u", title="t", session_id="s-1"), probe
 
     yield factory
     for host, runtime, probe in made:
@@ -212,10 +212,12 @@ async def _assert_cancelled_at_the_deadline(session: Session, probe: NapProbe) -
     assert elapsed < 15, elapsed
     assert probe.cancelled == 1
     events = nested_events(session)
-    assert events["direct-1:ptc:1"] == ["tool-started", "tool-settled"]
-    assert events["direct-1:ptc:2"] == ["tool-abandoned"]
+    assert events["direct-1@s-1:ptc:1"] == ["tool-started", "tool-settled"]
+    assert events["direct-1@s-1:ptc:2"] == ["tool-abandoned"]
     assert probe.trace == []  # the queued call never ran
-    settled = [e.data for e in session.log.events if e.type == "tool-settled" and e.data["call_id"] == "direct-1:ptc:1"]
+    settled = [
+        e.data for e in session.log.events if e.type == "tool-settled" and e.data["call_id"] == "direct-1@s-1:ptc:1"
+    ]
     assert settled[0]["result"]["error"]["code"] == "cancelled"
 
 
@@ -244,7 +246,7 @@ async def test_timeout_in_sequential_mode_starts_no_further_call(nap_host: Calla
     assert result.error is not None and result.error.data["kind"] == "timeout", result
     assert elapsed < 15, elapsed
     assert probe.naps == 1
-    assert sorted(nested_events(session)) == ["direct-1:ptc:1"]
+    assert sorted(nested_events(session)) == ["direct-1@s-1:ptc:1"]
 
 
 @pytest.mark.asyncio
@@ -256,9 +258,9 @@ async def test_a_body_that_ignores_cancellation_is_abandoned_and_reported(nap_ho
     assert elapsed < 15, elapsed
     assert probe.cancelled >= 1 and not probe.release.is_set()
     notes = result.error.data["notes"]
-    assert any("direct-1:ptc:1" in note and "stubborn" in note for note in notes), notes
+    assert any("direct-1@s-1:ptc:1" in note and "stubborn" in note for note in notes), notes
     # The host did not wait for the body either: the nested call is settled (cancelled) in its log.
-    assert nested_events(session)["direct-1:ptc:1"] == ["tool-started", "tool-settled"]
+    assert nested_events(session)["direct-1@s-1:ptc:1"] == ["tool-started", "tool-settled"]
 
 
 @pytest.mark.asyncio
@@ -274,7 +276,7 @@ async def test_abort_cancels_admitted_nested_calls(nap_host: Callable[..., Any])
     assert result.error.data["kind"] == "abort", result.error
     assert elapsed < 15, elapsed
     assert probe.cancelled == 1
-    assert nested_events(session)["direct-1:ptc:1"] == ["tool-started", "tool-settled"]
+    assert nested_events(session)["direct-1@s-1:ptc:1"] == ["tool-started", "tool-settled"]
 
 
 @pytest.mark.asyncio

@@ -59,3 +59,26 @@ async def test_compaction_drops_what_the_hidden_cell_declared(
     assert [False, 2] in _values(session)
     last = results(session)[-1]
     assert any("PTC-R003" in entry["text"] and "x" in entry["text"] for entry in last["value"]["logs"])
+
+
+@pytest.mark.asyncio
+async def test_a_held_reference_to_a_tool_a_refresh_turned_off_names_the_refresh(
+    open_host: HostFactory, workspace: Path, unconfined: Path
+) -> None:
+    write_config(workspace, extra=KERNEL)
+    host = await open_host()
+    held = "t = tools.convert_units\nreturn 'held'"
+    call = (
+        "try:\n    await t(value=1, from_unit='km', to_unit='m')\n"
+        "except ToolCallError as error:\n    return [error.code, str(error)]"
+    )
+    session = await host.start_session(title="t", model=ScriptedModel([cell(held), said("1"), cell(call), said("2")]))
+    await session.run_turn("hold it")
+    write_config(workspace, choices={"host:convert_units": "off"}, extra=KERNEL)
+    receipt = session.command("/capabilities refresh")
+    assert receipt.status.value == "applied", receipt.text
+    await session.run_turn("call it")
+    code, text = _values(session)[-1]  # type: ignore[misc]
+    assert code == "tool-unavailable"
+    # The worker refuses it without asking the host, and still says why: the refresh that turned it off.
+    assert "turned off by capability refresh #1" in text, text

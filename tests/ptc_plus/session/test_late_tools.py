@@ -50,6 +50,9 @@ async def test_the_guard_refuses_a_late_tool(open_host: HostFactory, workspace: 
     result = await session.call_tool(LATE, {})
     assert result.error is not None and result.error.code == "refused" and not result.dispatched
     assert "capability-off" in result.error.message  # ...the plan does not, until refresh
+    # It is not "off" in the plan: the plan never had it, and the refusal says so (issue 26).
+    assert "is not in this session's capability plan" in result.error.message, result.error.message
+    assert "added it after the plan froze" in result.error.message and "is off" not in result.error.message
 
 
 @pytest.mark.asyncio

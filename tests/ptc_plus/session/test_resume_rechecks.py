@@ -58,11 +58,21 @@ def assert_native(request: ModelRequest, own: list[str]) -> None:
 
 @pytest.mark.usefixtures("unconfined")
 @pytest.mark.parametrize(
-    ("variable", "value", "reason"), [("PTC_MODE", "off", "mode-off"), ("PTC_ROLLOUT_PERCENT", "0", "rollout-zero")]
+    ("variable", "value", "reason", "words"),
+    [
+        ("PTC_MODE", "off", "mode-off", ("PTC_MODE is off", "PTC_MODE 为 off")),
+        ("PTC_ROLLOUT_PERCENT", "0", "rollout-zero", ("PTC_ROLLOUT_PERCENT is 0", "PTC_ROLLOUT_PERCENT 为 0")),
+    ],
 )
 @pytest.mark.asyncio
 async def test_the_kill_switch_stops_code_mode_in_a_resumed_session(
-    open_host: HostFactory, workspace: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, reason: str
+    open_host: HostFactory,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
+    reason: str,
+    words: tuple[str, str],
 ) -> None:
     write_config(workspace)
     session_id, original, own = await code_mode_session(open_host)
@@ -78,8 +88,12 @@ async def test_the_kill_switch_stops_code_mode_in_a_resumed_session(
     await resumed.run_turn("again")
     assert_native(model.requests[0], own)
     text = resumed.command("/capabilities").text
-    assert "native" in text.splitlines()[0] and "gate" in text and reason in text
+    assert "native" in text.splitlines()[0] and "gate" in text and words[0] in text, text
+    assert reason not in text  # the gate's words, never its raw token (issue 26)
     assert "superseded" in text
+    monkeypatch.setenv("PTC_LOCALE", "zh")
+    text = resumed.command("/capabilities").text
+    assert words[1] in text.splitlines()[0] and reason not in text, text
 
 
 @pytest.mark.usefixtures("unconfined")
