@@ -78,4 +78,5 @@ async def test_large_arguments_are_validated_off_the_loop_in_submission_order(
     assert result.value == [40_000, 3, 40_000, 2]
     assert threads[40_000] != threading.main_thread().name
     assert threads[3] == threading.main_thread().name
-    assert guarded == ["direct-1", *(f"direct-1:t:{n}" for n in range(4))]
+    outer = session.call_id("direct-1")
+    assert guarded == [outer, *(f"{outer}:t:{n}" for n in range(4))]

@@ -12,6 +12,7 @@ import hashlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 import orjson
@@ -32,9 +33,17 @@ def session_log_bytes(hostile: Hostile) -> int:
     return sum(path.stat().st_size for path in (hostile.workspace / ".agent-host" / "sessions").glob("*.jsonl"))
 
 
-def session_events(hostile: Hostile) -> list[dict[str, object]]:
+def session_events(hostile: Hostile) -> list[dict[str, Any]]:
     (path,) = (hostile.workspace / ".agent-host" / "sessions").glob("*.jsonl")
     return [orjson.loads(line) for line in Path(path).read_bytes().splitlines()]
+
+
+def first_nested_id(events: list[dict[str, Any]]) -> str:
+    """The id of the first nested call of the session's ``run_code`` call (ids carry the session, ADR 0089)."""
+    outer = next(
+        e["data"]["call_id"] for e in events if e["type"] == "tool-started" and e["data"]["tool"] == "run_code"
+    )
+    return f"{outer}:ptc:1"
 
 
 # -- the session log -------------------------------------------------------------------------
@@ -197,8 +206,9 @@ async def test_a_nested_call_left_running_is_cancelled_at_the_deadline(hostile: 
     assert hostile.tool_log.started == 1
     assert hostile.tool_log.cancelled == 1, "the body did not see the cancellation"
     assert hostile.tool_log.finished == 0, "the host drained the call past the run's deadline"
-    settled = [e["data"] for e in session_events(hostile) if e["type"] == "tool-settled"]
-    nested = [d["result"]["status"] for d in settled if d["call_id"] == "direct-1:ptc:1"]
+    events = session_events(hostile)
+    settled = [e["data"] for e in events if e["type"] == "tool-settled"]
+    nested = [d["result"]["status"] for d in settled if d["call_id"] == first_nested_id(events)]
     assert nested == ["cancelled"], nested
 
 
@@ -214,8 +224,9 @@ async def test_a_nested_call_left_running_that_ignores_cancellation_is_abandoned
         assert (await hostile.run(code, timeout=2)).ok() == "left early"
     assert hostile.tool_log.cancelled >= 1, "the body was never told"
     assert hostile.tool_log.finished == 0, "the outer call waited for the body"
-    reported = [r.getMessage() for r in caplog.records if "direct-1:ptc:1" in r.getMessage()]
+    events = session_events(hostile)
+    reported = [r.getMessage() for r in caplog.records if first_nested_id(events) in r.getMessage()]
     assert reported and "abandoned" in reported[0], caplog.text
-    settled = [e["data"] for e in session_events(hostile) if e["type"] == "tool-settled"]
-    nested = [d["result"] for d in settled if d["call_id"] == "direct-1:ptc:1"]
+    settled = [e["data"] for e in events if e["type"] == "tool-settled"]
+    nested = [d["result"] for d in settled if d["call_id"] == first_nested_id(events)]
     assert [(r["status"], r["error"]["code"]) for r in nested] == [("cancelled", "cancelled")], nested
