@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import attrs
 
 from ptc_plus.config import WHOLE_FILE, LoadedConfig
-from ptc_plus.gate import parse
-from ptc_plus.gate.parse import DebugMode, GateMode
+from ptc_plus import gate_values as parse
+from ptc_plus.gate_values import DebugMode, GateMode
 from ptc_plus.gate.rollout import DEFAULT_SALT
 from ptc_plus.gate.warnings import (
     CONFIG_BLOCKER,

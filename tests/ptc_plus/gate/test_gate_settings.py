@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.gate import evaluate_gate, resolve_gate_settings, sandbox_environment
-from ptc_plus.gate.parse import parse_list
+from ptc_plus.gate_values import parse_list
 
 
 def loaded_from(tmp_path: Path, workspace_toml: str, user_toml: str | None = None) -> LoadedConfig:
