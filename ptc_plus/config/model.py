@@ -72,29 +72,47 @@ class GateSection:
     """
 
     mode: str | None = _key(
-        None, "on (default), off (kill switch) or partial (only allowlisted users)", env="PTC_MODE", example="on"
+        None,
+        "on (default), off (kill switch) or partial (only allowlisted users)",
+        tighten_only=True,
+        env="PTC_MODE",
+        example="on",
     )
     user_allowlist: str | None = _key(
-        None, "users who get PTC under mode = partial", env="PTC_USER_ALLOWLIST", example=["alice"]
+        None, "users who get PTC under mode = partial", tighten_only=True, env="PTC_USER_ALLOWLIST", example=["alice"]
     )
     toolset_allowlist: str | None = _key(
-        None, "when set, every toolset of a session must be listed", env="PTC_TOOLSET_ALLOWLIST", example=["host"]
+        None,
+        "when set, every toolset of a session must be listed",
+        tighten_only=True,
+        env="PTC_TOOLSET_ALLOWLIST",
+        example=["host"],
     )
     toolset_blocklist: str | None = _key(
-        None, "toolsets that turn PTC off (wins over the allowlist)", env="PTC_TOOLSET_BLOCKLIST", example=["mcp"]
+        None,
+        "toolsets that turn PTC off (wins over the allowlist)",
+        tighten_only=True,
+        env="PTC_TOOLSET_BLOCKLIST",
+        example=["mcp"],
     )
     rollout_percent: str | None = _key(
         None,
         "share of users (0-100, default 100) who get PTC, by a stable hash",
+        tighten_only=True,
         env="PTC_ROLLOUT_PERCENT",
         example=100,
     )
     rollout_salt: str | None = _key(
-        None, "salt of the rollout hash (default ptc-rollout)", env="PTC_ROLLOUT_SALT", example="ptc-rollout"
+        None,
+        "salt of the rollout hash (default ptc-rollout)",
+        tighten_only=True,
+        env="PTC_ROLLOUT_SALT",
+        example="ptc-rollout",
     )
     debug: str | None = _key(
         None,
         "title filter: opt-in (title must contain useptc) or opt-out (nonptc turns it off)",
+        tighten_only=True,
         env="PTC_DEBUG",
         example="opt-in",
     )
@@ -198,7 +216,7 @@ class McpServer:
     env: Mapping[str, str] = attrs.field(factory=dict, metadata={HELP: "extra environment variables for it"})
     cwd: str | None = _key(None, "its working directory (default: the workspace)", example=".")
     timeout_s: float = _key(30.0, "seconds one request to it may take (start, list, call, read)", limits=_POSITIVE)
-    enabled: bool = _key(True, "false: keep the entry but never start the server")
+    enabled: bool = _key(True, "false: keep the entry but never start the server", tighten_only=True)
 
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
@@ -244,14 +262,20 @@ class RuntimeSection:
         },
     )
     network: bool = _key(False, "whether a program may use the network", tighten_only=True)
-    timeout_s: float = _key(120.0, "seconds a run may take", limits=_POSITIVE)
-    max_output_bytes: int = _key(64 * 1024 * 1024, "bytes of output a run may print", limits=_POSITIVE)
-    memory_bytes: int = _key(512 * 1024 * 1024, "memory a run may use, in bytes", limits=_POSITIVE)
-    max_message_bytes: int = _key(
-        128 * 1024 * 1024, "largest message between program and host, in bytes", limits=_POSITIVE
+    timeout_s: float = _key(120.0, "seconds a run may take", limits=_POSITIVE, tighten_only=True)
+    max_output_bytes: int = _key(
+        64 * 1024 * 1024, "bytes of output a run may print", limits=_POSITIVE, tighten_only=True
     )
-    max_pending_calls: int = _key(128, "nested calls a program may have in flight at once", limits=_POSITIVE)
-    termination_grace_s: float = _key(3.0, "seconds a stopped run gets to exit before it is killed", limits=_POSITIVE)
+    memory_bytes: int = _key(512 * 1024 * 1024, "memory a run may use, in bytes", limits=_POSITIVE, tighten_only=True)
+    max_message_bytes: int = _key(
+        128 * 1024 * 1024, "largest message between program and host, in bytes", limits=_POSITIVE, tighten_only=True
+    )
+    max_pending_calls: int = _key(
+        128, "nested calls a program may have in flight at once", limits=_POSITIVE, tighten_only=True
+    )
+    termination_grace_s: float = _key(
+        3.0, "seconds a stopped run gets to exit before it is killed", limits=_POSITIVE, tighten_only=True
+    )
     kernel: KernelMode = attrs.field(
         default=KernelMode.PROCESS,
         metadata={HELP: "process (a fresh process per run) or session (one stateful REPL kernel per session)"},
@@ -259,9 +283,14 @@ class RuntimeSection:
     durable_replay: bool = _key(
         True, "rebuild a session kernel by replaying its journal; false: empty start, every cell volatile"
     )
-    kernel_idle_s: float = _key(600.0, "seconds an idle session kernel lives before it is stopped", limits=_POSITIVE)
+    kernel_idle_s: float = _key(
+        600.0, "seconds an idle session kernel lives before it is stopped", limits=_POSITIVE, tighten_only=True
+    )
     max_kernels: int = _key(
-        8, "session kernels alive at once; the least recently used beyond that stops", limits=_POSITIVE
+        8,
+        "session kernels alive at once; the least recently used beyond that stops",
+        limits=_POSITIVE,
+        tighten_only=True,
     )
 
 
