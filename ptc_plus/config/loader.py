@@ -47,6 +47,9 @@ class LoadedConfig:
     workspace_file: str | None = None
     """The workspace file among ``files`` (``None``: none was read); what it set needs the user's consent to
     start a program (``[mcp.servers]``, ADR 0071)."""
+    workspace: str | None = None
+    """The workspace the config was loaded for (:func:`load_config`), whether or not it has a file: a binding
+    file inside it is opened beneath it without following links (ADR 0086)."""
     binding_origins: tuple[tuple[str, int], ...] = ()
     """For each entry of ``config.repl.bindings``: the file that listed it and its index in that file's list
     (the lists of all files are concatenated, lowest precedence first; ADR 0082)."""
@@ -95,7 +98,8 @@ def load_config(
     found = [read_layer(user_file or user_config_file(env), caps)]
     if workspace is not None:
         found.append(read_layer(workspace_config_file(workspace), caps, tighten_only=True))
-    return combine([layer for layer in found if layer is not None])
+    loaded = combine([layer for layer in found if layer is not None])
+    return attrs.evolve(loaded, workspace=str(workspace)) if workspace is not None else loaded
 
 
 def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:

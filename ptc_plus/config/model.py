@@ -296,17 +296,18 @@ class RuntimeSection:
 
 @attrs.frozen(kw_only=True)
 class ReplSection:
-    """``[repl]``: the stateful REPL's user bindings (SPEC §8, ADR 0082).
+    """``[repl]``: the stateful REPL's user bindings (SPEC §8, ADR 0082, 0086).
 
     ``bindings`` lists Python files loaded into every kernel cell as modules
-    named by their file stem. Unlike other keys the lists of both files count,
-    the user file's first: a workspace adds to the user's bindings, it does not
-    replace them. A relative path is relative to the directory of the file that
-    lists it; a workspace file's paths must stay inside the workspace.
+    named by their file stem. Only the user file's list loads: a binding runs in
+    every cell with the model's reach (it can call tools and wrap their
+    results), so a workspace file's entries are a repository's code and are
+    refused, each with an issue saying to list the file in the user file. A
+    relative path is relative to the user file's directory.
     """
 
     bindings: tuple[str, ...] = _key(
-        (), "Python files loaded into every REPL kernel cell, by path (both files' lists count, the user's first)"
+        (), "Python files loaded into every REPL kernel cell, by path (user file only; a workspace file's are refused)"
     )
 
 
