@@ -21,8 +21,8 @@ and what "looser" means for each are one table, :data:`RULES`:
   its own needs consent anyway, ADR 0071).
 
 A loosening value is a config issue (reason ``loosening``) and is dropped, so
-the lower layer's value is kept. ``[mcp.consent]`` and ``[repl.consent]`` are
-the user's alone: :func:`without_consent` drops them from a workspace file.
+the lower layer's value is kept. ``[mcp.consent]`` is the user's alone:
+:func:`without_consent` drops it from a workspace file.
 """
 
 from __future__ import annotations
@@ -193,18 +193,15 @@ def tighten_only(layer: CleanLayer, below: Mapping[str, Any]) -> CleanLayer:
 
 
 def without_consent(layer: CleanLayer) -> CleanLayer:
-    """A workspace ``layer`` without ``[mcp.consent]`` or ``[repl.consent]``: a repository cannot allow its own
-    servers or bindings (ADR 0071, 0086)."""
-    for section in ("mcp", "repl"):
-        table = layer.data.get(section)
-        if not table or "consent" not in table:
-            continue
-        kept = {key: value for key, value in table.items() if key != "consent"}
-        issues = layer.issues
-        if table["consent"]:  # an empty table allows nothing: nothing to report
-            issues = (*issues, ConfigIssue(file=layer.file, path=f"{section}.consent", reason="user-only"))
-        layer = attrs.evolve(layer, data={**layer.data, section: kept}, issues=issues)
-    return layer
+    """A workspace ``layer`` without ``[mcp.consent]``: a repository cannot allow its own servers (ADR 0071)."""
+    mcp = layer.data.get("mcp")
+    if not mcp or "consent" not in mcp:
+        return layer
+    kept = {key: value for key, value in mcp.items() if key != "consent"}
+    if not mcp["consent"]:  # an empty table allows nothing: nothing to report
+        return attrs.evolve(layer, data={**layer.data, "mcp": kept})
+    issue = ConfigIssue(file=layer.file, path="mcp.consent", reason="user-only")
+    return attrs.evolve(layer, data={**layer.data, "mcp": kept}, issues=(*layer.issues, issue))
 
 
 def _matches(data: Mapping[str, Any], pattern: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
