@@ -85,7 +85,7 @@ def load_bindings(loaded: LoadedConfig) -> UserBindings:
     for written, (file, index) in zip(loaded.config.repl.bindings, loaded.binding_origins, strict=True):
         issue_at = f"repl.bindings[{index}]"
         if file == loaded.workspace_file:
-            path = os.path.normpath(os.path.join(os.path.dirname(file), os.path.expanduser(written)))
+            path = os.path.abspath(os.path.join(os.path.dirname(file), os.path.expanduser(written)))
             params = {"path": path}
             issues.append(ConfigIssue(file=file, path=issue_at, reason="binding-workspace", params=params))
             continue
@@ -141,7 +141,7 @@ def _load_one(written: str, file: str, workspace: str | None) -> tuple[str, str,
     """``(module name, source, shown path)`` of one user-file entry, or why it does not load."""
     shown = written
     try:
-        path = os.path.normpath(os.path.join(os.path.dirname(file), os.path.expanduser(written)))
+        path = os.path.abspath(os.path.join(os.path.dirname(file), os.path.expanduser(written)))
         shown = path
         name, suffix = os.path.splitext(os.path.basename(path))
         if suffix != ".py" or not name.isidentifier() or keyword.iskeyword(name):

@@ -191,6 +191,28 @@ def test_unusable_files_are_issues_never_a_crash(files: ConfigFiles, name: str, 
     assert bindings.issues[0].message("en") and bindings.issues[0].message("zh")
 
 
+@pytest.mark.parametrize(
+    ("name", "make", "reason"),
+    [
+        ("big.py", lambda p: p.write_bytes(b"#" * (MAX_BINDING_BYTES + 1)), "binding-too-large"),
+        ("latin.py", lambda p: p.write_bytes(b"X = '\xe9'\n"), "binding-not-utf8"),
+        ("dir.py", lambda p: p.mkdir(), "binding-not-a-file"),
+        ("fifo.py", make_fifo, "binding-not-a-file"),
+        ("absent.py", lambda p: None, "binding-missing"),
+    ],
+)
+def test_unusable_files_inside_the_workspace_are_issues_too(
+    files: ConfigFiles, name: str, make: object, reason: str
+) -> None:
+    # Opened beneath the workspace descriptor, these go through another reader: the same answers.
+    (files.workspace / "lib").mkdir(parents=True)
+    make(files.workspace / "lib" / name)  # type: ignore[operator]
+    files.write(user=f'[repl]\nbindings = ["{files.workspace / "lib" / name}"]\n')
+    bindings = load_bindings(files.load())
+    assert reasons(bindings) == [(str(files.user_file), "repl.bindings[0]", reason)]
+    assert bindings.issues[0].message("en") and bindings.issues[0].message("zh")
+
+
 def test_exactly_the_size_limit_loads(files: ConfigFiles) -> None:
     write(files.user_file.parent / "edge.py", "#" * MAX_BINDING_BYTES)
     files.write(user='[repl]\nbindings = ["edge.py"]\n')
