@@ -26,6 +26,8 @@ TIGHTEN_ONLY = "tighten_only"
 """Field metadata: a workspace file may only tighten this key (ADR 0045, :mod:`.tighten`)."""
 EXAMPLE = "example"
 """Field metadata: a value to show, commented out, for a key that is not set by default."""
+USER_ONLY = "user_only"
+"""Field metadata: only the user file's value counts (``[repl] bindings``, ADR 0086)."""
 LIMITS = "limits"
 """Field metadata: JSON Schema bounds of a number (``minimum``, ``exclusiveMinimum``, ``maximum``)."""
 
@@ -307,7 +309,9 @@ class ReplSection:
     """
 
     bindings: tuple[str, ...] = _key(
-        (), "Python files loaded into every REPL kernel cell, by path (user file only; a workspace file's are refused)"
+        (),
+        "Python files loaded into every REPL kernel cell, by path (a workspace file's are refused)",
+        user_only=True,
     )
 
 

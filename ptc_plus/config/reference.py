@@ -100,13 +100,14 @@ def reference_text() -> str:
             ]
         if section == "repl":
             out += [
-                "`bindings` is the one key whose lists add up: the user file's entries load first, then the",
-                "workspace file's. Each entry is a `.py` file loaded as the module named by its stem; a relative",
-                "path is relative to the directory of the config file that lists it, and `~` is expanded. A",
-                "workspace file may only name files inside its workspace (symlinks resolved). A file that is",
+                "`bindings` loads from the user file only: a binding runs in every cell with the model's reach",
+                "(it can call tools and wrap what they return), so a workspace file's entries are a repository's",
+                "code and are refused unread, each with an issue; to allow one, list its path in your user file",
+                "(ADR 0086). Each entry is a `.py` file loaded as the module named by its stem; a relative path",
+                "is relative to the user file's directory, and `~` is expanded. A file inside the workspace is",
+                "opened beneath it without following any symlink (a program may be swapping it). A file that is",
                 f"missing, unreadable, not UTF-8, larger than {MAX_BINDING_BYTES // 1024} KiB or not named like a",
-                "module is reported and skipped; the others still load. Bindings run inside the program's sandbox,",
-                "so they can do nothing a program could not (ADR 0082).",
+                "module is reported and skipped; the others still load (ADR 0082).",
                 "",
             ]
         out += _table([key for key in keys if key.section == section])
