@@ -1,12 +1,13 @@
 """A program races the host's reading of a REPL binding (issue 25 #3, ADR 0086).
 
-The user file binds ``<workspace>/helper.py``. The program, inside the
+The user file binds ``<workspace>/helper.py`` (or, as the red team had it,
+the workspace file binds ``../helper.py``). The program, inside the
 sandbox, swaps ``helper.py`` with a symlink to a host bait file
 (``renameat2(RENAME_EXCHANGE)`` in a thread, as fast as it can) while the host
 opens sessions: each opening loads the config and the bindings exactly as a
 session start does (:func:`load_config`, :func:`load_bindings`). The host must
 never read the bait and never fail: every opening either loads the real helper
-or refuses the symlink. The verdict counts openings, never time: the host starts once the
+or refuses the symlink (a workspace file's binding is refused unread). The verdict counts openings, never time: the host starts once the
 program says its swapper runs and the program stops swapping only after the
 host has finished, so every opening raced; a race that never swapped fails.
 """
@@ -32,12 +33,19 @@ SAFE = "SAFE = 1\n"
 
 
 @pytest.mark.asyncio
-async def test_opening_sessions_never_reads_a_host_file_swapped_in_for_a_binding(hostile: Hostile) -> None:
+@pytest.mark.parametrize(("listed_in", "refusal"), [("user", "binding-symlink"), ("workspace", "binding-workspace")])
+async def test_opening_sessions_never_reads_a_host_file_swapped_in_for_a_binding(
+    hostile: Hostile, listed_in: str, refusal: str
+) -> None:
     bait = hostile.outside / "bait.py"
     bait.write_text(f"BAIT = {hostile.marker!r}\n")
     user_file = hostile.scope / "user" / "config.toml"
     user_file.parent.mkdir()
-    user_file.write_text(f'[repl]\nbindings = ["{hostile.workspace / "helper.py"}"]\n')
+    if listed_in == "user":
+        user_file.write_text(f'[repl]\nbindings = ["{hostile.workspace / "helper.py"}"]\n')
+    else:  # written before the run: the program could write it too, the guard would not mind
+        (hostile.workspace / ".ptc-plus").mkdir()
+        (hostile.workspace / ".ptc-plus" / "config.toml").write_text('[repl]\nbindings = ["../helper.py"]\n')
     started, done = hostile.workspace / "swapping", hostile.workspace / "done"
     code = (
         SWAPPER
@@ -87,7 +95,7 @@ return state
     assert state["error"] is None and state["swaps"] > 0, state
     assert sum(seen.values()) == OPENINGS, seen
     assert seen["bait"] == 0, f"the host read the bait in {seen['bait']} of {OPENINGS} openings: {dict(seen)}"
-    assert set(seen) <= {"helper", "binding-symlink"}, dict(seen)
+    assert set(seen) <= ({"helper", refusal} if listed_in == "user" else {refusal}), dict(seen)
     print(f"openings: {dict(seen)}; swaps: {state['swaps']}")
 
 
