@@ -70,7 +70,8 @@ class GateSection:
     Values are kept as the strings an environment variable would hold (TOML
     arrays are joined with commas, booleans and integers become their text)
     so that the gate parses config and environment with one set of tolerant
-    rules. ``None`` means "not set in any file".
+    rules. ``None`` means "not set in any file". Every key but ``sequential``
+    is tighten-only: a workspace file may only narrow the gate (ADR 0086).
     """
 
     mode: str | None = _key(
@@ -248,8 +249,10 @@ class RuntimeSection:
     programs no less than ``ptc`` (direct calls go through the host's own
     guards), so a workspace file may set it either way. Nor are the kernel
     keys (ADR 0082): a kernel's cells run in the same sandbox as a fresh
-    process would, so ``kernel`` and ``durable_replay`` are not tighten-only;
-    ``kernel_idle_s`` and ``max_kernels`` are host resources, bounded by caps.
+    process would, so ``kernel`` and ``durable_replay`` are not tighten-only.
+    ``policy``, ``network`` and every limit (``kernel_idle_s`` and
+    ``max_kernels`` included: host resources) are: a workspace file may only
+    lower them (ADR 0045, 0086).
     """
 
     presentation: Presentation = attrs.field(
