@@ -1,15 +1,16 @@
 """A program races the host's reading of a REPL binding (issue 25 #3, ADR 0086).
 
 The user file binds ``<workspace>/helper.py`` (or, as the red team had it,
-the workspace file binds ``../helper.py``). The program, inside the
-sandbox, swaps ``helper.py`` with a symlink to a host bait file
+the workspace file binds ``../helper.py``). The program, inside the sandbox,
+swaps ``helper.py`` with a symlink to a host bait file
 (``renameat2(RENAME_EXCHANGE)`` in a thread, as fast as it can) while the host
 opens sessions: each opening loads the config and the bindings exactly as a
 session start does (:func:`load_config`, :func:`load_bindings`). The host must
 never read the bait and never fail: every opening either loads the real helper
-or refuses the symlink (a workspace file's binding is refused unread). The verdict counts openings, never time: the host starts once the
-program says its swapper runs and the program stops swapping only after the
-host has finished, so every opening raced; a race that never swapped fails.
+or refuses the symlink (a workspace file's binding is refused unread). The
+verdict counts openings, never time: the host starts once the program says its
+swapper runs and the program stops swapping only after the host has finished,
+so every opening raced; a race that never swapped fails.
 """
 
 from __future__ import annotations
