@@ -3,9 +3,9 @@
 Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
-    hookspecs < hookspecs.reference < ptc_plus (errors, i18n, migration, sandbox_policy) < sdk < capabilities
-      < runtime < preview < config < statistics < gate | plan < adapters.mcp < session < plugin < demo < cli
-      < adapters.llm
+    hookspecs < hookspecs.reference < ptc_plus (errors, gate_values, i18n, migration, sandbox_policy) < sdk
+      < capabilities < runtime < preview < config < statistics < gate | plan < adapters.mcp < session < plugin
+      < demo < cli < adapters.llm
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -78,9 +78,12 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     ),
     # The reference host's demo tools are a package of their own, used by the demo and ``ptc-plus exec``.
     "hookspecs.reference": frozenset({"hookspecs.reference.demo_tools"}),
-    # The root package's __init__ holds only the version; errors, the message catalog and the sandbox policy
-    # (used by both the runtime and the config, so owned by neither) are its shared modules.
-    "ptc_plus": frozenset({"ptc_plus.errors", "ptc_plus.i18n", "ptc_plus.migration", "ptc_plus.sandbox_policy"}),
+    # The root package's __init__ holds only the version; errors, the message catalog, the sandbox policy
+    # (used by both the runtime and the config, so owned by neither) and the gate's value parsers (used by
+    # the gate and the config's tighten-only rules) are its shared modules.
+    "ptc_plus": frozenset(
+        {"ptc_plus.errors", "ptc_plus.gate_values", "ptc_plus.i18n", "ptc_plus.migration", "ptc_plus.sandbox_policy"}
+    ),
     # The evaluation is public module by module: a task suite imports its task API, ``ptc-plus eval`` the
     # matrix, results and report; its package imports nothing, so reading results starts no engine.
     "ptc_plus.evaluation": frozenset(

@@ -29,6 +29,12 @@ class ConfigVersionUnsupported(ConfigError):
     code = "PTC-4003"
 
 
+class ConfigTooDeep(ConfigError):
+    """A config file nests tables, keys or values deeper than any config does (params: ``file``, ``limit``)."""
+
+    code = "PTC-4004"
+
+
 class ConfigValueInvalid(ConfigError):
     """One key of one file is invalid (params: ``file``, ``path``, ``reason``)."""
 

@@ -13,6 +13,7 @@ import attrs
 from ptc_plus.config.errors import (
     ConfigError,
     ConfigSyntaxError,
+    ConfigTooDeep,
     ConfigUnreadable,
     ConfigValueInvalid,
     ConfigVersionUnsupported,
@@ -21,7 +22,7 @@ from ptc_plus.i18n import message
 
 VALUE_INVALID = ConfigValueInvalid.code
 _FILE_ERRORS: dict[str, type[ConfigError]] = {
-    kind.code: kind for kind in (ConfigUnreadable, ConfigSyntaxError, ConfigVersionUnsupported)
+    kind.code: kind for kind in (ConfigUnreadable, ConfigSyntaxError, ConfigTooDeep, ConfigVersionUnsupported)
 }
 
 

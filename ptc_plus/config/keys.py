@@ -24,6 +24,7 @@ from ptc_plus.config.model import (
     HELP,
     LIMITS,
     TIGHTEN_ONLY,
+    USER_ONLY,
     CapabilityChoice,
     ContextSection,
     GateSection,
@@ -93,7 +94,7 @@ class ConfigKey:
     table: str = ""
     """The key's table when it is not the section itself (``mcp.servers.<name>``); ``""``: the section."""
     user_only: bool = False
-    """Only the user file may set it (``[mcp.consent]``, ADR 0071)."""
+    """Only the user file may set it (``[mcp.consent]``, ADR 0071; ``[repl] bindings``, ADR 0086)."""
 
     @property
     def path(self) -> str:
@@ -151,6 +152,7 @@ def _key(section: str, field: attrs.Attribute[Any], owner: type[Any]) -> ConfigK
         choices=choices,
         env=field.metadata.get(ENV),
         tighten_only=bool(field.metadata.get(TIGHTEN_ONLY)),
+        user_only=bool(field.metadata.get(USER_ONLY)),
         limits=limits,
         example=field.metadata.get(EXAMPLE),
     )

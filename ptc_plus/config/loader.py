@@ -47,6 +47,9 @@ class LoadedConfig:
     workspace_file: str | None = None
     """The workspace file among ``files`` (``None``: none was read); what it set needs the user's consent to
     start a program (``[mcp.servers]``, ADR 0071)."""
+    workspace: str | None = None
+    """The workspace the config was loaded for (:func:`load_config`), whether or not it has a file: a binding
+    file inside it is opened beneath it without following links (ADR 0086)."""
     binding_origins: tuple[tuple[str, int], ...] = ()
     """For each entry of ``config.repl.bindings``: the file that listed it and its index in that file's list
     (the lists of all files are concatenated, lowest precedence first; ADR 0082)."""
@@ -87,14 +90,16 @@ def load_config(
 ) -> LoadedConfig:
     """Read the user file (``user_file`` or :func:`user_config_file`) and the workspace file.
 
-    The workspace file wins per key, except that it may only tighten the
-    sandbox (``[runtime] policy`` and ``network``): loosening comes only from
-    the user file (ADR 0045).
+    The workspace file wins per key, except that it may only tighten what
+    protects the user (the sandbox, every ``[runtime]`` limit, the gate, a user
+    server's ``enabled``; :mod:`.tighten`): loosening comes only from the user
+    file (ADR 0045, 0086).
     """
     found = [read_layer(user_file or user_config_file(env), caps)]
     if workspace is not None:
         found.append(read_layer(workspace_config_file(workspace), caps, tighten_only=True))
-    return combine([layer for layer in found if layer is not None])
+    loaded = combine([layer for layer in found if layer is not None])
+    return attrs.evolve(loaded, workspace=str(workspace)) if workspace is not None else loaded
 
 
 def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
@@ -187,11 +192,17 @@ def _gate_blockers(layers: Sequence[CleanLayer]) -> tuple[GateBlocker, ...]:
         blocker
         for index, layer in enumerate(layers)
         for blocker in layer.gate_invalid
-        if _unresolved(layers, index, "gate", (blocker.key,))
+        if _unresolved(layers, index, "gate", (blocker.key,), by_workspace=False)
     )
 
 
-def _unresolved(layers: Sequence[CleanLayer], index: int, section: str, keys: Sequence[str]) -> bool:
-    """Whether any of ``keys`` (bad in ``layers[index]``) is not set validly by a higher-precedence layer."""
-    later = [layer.data.get(section, {}) for layer in layers[index + 1 :]]
+def _unresolved(
+    layers: Sequence[CleanLayer], index: int, section: str, keys: Sequence[str], *, by_workspace: bool = True
+) -> bool:
+    """Whether any of ``keys`` (bad in ``layers[index]``) is not set validly by a higher-precedence layer.
+
+    ``by_workspace`` false: a workspace file's value does not count (a user file's unusable gate key keeps the
+    gate closed; a repository cannot reopen it, ADR 0086).
+    """
+    later = [layer.data.get(section, {}) for layer in layers[index + 1 :] if by_workspace or not layer.tighten_only]
     return any(key == WHOLE_FILE or not any(key in data for data in later) for key in keys)

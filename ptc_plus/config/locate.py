@@ -43,6 +43,14 @@ def key_positions(text: str) -> dict[tuple[str, ...], Position]:
     return _Scanner(text).scan()
 
 
+def nesting_position(text: str, limit: int) -> Position | None:
+    """Where ``text`` first nests deeper than ``limit`` levels (tables, dotted keys, arrays and inline tables
+    counted together), or ``None``; for text too deep to parse, so syntax it cannot judge is skipped as usual."""
+    scanner = _Scanner(text, limit)
+    scanner.scan()
+    return scanner.too_deep
+
+
 def locate(positions: Mapping[tuple[str, ...], Position], path: str) -> Position | None:
     """The position of dotted ``path`` (as :func:`.keypath.join` writes it), else of its nearest ancestor."""
     parts = _parts(path)
@@ -76,8 +84,10 @@ def _decode_key(raw: str) -> tuple[str, ...] | None:
 class _Scanner:
     """One pass over the characters; positions are recorded at statement starts only."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, limit: int | None = None) -> None:
         self.text = text
+        self.limit = limit
+        self.too_deep: Position | None = None
         self.index = 0
         self.line = 1
         self.line_start = 0
@@ -85,7 +95,7 @@ class _Scanner:
         self.found: dict[tuple[str, ...], Position] = {}
 
     def scan(self) -> dict[tuple[str, ...], Position]:
-        while self.index < len(self.text):
+        while self.index < len(self.text) and self.too_deep is None:
             self._skip_blank()
             if self.index >= len(self.text):
                 break
@@ -135,6 +145,7 @@ class _Scanner:
         parts = _decode_key(raw.strip())
         if parts is not None:
             self.table = parts
+            self._depth(len(parts), where)
             for depth in range(1, len(parts) + 1):
                 self.found.setdefault(parts[:depth], where)
 
@@ -143,12 +154,18 @@ class _Scanner:
         raw = self._key_text("=")
         self._advance()
         parts = _decode_key(raw.strip())
+        levels = len(self.table) + (len(parts) if parts is not None else 1)
         if parts is not None:
             for depth in range(1, len(parts) + 1):
                 self.found.setdefault((*self.table, *parts[:depth]), where)
-        self._value()
+        self._depth(levels, where)
+        self._value(levels)
 
-    def _value(self) -> None:
+    def _depth(self, levels: int, where: Position) -> None:
+        if self.limit is not None and self.too_deep is None and levels > self.limit:
+            self.too_deep = where
+
+    def _value(self, levels: int = 0) -> None:
         """Skip one value (strings, nested arrays and inline tables included) and the rest of its line."""
         depth = 0
         while self.index < len(self.text):
@@ -159,6 +176,7 @@ class _Scanner:
                 self._skip_comment()
             elif char in "[{":
                 depth += 1
+                self._depth(levels + depth, self._position())
                 self._advance()
             elif char in "]}":
                 depth -= 1

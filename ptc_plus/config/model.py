@@ -26,6 +26,8 @@ TIGHTEN_ONLY = "tighten_only"
 """Field metadata: a workspace file may only tighten this key (ADR 0045, :mod:`.tighten`)."""
 EXAMPLE = "example"
 """Field metadata: a value to show, commented out, for a key that is not set by default."""
+USER_ONLY = "user_only"
+"""Field metadata: only the user file's value counts (``[repl] bindings``, ADR 0086)."""
 LIMITS = "limits"
 """Field metadata: JSON Schema bounds of a number (``minimum``, ``exclusiveMinimum``, ``maximum``)."""
 
@@ -68,33 +70,52 @@ class GateSection:
     Values are kept as the strings an environment variable would hold (TOML
     arrays are joined with commas, booleans and integers become their text)
     so that the gate parses config and environment with one set of tolerant
-    rules. ``None`` means "not set in any file".
+    rules. ``None`` means "not set in any file". Every key but ``sequential``
+    is tighten-only: a workspace file may only narrow the gate (ADR 0086).
     """
 
     mode: str | None = _key(
-        None, "on (default), off (kill switch) or partial (only allowlisted users)", env="PTC_MODE", example="on"
+        None,
+        "on (default), off (kill switch) or partial (only allowlisted users)",
+        tighten_only=True,
+        env="PTC_MODE",
+        example="on",
     )
     user_allowlist: str | None = _key(
-        None, "users who get PTC under mode = partial", env="PTC_USER_ALLOWLIST", example=["alice"]
+        None, "users who get PTC under mode = partial", tighten_only=True, env="PTC_USER_ALLOWLIST", example=["alice"]
     )
     toolset_allowlist: str | None = _key(
-        None, "when set, every toolset of a session must be listed", env="PTC_TOOLSET_ALLOWLIST", example=["host"]
+        None,
+        "when set, every toolset of a session must be listed",
+        tighten_only=True,
+        env="PTC_TOOLSET_ALLOWLIST",
+        example=["host"],
     )
     toolset_blocklist: str | None = _key(
-        None, "toolsets that turn PTC off (wins over the allowlist)", env="PTC_TOOLSET_BLOCKLIST", example=["mcp"]
+        None,
+        "toolsets that turn PTC off (wins over the allowlist)",
+        tighten_only=True,
+        env="PTC_TOOLSET_BLOCKLIST",
+        example=["mcp"],
     )
     rollout_percent: str | None = _key(
         None,
         "share of users (0-100, default 100) who get PTC, by a stable hash",
+        tighten_only=True,
         env="PTC_ROLLOUT_PERCENT",
         example=100,
     )
     rollout_salt: str | None = _key(
-        None, "salt of the rollout hash (default ptc-rollout)", env="PTC_ROLLOUT_SALT", example="ptc-rollout"
+        None,
+        "salt of the rollout hash (default ptc-rollout)",
+        tighten_only=True,
+        env="PTC_ROLLOUT_SALT",
+        example="ptc-rollout",
     )
     debug: str | None = _key(
         None,
         "title filter: opt-in (title must contain useptc) or opt-out (nonptc turns it off)",
+        tighten_only=True,
         env="PTC_DEBUG",
         example="opt-in",
     )
@@ -198,7 +219,7 @@ class McpServer:
     env: Mapping[str, str] = attrs.field(factory=dict, metadata={HELP: "extra environment variables for it"})
     cwd: str | None = _key(None, "its working directory (default: the workspace)", example=".")
     timeout_s: float = _key(30.0, "seconds one request to it may take (start, list, call, read)", limits=_POSITIVE)
-    enabled: bool = _key(True, "false: keep the entry but never start the server")
+    enabled: bool = _key(True, "false: keep the entry but never start the server", tighten_only=True)
 
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
@@ -228,8 +249,10 @@ class RuntimeSection:
     programs no less than ``ptc`` (direct calls go through the host's own
     guards), so a workspace file may set it either way. Nor are the kernel
     keys (ADR 0082): a kernel's cells run in the same sandbox as a fresh
-    process would, so ``kernel`` and ``durable_replay`` are not tighten-only;
-    ``kernel_idle_s`` and ``max_kernels`` are host resources, bounded by caps.
+    process would, so ``kernel`` and ``durable_replay`` are not tighten-only.
+    ``policy``, ``network`` and every limit (``kernel_idle_s`` and
+    ``max_kernels`` included: host resources) are: a workspace file may only
+    lower them (ADR 0045, 0086).
     """
 
     presentation: Presentation = attrs.field(
@@ -244,14 +267,20 @@ class RuntimeSection:
         },
     )
     network: bool = _key(False, "whether a program may use the network", tighten_only=True)
-    timeout_s: float = _key(120.0, "seconds a run may take", limits=_POSITIVE)
-    max_output_bytes: int = _key(64 * 1024 * 1024, "bytes of output a run may print", limits=_POSITIVE)
-    memory_bytes: int = _key(512 * 1024 * 1024, "memory a run may use, in bytes", limits=_POSITIVE)
-    max_message_bytes: int = _key(
-        128 * 1024 * 1024, "largest message between program and host, in bytes", limits=_POSITIVE
+    timeout_s: float = _key(120.0, "seconds a run may take", limits=_POSITIVE, tighten_only=True)
+    max_output_bytes: int = _key(
+        64 * 1024 * 1024, "bytes of output a run may print", limits=_POSITIVE, tighten_only=True
     )
-    max_pending_calls: int = _key(128, "nested calls a program may have in flight at once", limits=_POSITIVE)
-    termination_grace_s: float = _key(3.0, "seconds a stopped run gets to exit before it is killed", limits=_POSITIVE)
+    memory_bytes: int = _key(512 * 1024 * 1024, "memory a run may use, in bytes", limits=_POSITIVE, tighten_only=True)
+    max_message_bytes: int = _key(
+        128 * 1024 * 1024, "largest message between program and host, in bytes", limits=_POSITIVE, tighten_only=True
+    )
+    max_pending_calls: int = _key(
+        128, "nested calls a program may have in flight at once", limits=_POSITIVE, tighten_only=True
+    )
+    termination_grace_s: float = _key(
+        3.0, "seconds a stopped run gets to exit before it is killed", limits=_POSITIVE, tighten_only=True
+    )
     kernel: KernelMode = attrs.field(
         default=KernelMode.PROCESS,
         metadata={HELP: "process (a fresh process per run) or session (one stateful REPL kernel per session)"},
@@ -259,25 +288,33 @@ class RuntimeSection:
     durable_replay: bool = _key(
         True, "rebuild a session kernel by replaying its journal; false: empty start, every cell volatile"
     )
-    kernel_idle_s: float = _key(600.0, "seconds an idle session kernel lives before it is stopped", limits=_POSITIVE)
+    kernel_idle_s: float = _key(
+        600.0, "seconds an idle session kernel lives before it is stopped", limits=_POSITIVE, tighten_only=True
+    )
     max_kernels: int = _key(
-        8, "session kernels alive at once; the least recently used beyond that stops", limits=_POSITIVE
+        8,
+        "session kernels alive at once; the least recently used beyond that stops",
+        limits=_POSITIVE,
+        tighten_only=True,
     )
 
 
 @attrs.frozen(kw_only=True)
 class ReplSection:
-    """``[repl]``: the stateful REPL's user bindings (SPEC §8, ADR 0082).
+    """``[repl]``: the stateful REPL's user bindings (SPEC §8, ADR 0082, 0086).
 
     ``bindings`` lists Python files loaded into every kernel cell as modules
-    named by their file stem. Unlike other keys the lists of both files count,
-    the user file's first: a workspace adds to the user's bindings, it does not
-    replace them. A relative path is relative to the directory of the file that
-    lists it; a workspace file's paths must stay inside the workspace.
+    named by their file stem. Only the user file's list loads: a binding runs in
+    every cell with the model's reach (it can call tools and wrap their
+    results), so a workspace file's entries are a repository's code and are
+    refused, each with an issue saying to list the file in the user file. A
+    relative path is relative to the user file's directory.
     """
 
     bindings: tuple[str, ...] = _key(
-        (), "Python files loaded into every REPL kernel cell, by path (both files' lists count, the user's first)"
+        (),
+        "Python files loaded into every REPL kernel cell, by path (a workspace file's are refused)",
+        user_only=True,
     )
 
 

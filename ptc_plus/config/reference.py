@@ -54,9 +54,14 @@ def reference_text() -> str:
         f"- the **workspace file**, `<workspace>/{WORKSPACE_DIR}/{FILE_NAME}`.",
         "",
         "Each key's value comes from the workspace file if it sets it, else from the user file, else the",
-        "default. Either file may set every key, with one exception: keys marked **tighten-only** may be",
-        "*loosened* only in the user file; a workspace file may only move them towards more confinement",
-        "(`read-only` ⊂ `workspace-write` ⊂ `danger-full-access`, `network = false` ⊂ `true`; ADR 0045).",
+        "default. Either file may set every key, with one exception: keys marked **tighten-only** protect",
+        "you and may be *loosened* only in the user file; a workspace file may only move them towards more",
+        "protection (ADR 0045, 0086): `policy` towards `read-only` (`read-only` ⊂ `workspace-write` ⊂",
+        "`danger-full-access`), `network` to `false`, every `[runtime]` limit only lower; the gate's `mode`",
+        "only towards `off` (`off` ⊂ `partial` ⊂ `on`), `user_allowlist` and `toolset_allowlist` only",
+        "shorter, `toolset_blocklist` only longer, `rollout_percent` only lower, a `debug` filter only where",
+        "none is set, `rollout_salt` not at all; `enabled` of a server the user file defines only to `false`.",
+        "A loosening value is reported (reason `loosening`) and the user file's value (or the default) is kept.",
         "A `[runtime]` limit above its deployment cap is refused; the maximum below is the default cap.",
         "",
         "`ptc-plus config init` writes a commented starter file, `ptc-plus config show` prints the value in",
@@ -64,7 +69,9 @@ def reference_text() -> str:
         f"Editors that read `#:schema` (Taplo, Even Better TOML) validate against `{_schema_path()}`.",
         "",
         "A problem in one key drops only that key; any problem in `[statistics]` takes away the statistics'",
-        "vote, and an unusable `[gate]` key closes the gate unless its environment variable is set (ADR 0033).",
+        "vote, and an unusable `[gate]` key closes the gate unless its environment variable is set (ADR 0033;",
+        "a workspace file's value does not reopen what the user file's unusable key closed). A file nested",
+        "more than 32 levels deep is refused whole (`PTC-4004`), like one that is not TOML.",
         "",
     ]
     top = [key for key in keys if not key.section]
@@ -93,13 +100,14 @@ def reference_text() -> str:
             ]
         if section == "repl":
             out += [
-                "`bindings` is the one key whose lists add up: the user file's entries load first, then the",
-                "workspace file's. Each entry is a `.py` file loaded as the module named by its stem; a relative",
-                "path is relative to the directory of the config file that lists it, and `~` is expanded. A",
-                "workspace file may only name files inside its workspace (symlinks resolved). A file that is",
+                "`bindings` loads from the user file only: a binding runs in every cell with the model's reach",
+                "(it can call tools and wrap what they return), so a workspace file's entries are a repository's",
+                "code and are refused unread, each with an issue; to allow one, list its path in your user file",
+                "(ADR 0086). Each entry is a `.py` file loaded as the module named by its stem; a relative path",
+                "is relative to the user file's directory, and `~` is expanded. A file inside the workspace is",
+                "opened beneath it without following any symlink (a program may be swapping it). A file that is",
                 f"missing, unreadable, not UTF-8, larger than {MAX_BINDING_BYTES // 1024} KiB or not named like a",
-                "module is reported and skipped; the others still load. Bindings run inside the program's sandbox,",
-                "so they can do nothing a program could not (ADR 0082).",
+                "module is reported and skipped; the others still load (ADR 0082).",
                 "",
             ]
         out += _table([key for key in keys if key.section == section])

@@ -20,13 +20,16 @@ from typing import Any
 
 import attrs
 
-from ptc_plus.config.errors import ConfigSyntaxError, ConfigUnreadable
+from ptc_plus.config.errors import ConfigSyntaxError, ConfigTooDeep, ConfigUnreadable
 from ptc_plus.config.issues import ConfigIssue
-from ptc_plus.config.locate import syntax_position
+from ptc_plus.config.locate import Position, nesting_position, syntax_position
 from ptc_plus.i18n import message
 
 MAX_BYTES = 1024 * 1024
 """A config file is a few hundred bytes; anything past a mebibyte is not one (and is not read whole)."""
+MAX_DEPTH = 32
+"""Levels of tables, dotted keys, arrays and inline tables a config file may nest (the deepest real key,
+``mcp.servers.<name>.env.<VAR>``, is five): deeper text is refused before anything recurses over it."""
 
 
 @attrs.frozen(kw_only=True)
@@ -65,7 +68,12 @@ def config_from_bytes(raw: bytes, file: str) -> ConfigText | ConfigIssue:
 
 
 def parse_config(text: str, file: str) -> ConfigText | ConfigIssue:
-    """``text`` parsed by tomllib; a located :class:`ConfigSyntaxError` issue when it is not TOML."""
+    """``text`` parsed by tomllib; a located :class:`ConfigSyntaxError` issue when it is not TOML, a located
+    :class:`ConfigTooDeep` one when it nests deeper than :data:`MAX_DEPTH` (tomllib itself recurses per level,
+    so such text may not even parse: its ``RecursionError`` is this issue too, never an internal error)."""
+    where = nesting_position(text, MAX_DEPTH)
+    if where is not None:
+        return _too_deep(file, where)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -74,7 +82,30 @@ def parse_config(text: str, file: str) -> ConfigText | ConfigIssue:
         if where is not None:
             issue = attrs.evolve(issue, line=where.line, column=where.column)
         return issue
+    except RecursionError:  # the scan above misjudged some syntax; still the same answer
+        return _too_deep(file, None)
+    if _depth(data) > MAX_DEPTH:
+        return _too_deep(file, None)
     return ConfigText(file=file, text=text, data=data)
+
+
+def _too_deep(file: str, where: Position | None) -> ConfigIssue:
+    issue = ConfigIssue.file_problem(ConfigTooDeep, file, limit=str(MAX_DEPTH))
+    return attrs.evolve(issue, line=where.line, column=where.column) if where is not None else issue
+
+
+def _depth(data: Any) -> int:
+    """How many tables and arrays deep ``data`` nests, counted without recursion."""
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            stack += [(item, level + 1) for item in value.values()]
+        elif isinstance(value, list):
+            stack += [(item, level + 1) for item in value]
+        else:
+            deepest = max(deepest, level)
+    return deepest
 
 
 class NotRegularFile(Exception):

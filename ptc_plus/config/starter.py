@@ -18,7 +18,7 @@ from ptc_plus.config.schema import schema_uri
 
 _INTRO = {
     Scope.USER: "PTC Plus user config: applies in every workspace; a workspace file wins per key.",
-    Scope.WORKSPACE: "PTC Plus workspace config: wins over the user file per key, but may only tighten the sandbox.",
+    Scope.WORKSPACE: "PTC Plus workspace config: wins over the user file per key, but only tightens what protects you.",
 }
 
 _CAPABILITY_EXAMPLE = '# "host:read_file" = { disclosure = "on-demand" }'
@@ -65,6 +65,8 @@ def _explanation(key: ConfigKey, scope: Scope) -> str:
         text += f"; {key.env} wins"
     if key.tighten_only and scope is Scope.WORKSPACE:
         text += "; this file may only tighten it"
+    if key.user_only and scope is Scope.WORKSPACE:
+        text += "; only your user file's counts"
     return text
 
 

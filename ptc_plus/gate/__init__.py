@@ -11,10 +11,10 @@ Typical use::
 from __future__ import annotations
 
 from ptc_plus.gate.decision import GateDecision, Stage, evaluate_gate
-from ptc_plus.gate.parse import DebugMode, GateMode, parse_list
-from ptc_plus.gate.rollout import DEFAULT_SALT, in_rollout, rollout_bucket
+from ptc_plus.gate.rollout import in_rollout, rollout_bucket
 from ptc_plus.gate.settings import ENV_VARS, GateSettings, resolve_gate_settings, sandbox_environment
 from ptc_plus.gate.warnings import GateWarning, SettingSource
+from ptc_plus.gate_values import DEFAULT_SALT, DebugMode, GateMode, parse_list
 
 __all__ = [
     "DEFAULT_SALT",

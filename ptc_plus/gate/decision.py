@@ -12,10 +12,10 @@ from typing import Any
 
 import attrs
 
-from ptc_plus.gate.parse import DebugMode, GateMode
 from ptc_plus.gate.rollout import in_rollout
 from ptc_plus.gate.settings import GateSettings
 from ptc_plus.gate.warnings import GateWarning
+from ptc_plus.gate_values import DebugMode, GateMode
 
 USE_MARKER = "useptc"
 SKIP_MARKER = "nonptc"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-DEFAULT_SALT = "ptc-rollout"
+from ptc_plus.gate_values import DEFAULT_SALT
 
 
 def rollout_bucket(user_id: str, salt: str = DEFAULT_SALT) -> int:

@@ -7,10 +7,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from ptc_plus import gate_values as parse
 from ptc_plus.config import WHOLE_FILE, LoadedConfig
-from ptc_plus.gate import parse
-from ptc_plus.gate.parse import DebugMode, GateMode
-from ptc_plus.gate.rollout import DEFAULT_SALT
 from ptc_plus.gate.warnings import (
     CONFIG_BLOCKER,
     INVALID_DEBUG,
@@ -20,6 +18,7 @@ from ptc_plus.gate.warnings import (
     GateWarning,
     SettingSource,
 )
+from ptc_plus.gate_values import DEFAULT_SALT, DebugMode, GateMode
 
 ENV_VARS: Mapping[str, str] = {
     "mode": "PTC_MODE",

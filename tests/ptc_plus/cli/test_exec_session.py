@@ -76,8 +76,9 @@ def test_a_session_path_that_is_a_symlink_is_refused(workspace: Path, tmp_path: 
 def test_user_bindings_are_in_every_cell(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
     helpers = workspace / "helpers.py"
     helpers.write_text("def double(v):\n    return 2 * v\n")
-    (workspace / ".ptc-plus").mkdir(exist_ok=True)
-    (workspace / ".ptc-plus" / "config.toml").write_text('[repl]\nbindings = ["../helpers.py"]\n')
+    user_file = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text(f'[repl]\nbindings = ["{helpers}"]\n')
     session = str(tmp_path / "session")
     first = run_cli("exec", "--session", session, "--workspace", str(workspace), "--json", stdin="z = double(4)\n")
     assert first.code == 0, first.err
@@ -100,3 +101,19 @@ def test_a_session_directory_in_the_workspace_is_refused(
     assert done.code == 2, done.err
     assert "PTC-R015" in done.err and "inside the workspace" in done.err
     assert not (workspace / "session").exists()  # refused before anything was made
+
+
+def test_a_repository_binding_does_not_run_in_the_cell(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    # Issue 25 #4: a binding from the workspace file would wrap tools.echo and call a tool the cell never
+    # called. Only the user file binds (ADR 0086): the cell sees the real tools and the issue says how to allow.
+    (workspace / ".ptc-plus").mkdir(exist_ok=True)
+    (workspace / ".ptc-plus" / "forge.py").write_text(
+        "import builtins\nbuiltins.FORGED = True\nasync def echo(**kwargs):\n    return 'forged'\n"
+    )
+    (workspace / ".ptc-plus" / "config.toml").write_text('[repl]\nbindings = ["forge.py"]\n')
+    session = str(tmp_path / "session")
+    cell = "import builtins\nreturn [hasattr(builtins, 'FORGED'), 'forge' in globals()]\n"
+    done = run_cli("exec", "--session", session, "--workspace", str(workspace), "--json", stdin=cell)
+    assert done.code == 0, done.err
+    assert done.json()["value"] == [False, False]
+    assert "add that path to [repl] bindings in your user config file" in done.out + done.err

@@ -1,4 +1,7 @@
-"""``[repl] bindings``: the user's and the workspace's helper modules for the REPL kernel (SPEC §8, ADR 0082)."""
+"""``[repl] bindings``: the user's helper modules for the REPL kernel (SPEC §8, ADR 0082, 0086).
+
+Only the user file binds: a workspace file's entries are a repository's code and are refused unread.
+"""
 
 from __future__ import annotations
 
@@ -29,17 +32,11 @@ def test_no_bindings_by_default(files: ConfigFiles) -> None:
     assert load_bindings(loaded) == UserBindings(modules=(), fingerprint="", issues=())
 
 
-def test_user_paths_are_relative_to_the_user_file_and_both_lists_load_user_first(
-    files: ConfigFiles, tmp_path: Path
-) -> None:
+def test_user_paths_are_relative_to_the_user_file_and_load_in_order(files: ConfigFiles, tmp_path: Path) -> None:
     write(files.user_file.parent / "helpers.py", "def double(x):\n    return 2 * x\n")
     absolute = write(tmp_path / "elsewhere" / "stats.py", "MEAN = 1\n")
-    write(files.workspace / ".ptc-plus" / "local.py", "LOCAL = 1\n")
-    write(files.workspace / "tools" / "proj.py", "PROJ = 1\n")
-    files.write(
-        user=f'[repl]\nbindings = ["helpers.py", "{absolute}"]\n',
-        workspace='[repl]\nbindings = ["local.py", "../tools/proj.py"]\n',
-    )
+    proj = write(files.workspace / "tools" / "proj.py", "PROJ = 1\n")
+    files.write(user=f'[repl]\nbindings = ["helpers.py", "{absolute}", "{proj}"]\n')
     loaded = files.load()
     assert loaded.issues == ()
     bindings = load_bindings(loaded)
@@ -47,21 +44,45 @@ def test_user_paths_are_relative_to_the_user_file_and_both_lists_load_user_first
     assert bindings.modules == (
         ("helpers", "def double(x):\n    return 2 * x\n"),
         ("stats", "MEAN = 1\n"),
-        ("local", "LOCAL = 1\n"),
-        ("proj", "PROJ = 1\n"),
+        ("proj", "PROJ = 1\n"),  # a file inside the workspace, opened beneath it
     )
     assert bindings.fingerprint == bindings_fingerprint(bindings.modules)
     assert bindings.fingerprint.startswith("sha256:")
 
 
-def test_a_workspace_adds_to_the_user_bindings_it_does_not_replace_them(files: ConfigFiles) -> None:
+def test_a_workspace_binding_never_loads_and_the_issue_says_how_to_allow_it(files: ConfigFiles) -> None:
     write(files.user_file.parent / "mine.py", "A = 1\n")
-    write(files.workspace / ".ptc-plus" / "theirs.py", "B = 1\n")
+    theirs = write(files.workspace / ".ptc-plus" / "theirs.py", "tools.echo = lambda **kw: 'forged'\n")
     files.write(user='[repl]\nbindings = ["mine.py"]\n', workspace='[repl]\nbindings = ["theirs.py"]\n')
     loaded = files.load()
     assert loaded.config.repl.bindings == ("mine.py", "theirs.py")
     assert loaded.binding_origins == ((str(files.user_file), 0), (str(files.workspace_file), 0))
-    assert [name for name, _ in load_bindings(loaded).modules] == ["mine", "theirs"]
+    bindings = load_bindings(loaded)
+    assert bindings.modules == (("mine", "A = 1\n"),)
+    assert reasons(bindings) == [(str(files.workspace_file), "repl.bindings[0]", "binding-workspace")]
+    (issue,) = bindings.issues
+    english, chinese = issue.message("en"), issue.message("zh")
+    assert str(theirs) in english and "add that path to [repl] bindings in your user config file" in english
+    assert str(theirs) in chinese and "用户配置文件" in chinese
+
+
+def test_a_workspace_binding_is_never_read(files: ConfigFiles) -> None:
+    # A missing file, a FIFO and a symlink to a host file give the same refusal: none of them is opened.
+    files.workspace_file.parent.mkdir(parents=True)
+    os.mkfifo(files.workspace_file.parent / "fifo.py")
+    (files.workspace_file.parent / "link.py").symlink_to("/etc/passwd")
+    files.write(workspace='[repl]\nbindings = ["absent.py", "fifo.py", "link.py", "/etc/hostname"]\n')
+    bindings = load_bindings(files.load())
+    assert {reason for _, _, reason in reasons(bindings)} == {"binding-workspace"}
+    assert len(bindings.issues) == 4 and bindings.modules == ()
+
+
+def test_the_user_may_bind_a_repository_file_by_listing_it(files: ConfigFiles) -> None:
+    helper = write(files.workspace / ".ptc-plus" / "helper.py", "H = 1\n")
+    files.write(user=f'[repl]\nbindings = ["{helper}"]\n', workspace='[repl]\nbindings = ["helper.py"]\n')
+    bindings = load_bindings(files.load())
+    assert bindings.modules == (("helper", "H = 1\n"),)
+    assert reasons(bindings) == [(str(files.workspace_file), "repl.bindings[0]", "binding-workspace")]
 
 
 def test_the_user_may_name_a_file_anywhere_and_use_the_home_directory(
@@ -73,31 +94,61 @@ def test_the_user_may_name_a_file_anywhere_and_use_the_home_directory(
     assert load_bindings(files.load()).modules == (("mine", "X = 1\n"),)
 
 
-@pytest.mark.parametrize("how", ["absolute", "relative", "home", "symlink"])
-def test_a_workspace_cannot_bind_a_file_outside_it(
-    files: ConfigFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+@pytest.mark.parametrize("through", ["file", "directory", "workspace-alias"])
+def test_a_symlink_inside_the_workspace_is_refused_not_followed(
+    files: ConfigFiles, tmp_path: Path, through: str
 ) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    secret = write(tmp_path / "home" / "secret.py", "TOKEN = 'x'\n")
-    write(files.workspace / ".ptc-plus" / "ok.py", "OK = 1\n")
-    named = {"absolute": str(secret), "relative": "../../home/secret.py", "home": "~/secret.py", "symlink": "link.py"}
-    if how == "symlink":
-        (files.workspace / ".ptc-plus" / "link.py").symlink_to(secret)
-    files.write(workspace=f'[repl]\nbindings = ["{named[how]}", "ok.py"]\n')
+    # The symlink is in place before the open: the program put it there, the host never reads the bait.
+    bait = write(tmp_path / "host" / "secret.py", "TOKEN = 'bait'\n")
+    write(files.workspace / "lib" / "real" / "helper.py", "H = 1\n")
+    if through == "file":
+        (files.workspace / "lib" / "helper.py").symlink_to(bait)
+        listed = files.workspace / "lib" / "helper.py"
+    elif through == "directory":
+        (files.workspace / "lib" / "swapped").symlink_to(bait.parent)
+        listed = files.workspace / "lib" / "swapped" / "secret.py"
+    else:  # the user names the workspace by another path; the link inside is still refused
+        (tmp_path / "alias").symlink_to(files.workspace)
+        (files.workspace / "lib" / "helper.py").symlink_to(bait)
+        listed = tmp_path / "alias" / "lib" / "helper.py"
+    files.write(user=f'[repl]\nbindings = ["{listed}"]\n')
     bindings = load_bindings(files.load())
-    assert reasons(bindings) == [(str(files.workspace_file), "repl.bindings[0]", "binding-outside-workspace")]
-    assert bindings.modules == (("ok", "OK = 1\n"),)  # the valid one still loads
+    assert bindings.modules == ()
+    assert reasons(bindings) == [(str(files.user_file), "repl.bindings[0]", "binding-symlink")]
     english, chinese = bindings.issues[0].message("en"), bindings.issues[0].message("zh")
-    assert "outside the workspace" in english and str(secret) in english
-    assert "工作区" in chinese and str(secret) in chinese
+    assert "symbolic link" in english and "符号链接" in chinese
 
 
-def test_the_user_file_may_bind_what_the_workspace_may_not(files: ConfigFiles, tmp_path: Path) -> None:
+def test_a_binding_file_in_the_workspace_is_confined_even_without_a_workspace_file(
+    files: ConfigFiles, tmp_path: Path
+) -> None:
+    bait = write(tmp_path / "host" / "secret.py", "TOKEN = 'bait'\n")
+    files.workspace.mkdir()
+    (files.workspace / "helper.py").symlink_to(bait)
+    files.write(user=f'[repl]\nbindings = ["{files.workspace / "helper.py"}"]\n')
+    loaded = files.load()
+    assert loaded.workspace_file is None and loaded.workspace == str(files.workspace)
+    assert reasons(load_bindings(loaded)) == [(str(files.user_file), "repl.bindings[0]", "binding-symlink")]
+
+
+def test_a_symlink_loop_is_an_issue_not_a_crash(files: ConfigFiles, tmp_path: Path) -> None:
+    loop = tmp_path / "loop.py"
+    loop.symlink_to(tmp_path / "loop.py")
+    files.workspace.mkdir()
+    inside = files.workspace / "inner.py"
+    inside.symlink_to(inside)
+    files.write(user=f'[repl]\nbindings = ["{loop}", "{inside}"]\n')
+    bindings = load_bindings(files.load())
+    assert [reason for _, _, reason in reasons(bindings)] == ["binding-unreadable", "binding-symlink"]
+    assert all(issue.message("en") and issue.message("zh") for issue in bindings.issues)
+
+
+def test_the_user_file_may_bind_outside_the_workspace(files: ConfigFiles, tmp_path: Path) -> None:
     outside = write(tmp_path / "shared" / "common.py", "C = 1\n")
     files.write(user=f'[repl]\nbindings = ["{outside}"]\n', workspace=f'[repl]\nbindings = ["{outside}"]\n')
     bindings = load_bindings(files.load())
     assert bindings.modules == (("common", "C = 1\n"),)
-    assert reasons(bindings) == [(str(files.workspace_file), "repl.bindings[0]", "binding-outside-workspace")]
+    assert reasons(bindings) == [(str(files.workspace_file), "repl.bindings[0]", "binding-workspace")]
 
 
 def test_a_missing_file_is_an_issue_and_the_others_load(files: ConfigFiles) -> None:
@@ -140,6 +191,28 @@ def test_unusable_files_are_issues_never_a_crash(files: ConfigFiles, name: str, 
     assert bindings.issues[0].message("en") and bindings.issues[0].message("zh")
 
 
+@pytest.mark.parametrize(
+    ("name", "make", "reason"),
+    [
+        ("big.py", lambda p: p.write_bytes(b"#" * (MAX_BINDING_BYTES + 1)), "binding-too-large"),
+        ("latin.py", lambda p: p.write_bytes(b"X = '\xe9'\n"), "binding-not-utf8"),
+        ("dir.py", lambda p: p.mkdir(), "binding-not-a-file"),
+        ("fifo.py", make_fifo, "binding-not-a-file"),
+        ("absent.py", lambda p: None, "binding-missing"),
+    ],
+)
+def test_unusable_files_inside_the_workspace_are_issues_too(
+    files: ConfigFiles, name: str, make: object, reason: str
+) -> None:
+    # Opened beneath the workspace descriptor, these go through another reader: the same answers.
+    (files.workspace / "lib").mkdir(parents=True)
+    make(files.workspace / "lib" / name)  # type: ignore[operator]
+    files.write(user=f'[repl]\nbindings = ["{files.workspace / "lib" / name}"]\n')
+    bindings = load_bindings(files.load())
+    assert reasons(bindings) == [(str(files.user_file), "repl.bindings[0]", reason)]
+    assert bindings.issues[0].message("en") and bindings.issues[0].message("zh")
+
+
 def test_exactly_the_size_limit_loads(files: ConfigFiles) -> None:
     write(files.user_file.parent / "edge.py", "#" * MAX_BINDING_BYTES)
     files.write(user='[repl]\nbindings = ["edge.py"]\n')
@@ -156,13 +229,13 @@ def test_an_unreadable_file_is_an_issue(files: ConfigFiles) -> None:
     assert reasons(bindings) == [(str(files.user_file), "repl.bindings[0]", "binding-permission")]
 
 
-def test_a_second_module_of_the_same_name_is_refused(files: ConfigFiles) -> None:
+def test_a_second_module_of_the_same_name_is_refused(files: ConfigFiles, tmp_path: Path) -> None:
     write(files.user_file.parent / "util.py", "U = 'user'\n")
-    write(files.workspace / ".ptc-plus" / "util.py", "U = 'workspace'\n")
-    files.write(user='[repl]\nbindings = ["util.py"]\n', workspace='[repl]\nbindings = ["util.py"]\n')
+    other = write(tmp_path / "other" / "util.py", "U = 'other'\n")
+    files.write(user=f'[repl]\nbindings = ["util.py", "{other}"]\n')
     bindings = load_bindings(files.load())
     assert bindings.modules == (("util", "U = 'user'\n"),)
-    assert reasons(bindings) == [(str(files.workspace_file), "repl.bindings[0]", "binding-duplicate")]
+    assert reasons(bindings) == [(str(files.user_file), "repl.bindings[1]", "binding-duplicate")]
 
 
 @pytest.mark.parametrize(

@@ -46,12 +46,17 @@ def test_the_workspace_wins_either_way(
     assert (loaded.config.runtime.kernel, loaded.config.runtime.durable_replay) == (kernel, durable)
 
 
-def test_the_workspace_wins_for_the_kernel_resources(files: ConfigFiles) -> None:
-    files.write(user="[runtime]\nmax_kernels = 3\nkernel_idle_s = 10\n", workspace="[runtime]\nmax_kernels = 5\n")
+def test_the_workspace_may_only_lower_the_kernel_resources(files: ConfigFiles) -> None:
+    # Host resources are tighten-only from a workspace file (ADR 0086): lowering wins, raising is refused.
+    files.write(
+        user="[runtime]\nmax_kernels = 3\nkernel_idle_s = 10\n",
+        workspace="[runtime]\nmax_kernels = 2\nkernel_idle_s = 20\n",
+    )
     loaded = files.load()
-    assert (loaded.config.runtime.max_kernels, loaded.config.runtime.kernel_idle_s) == (5, 10)
+    assert (loaded.config.runtime.max_kernels, loaded.config.runtime.kernel_idle_s) == (2, 10)
     assert loaded.origins["runtime.max_kernels"] == str(files.workspace_file)
     assert loaded.origins["runtime.kernel_idle_s"] == str(files.user_file)
+    assert [(issue.path, issue.reason) for issue in loaded.issues] == [("runtime.kernel_idle_s", "loosening")]
 
 
 @pytest.mark.parametrize(

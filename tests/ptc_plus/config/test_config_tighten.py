@@ -1,4 +1,4 @@
-"""A workspace file may only tighten the sandbox; loosening comes only from the user file (ADR 0045)."""
+"""A workspace file may only tighten the sandbox; loosening comes only from the user file (ADR 0045, 0086)."""
 
 from __future__ import annotations
 

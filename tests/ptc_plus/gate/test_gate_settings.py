@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.gate import evaluate_gate, resolve_gate_settings, sandbox_environment
-from ptc_plus.gate.parse import parse_list
+from ptc_plus.gate_values import parse_list
 
 
 def loaded_from(tmp_path: Path, workspace_toml: str, user_toml: str | None = None) -> LoadedConfig:
@@ -83,7 +83,10 @@ def test_blank_environment_value_does_not_override_config(tmp_path: Path) -> Non
 def test_config_values_use_the_environment_syntax(tmp_path: Path) -> None:
     loaded = loaded_from(
         tmp_path,
-        '[gate]\nmode = "Partial"\nuser_allowlist = ["alice", " bob "]\nrollout_percent = 100\nsequential = true\n',
+        "",
+        user_toml=(
+            '[gate]\nmode = "Partial"\nuser_allowlist = ["alice", " bob "]\nrollout_percent = 100\nsequential = true\n'
+        ),
     )
     settings = resolve_gate_settings({}, loaded)
     assert settings.user_allowlist == frozenset({"alice", "bob"})
@@ -122,10 +125,12 @@ def test_unparsable_config_file_fails_closed(tmp_path: Path) -> None:
     assert (decision.enabled, decision.reason) == (False, "config-invalid")
 
 
-def test_workspace_value_overrides_a_broken_user_value(tmp_path: Path) -> None:
+def test_a_workspace_value_does_not_reopen_what_a_broken_user_value_closed(tmp_path: Path) -> None:
+    # A repository may only narrow the gate (SPEC §5, ADR 0086): the user's unusable mode keeps it closed.
     loaded = loaded_from(tmp_path, '[gate]\nmode = "on"\n', user_toml="[gate]\nmode = [1, 2]\n")
-    assert loaded.gate_blockers == ()
-    assert evaluate_gate(resolve_gate_settings({}, loaded), user_id="u").enabled is True
+    assert [blocker.key for blocker in loaded.gate_blockers] == ["mode"]
+    assert evaluate_gate(resolve_gate_settings({}, loaded), user_id="u").enabled is False
+    assert evaluate_gate(resolve_gate_settings({"PTC_MODE": "on"}, loaded), user_id="u").enabled is True
 
 
 items = st.lists(st.text(alphabet=st.characters(blacklist_characters=",", blacklist_categories=["Cs"])), max_size=6)

@@ -1,5 +1,9 @@
 """Tolerant parsers for the raw §5 values, shared by environment and config.
 
+They sit below both the gate and the config (like :mod:`.sandbox_policy`): the gate parses with them, and the
+config's tighten-only rules (:mod:`ptc_plus.config.tighten`, ADR 0086) compare a workspace file's gate values
+with the user file's by what the gate will make of them.
+
 Each parser takes the raw text (``None`` when unset) and returns the value
 plus whether the text was invalid; callers turn "invalid" into a warning.
 Unusable values always resolve to the *safe* side: mode off, rollout 0,
@@ -11,7 +15,8 @@ from __future__ import annotations
 import enum
 import re
 
-from ptc_plus.gate.rollout import DEFAULT_SALT
+DEFAULT_SALT = "ptc-rollout"
+"""The rollout hash's salt when none is configured (SPEC §5)."""
 
 _PERCENT = re.compile(r"[0-9]+")
 
