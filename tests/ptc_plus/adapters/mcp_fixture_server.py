@@ -2,7 +2,8 @@
 
 - ``add(a, b)`` and ``describe(word)`` have output schemas (structured results);
 - ``fail(reason)`` answers with ``is_error``;
-- ``hang()`` never answers; ``block()`` is busy in a blocking sleep; ``die()`` ends the process mid-call; ``freeze()`` stops it (SIGSTOP);
+- ``hang()`` never answers; ``block()`` is busy in a blocking sleep; ``die()`` ends the process
+  mid-call; ``freeze()`` stops it (SIGSTOP);
 - ``grow()`` adds the tool ``late_tool`` and sends ``tools/list_changed``;
 - ``pid()`` names its process; resources ``fixture://readme`` and the template ``fixture://notes/{name}``.
 

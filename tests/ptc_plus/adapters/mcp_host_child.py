@@ -1,4 +1,4 @@
-"""A host process for the SIGKILL tests: its session's MCP servers start, calls are left open; it says ``ready`` and waits.
+"""A host for the SIGKILL tests: its session's MCP servers start, calls are left open; it says ``ready``, waits.
 
 Usage: python host_child.py WORKSPACE STATE_DIR [PREFIX:TOOL ...] (``XDG_CONFIG_HOME`` names the servers).
 For each ``PREFIX:TOOL`` (default ``:freeze``) the server whose tools carry ``PREFIX`` answers

@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from ptc_plus.adapters.mcp.launcher import SUPERVISOR
-
 from tests.ptc_plus.session.conftest import (  # noqa: F401 - fixtures the test modules import
     UNCONFINED,
     isolated_env,

@@ -164,6 +164,16 @@ def test_the_fingerprint_covers_the_program_and_nothing_else() -> None:
 
 
 def test_the_server_cwd_is_relative_to_the_workspace(tmp_path: Path) -> None:
-    assert server_cwd(McpServer(command="x"), tmp_path) == tmp_path
-    assert server_cwd(McpServer(command="x", cwd="sub"), tmp_path) == tmp_path / "sub"
-    assert server_cwd(McpServer(command="x", cwd="/abs"), tmp_path) == Path("/abs")
+    for owned in (True, False):
+        assert server_cwd(McpServer(command="x", cwd="sub"), tmp_path, from_workspace=owned) == tmp_path / "sub"
+        assert server_cwd(McpServer(command="x", cwd="/abs"), tmp_path, from_workspace=owned) == Path("/abs")
+
+
+def test_an_unset_cwd_is_the_workspace_for_a_workspace_server_and_the_home_for_a_user_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert server_cwd(McpServer(command="x"), tmp_path, from_workspace=True) == tmp_path
+    assert server_cwd(McpServer(command="x"), tmp_path, from_workspace=False) == home
