@@ -83,7 +83,7 @@ def freeze() -> str:
 
 @server.tool(name=PREFIX + "pid", description="The server's process id.")
 def pid() -> dict[str, object]:
-    return {"pid": os.getpid(), "mark": os.environ.get("FIXTURE_MARK", "")}
+    return {"pid": os.getpid(), "mark": os.environ.get("FIXTURE_MARK", ""), "cwd": os.getcwd()}
 
 
 @server.tool(name=PREFIX + "grow", description="Add a tool and tell the client.")

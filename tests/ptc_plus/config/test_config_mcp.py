@@ -37,6 +37,7 @@ def test_a_server_loads_with_its_defaults(files: ConfigFiles) -> None:
         ('[mcp.servers.t]\ncommand = "  "\n', "mcp.servers.t.command", "empty"),
         ('[mcp.servers.t]\ncommand = "x"\ntimeout_s = 0\n', "mcp.servers.t.timeout_s", "positive"),
         ('[mcp.servers.t]\ncommand = "x"\ntimeout_s = nan\n', "mcp.servers.t.timeout_s", "finite"),
+        ('[mcp.servers.t]\ncommand = "x"\nstart_timeout_s = 0\n', "mcp.servers.t.start_timeout_s", "positive"),
         ('[mcp.servers.t]\ncommand = "x"\nargs = "--flag"\n', "mcp.servers.t.args", "type"),
         ('[mcp.servers.t]\ncommand = "x"\nenv = { A = 1 }\n', "mcp.servers.t.env['A']", "type"),
         ('[mcp.servers.t]\ncommand = "x"\ncomand = "y"\n', "mcp.servers.t.comand", "unknown-key"),
@@ -159,7 +160,9 @@ def test_the_fingerprint_covers_the_program_and_nothing_else() -> None:
         McpServer(command="x", args=("a",), env={"K": "v"}, cwd=None),
     ):
         assert fingerprint(other) != fingerprint(base)
-    tuned = McpServer(command="x", args=("a",), env={"K": "v"}, cwd="sub", timeout_s=1, enabled=False)
+    tuned = McpServer(
+        command="x", args=("a",), env={"K": "v"}, cwd="sub", timeout_s=1, start_timeout_s=5, enabled=False
+    )
     assert fingerprint(tuned) == fingerprint(base)
 
 
