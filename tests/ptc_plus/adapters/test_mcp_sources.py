@@ -147,6 +147,23 @@ async def test_a_user_file_server_starts_in_the_home_not_in_the_workspace(
 
 
 @pytest.mark.asyncio
+async def test_a_repository_module_named_like_a_user_servers_module_never_runs(
+    open_host: HostFactory, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planted ``X.py`` in the workspace is not what the user's ``python -m X`` server runs."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    planted = tmp_path / "planted-ran"
+    (workspace / "ptc_user_server_x.py").write_text(f"open({str(planted)!r}, 'w').close()\n", encoding="utf-8")
+    configure(tmp_path, server_table("x", sys.executable, ["-m", "ptc_user_server_x"]))
+    _host, session = await started(open_host, "return 1")
+    diagnostics = state_of(_host, session).diagnostics  # type: ignore[arg-type]
+    assert any("MCP server x" in d for d in diagnostics), diagnostics  # it was tried: no such module at home
+    assert not planted.exists()
+
+
+@pytest.mark.asyncio
 async def test_a_server_that_cannot_start_is_a_diagnostic_not_a_broken_session(
     open_host: HostFactory, workspace: Path, tmp_path: Path, mark: str
 ) -> None:
