@@ -100,11 +100,19 @@ def consent_key(workspace: Path) -> str:
     return os.path.realpath(workspace)
 
 
-def server_cwd(server: McpServer, workspace: Path) -> Path:
-    """The directory a server starts in: ``cwd`` relative to ``workspace``, ``workspace`` when unset."""
-    if server.cwd is None:
+def server_cwd(server: McpServer, workspace: Path, *, from_workspace: bool) -> Path:
+    """The directory a server starts in: ``cwd`` relative to ``workspace``; when unset, where it belongs.
+
+    A workspace server (``from_workspace``) starts in the workspace. A user-file server is the user's
+    program, not the repository's: it starts in the user's home (``/`` if there is none), so a
+    ``python -m X`` of the user never runs a workspace's ``X.py`` (ADR 0093).
+    """
+    if server.cwd is not None:
+        return workspace / os.path.expanduser(server.cwd)
+    if from_workspace:
         return workspace
-    return workspace / os.path.expanduser(server.cwd)
+    home = Path(os.path.expanduser("~"))
+    return home if home.is_absolute() and home.is_dir() else Path("/")
 
 
 def is_workspace_server(loaded: LoadedConfig, name: str) -> bool:

@@ -171,6 +171,8 @@ def _table_of(server: McpServer) -> dict[str, Any]:
         table["cwd"] = server.cwd
     if server.timeout_s != _DEFAULTS.timeout_s:
         table["timeout_s"] = server.timeout_s
+    if server.start_timeout_s != _DEFAULTS.start_timeout_s:
+        table["start_timeout_s"] = server.start_timeout_s
     if not server.enabled:
         table["enabled"] = False
     return table

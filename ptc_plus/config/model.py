@@ -217,8 +217,16 @@ class McpServer:
     command: str = attrs.field(metadata={HELP: "the program to start (found on PATH if not a path)"})
     args: tuple[str, ...] = _key((), "its arguments")
     env: Mapping[str, str] = attrs.field(factory=dict, metadata={HELP: "extra environment variables for it"})
-    cwd: str | None = _key(None, "its working directory (default: the workspace)", example=".")
-    timeout_s: float = _key(30.0, "seconds one request to it may take (start, list, call, read)", limits=_POSITIVE)
+    cwd: str | None = _key(
+        None,
+        "its working directory, relative to the workspace (default: the workspace for a server of the"
+        " workspace file, the user's home for a server of the user file)",
+        example=".",
+    )
+    timeout_s: float = _key(30.0, "seconds one request to it may take (list, call, read)", limits=_POSITIVE)
+    start_timeout_s: float = _key(
+        60.0, "seconds its start may take (process, handshake, first tool list)", limits=_POSITIVE
+    )
     enabled: bool = _key(True, "false: keep the entry but never start the server", tighten_only=True)
 
 

@@ -382,6 +382,8 @@ def _check_servers(table: Mapping[str, Any], file: str, issues: list[ConfigIssue
             found.append(("command", "empty", {}))
         if server.timeout_s <= 0:
             found.append(("timeout_s", "positive", {}))
+        if server.start_timeout_s <= 0:
+            found.append(("start_timeout_s", "positive", {}))
         found += [("env", "env-name", {"name": name}) for name in server.env if not _env_name(name)]
         return found
 

@@ -7,6 +7,8 @@ naming the tool, ``/capabilities`` as a diagnostic.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ptc_plus.errors import PtcError
 
 
@@ -23,15 +25,27 @@ class ServerCrashed(PtcError):
 
 
 class RequestTimedOut(PtcError):
-    """No answer within the server's ``timeout_s``; a server that also ignores a ping is restarted."""
+    """No answer within the server's ``timeout_s``: the call ends then and the server is restarted for the next."""
 
     code = "PTC-7003"
 
 
 class ServerGaveUp(PtcError):
-    """The server failed too many times in a row; no restart is tried until the back-off passes."""
+    """The server failed too many times in a row; no restart is tried until the rest is over.
+
+    Params: ``server``, ``failures``, ``seconds`` (until the next try), ``retry_at`` (UTC), and
+    ``reason``: the last failure's message, rendered in the locale the message is asked in.
+    """
 
     code = "PTC-7004"
+
+    def __init__(self, *, last: PtcError, **params: Any) -> None:
+        self.last = last  # before the base class renders the message
+        super().__init__(**params, reason=last.message())
+
+    def message(self, lang: str | None = None) -> str:
+        with_reason = PtcError(self.code, **{**self.params, "reason": self.last.message(lang)})
+        return with_reason.message(lang)
 
 
 class ToolReportedError(PtcError):

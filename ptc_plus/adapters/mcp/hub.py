@@ -8,11 +8,15 @@ server, :meth:`Server._run`) and callers hand it coroutines
 (:class:`ServerKey`), shared by every session and host of the process, started
 at first need and stopped when their last holder releases them (ADR 0072).
 
-A server whose process ends, or that answers neither a request in time nor a
-ping after it, is dropped: the calls that needed it fail with a PTC-70xx
-error and the next call starts it again, after a back-off that grows with
-consecutive failures; after :data:`MAX_FAILURES` in a row it is not tried
-again until :data:`GIVE_UP_S` pass.
+A server whose process ends, or that does not answer a request within its
+``timeout_s``, is dropped: the call that needed it fails with a PTC-70xx
+error at once (the process is stopped in the background) and the next call
+starts it again, after a back-off that grows with consecutive failures —
+failed starts, crashes (mid-call or idle) and hung calls all count, at most
+once per connection, and a successful call resets the count; after
+:data:`MAX_FAILURES` in a row it rests (PTC-7004) until :data:`GIVE_UP_S`
+pass. A start (handshake and first listing) is bounded by ``start_timeout_s``,
+each request by ``timeout_s`` alone (ADR 0093).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import anyio
@@ -42,16 +47,20 @@ from ptc_plus.adapters.mcp.errors import (
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv
+from ptc_plus.errors import PtcError
 
 T = TypeVar("T")
 
 MAX_FAILURES = 5
-"""Consecutive failures (crash, hang, failed start) after which the server rests for :data:`GIVE_UP_S`."""
+"""Consecutive failures (crash, hung call, failed start) after which the server rests for :data:`GIVE_UP_S`."""
 GIVE_UP_S = 60.0
 BACKOFF_S = (0.0, 0.5, 1.0, 2.0, 4.0)
 """Wait before the n-th consecutive restart: the first is at once (a crash rarely repeats at once)."""
-PING_S = 5.0
-"""How long a server that let a request time out has to answer a ping before it counts as hung."""
+
+
+def within(seconds: float) -> asyncio.Timeout:
+    """The one timer a start or a request runs under (a seam: tests count the bounds a call is given)."""
+    return asyncio.timeout(seconds)
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +73,7 @@ class ServerKey:
     env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
     timeout_s: float = 30.0
+    start_timeout_s: float = 60.0
 
 
 @attrs.frozen(kw_only=True)
@@ -87,8 +97,14 @@ class Server:
         self._starting: asyncio.Future[ClientSession] | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._ending: set[asyncio.Task[None]] = set()
+        """Connections retired by a failed call, still stopping their process (awaited by :meth:`drop`)."""
         self._failures = 0
         self._failed_at = 0.0
+        self._last_failure: PtcError | None = None
+        self._connections = 0
+        """Connections spawned so far: the id of the newest; a failure is charged once per connection."""
+        self._charged = 0
         self._generation = 0
 
     # -- connection -----------------------------------------------------------------------------
@@ -102,11 +118,11 @@ class Server:
             try:
                 await self._backoff()
                 self._stop = asyncio.Event()
-                self._task = asyncio.get_running_loop().create_task(self._run(starting, self._stop))
-                await asyncio.wait_for(asyncio.shield(starting), self.key.timeout_s)
+                self._connections += 1
+                self._task = asyncio.get_running_loop().create_task(self._run(starting, self._stop, self._connections))
+                async with within(self.key.start_timeout_s):
+                    await asyncio.shield(starting)
             except BaseException as error:
-                if not isinstance(error, ServerGaveUp):  # a refusal to try is no new failure
-                    self._fail()
                 if self._task is not None:
                     self._task.cancel()  # a handshake that never came: the task's exit stops the process
                 if not starting.done():
@@ -114,14 +130,17 @@ class Server:
                 starting.exception()  # retrieved: waiters get it below
                 self._starting = None
                 if isinstance(error, ServerGaveUp):
-                    raise
+                    raise  # a refusal to try is no new failure
                 if isinstance(error, asyncio.TimeoutError):
-                    raise ServerUnavailable(
-                        server=self.key.name, detail=f"no handshake in {self.key.timeout_s}s"
-                    ) from None
-                if isinstance(error, ServerUnavailable):
-                    raise
-                raise ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}") from None
+                    failed = ServerUnavailable(
+                        server=self.key.name, detail=f"no handshake in {self.key.start_timeout_s}s"
+                    )
+                elif isinstance(error, ServerUnavailable):
+                    failed = error
+                else:
+                    failed = ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}")
+                self._fail(failed, self._connections)
+                raise failed from None
             self._starting = None
             return starting.result()
         try:
@@ -131,27 +150,45 @@ class Server:
         except BaseException as error:
             raise ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}") from None
 
+    @property
+    def failures(self) -> int:
+        """Consecutive failures now (0 after a successful call)."""
+        return self._failures
+
     async def _backoff(self) -> None:
         if self._failures >= MAX_FAILURES:
             rest = self._failed_at + GIVE_UP_S - time.monotonic()
             if rest > 0:
-                raise ServerGaveUp(server=self.key.name, failures=self._failures, seconds=round(rest))
-            self._failures = MAX_FAILURES - 1
+                assert self._last_failure is not None  # counted failures always record theirs
+                raise ServerGaveUp(
+                    server=self.key.name,
+                    failures=self._failures,
+                    seconds=max(1, round(rest)),
+                    retry_at=(datetime.now(UTC) + timedelta(seconds=rest)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    last=self._last_failure,
+                )
+            self._failures = MAX_FAILURES - 1  # the rest is over: one try, and a failure rests again
         if self._failures:
             wait = BACKOFF_S[min(self._failures - 1, len(BACKOFF_S) - 1)]
             await asyncio.sleep(max(0.0, self._failed_at + wait - time.monotonic()))
 
-    def _fail(self) -> None:
+    def _fail(self, failure: PtcError, connection: int) -> None:
+        """Count one failure of ``connection`` (a later report of the same connection's end is not another)."""
+        if connection <= self._charged:
+            return
+        self._charged = connection
         self._failures += 1
         self._failed_at = time.monotonic()
+        self._last_failure = failure
 
-    async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+    async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, connection: int) -> None:
         """Own the connection from spawn to exit in this one task (the SDK's rule)."""
         program, arguments = launch_argv(self.key.command, self.key.args)
         params = StdioServerParameters(
             command=program, args=arguments, env=dict(self.key.env) or None, cwd=self.key.cwd
         )
         ended = asyncio.Event()
+        mine: ClientSession | None = None
         try:
             with open(os.devnull, "w") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
@@ -168,7 +205,7 @@ class Server:
                                 resources=init.capabilities.resources is not None,
                                 generation=self._generation,
                             )
-                            self._session = session
+                            self._session = mine = session
                             if not ready.done():
                                 ready.set_result(session)
                             await _first(stop.wait(), ended.wait())
@@ -179,9 +216,10 @@ class Server:
             if not isinstance(error, Exception):
                 raise
         finally:
-            if self._session is not None and not stop.is_set():  # a live connection ended by itself: a crash
-                self._fail()
-            self._session = None
+            if mine is not None and not stop.is_set():  # a live connection ended by itself: a crash
+                self._fail(ServerUnavailable(server=self.key.name, detail="its process ended"), connection)
+            if self._session is mine:  # a retired connection ending late leaves a newer one alone
+                self._session = None
 
     async def _notified(self, message: Any) -> None:
         if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:
@@ -194,45 +232,58 @@ class Server:
                 self.listing = attrs.evolve(base, tools=tools, generation=self._generation)
 
     async def drop(self) -> None:
-        """End the connection (stops the process) and wait for it."""
+        """End the connection (stops the process) and wait for it, and for connections still retiring."""
+        task = self._task
+        self._retire()
+        for ending in [*self._ending, *([task] if task is not None else [])]:
+            with contextlib.suppress(BaseException):
+                await ending
+
+    def _retire(self) -> None:
+        """Stop the live connection without waiting: the call that found it dead or hung returns at once."""
         if self._stop is not None:
             self._stop.set()
-        if self._task is not None:
-            with contextlib.suppress(BaseException):
-                await self._task
+        task = self._task
+        if task is not None and not task.done():
+            self._ending.add(task)
+            task.add_done_callback(self._ending.discard)
         self._session = None
+        self._stop = None
         self._task = None
 
     # -- requests -------------------------------------------------------------------------------
     async def request(self, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
         """Send one request (``what``: the tool or operation, for errors) on the live connection.
 
+        The request gets ``timeout_s`` and nothing more: a server that let it pass
+        counts as hung, its connection is retired (the process is stopped in the
+        background, not on the caller's time) and the next call starts it again.
+
         :raises ServerCrashed: the process ended while the request was open.
-        :raises RequestTimedOut: no answer in ``timeout_s`` (a server that then misses a ping is dropped).
+        :raises RequestTimedOut: no answer in ``timeout_s``.
         """
         session = await self.session()
+        connection = self._connections
+        failure: PtcError
         try:
-            result = await asyncio.wait_for(send(session), self.key.timeout_s)
+            async with within(self.key.timeout_s):
+                result = await send(session)
         except TimeoutError:
-            await self._check_hung(session)
-            raise RequestTimedOut(server=self.key.name, tool=what, seconds=self.key.timeout_s) from None
+            failure = RequestTimedOut(server=self.key.name, tool=what, seconds=self.key.timeout_s)
         except MCPError as error:
             if error.code == CONNECTION_CLOSED:
-                await self.drop()
-                raise ServerCrashed(server=self.key.name, tool=what) from None
-            if error.code == REQUEST_TIMEOUT:
-                await self._check_hung(session)
-                raise RequestTimedOut(server=self.key.name, tool=what, seconds=self.key.timeout_s) from None
-            raise RequestFailed(server=self.key.name, tool=what, detail=error.message) from None
-        self._failures = 0
-        return result
-
-    async def _check_hung(self, session: ClientSession) -> None:
-        try:
-            await asyncio.wait_for(session.send_ping(), min(PING_S, self.key.timeout_s))
-        except BaseException:
-            self._fail()
-            await self.drop()
+                failure = ServerCrashed(server=self.key.name, tool=what)
+            elif error.code == REQUEST_TIMEOUT:
+                failure = RequestTimedOut(server=self.key.name, tool=what, seconds=self.key.timeout_s)
+            else:
+                raise RequestFailed(server=self.key.name, tool=what, detail=error.message) from None
+        else:
+            self._failures = 0
+            return result
+        self._fail(failure, connection)
+        if self._connections == connection:  # not already replaced by a newer connection
+            self._retire()
+        raise failure from None
 
 
 async def _first(*waits: Coroutine[Any, Any, Any]) -> None:

@@ -29,15 +29,16 @@ from ptc_plus.config import LoadedConfig, McpServer, mcp_servers, server_cwd
 from ptc_plus.errors import PtcError
 
 
-def server_key(name: str, server: McpServer, workspace: Path) -> ServerKey:
-    """The definition that identifies a running server; ``cwd`` is resolved against the workspace."""
+def server_key(name: str, server: McpServer, workspace: Path, *, from_workspace: bool) -> ServerKey:
+    """The definition that identifies a running server; ``cwd`` resolved as :func:`.server_cwd` says."""
     return ServerKey(
         name=name,
         command=server.command,
         args=tuple(server.args),
         env=tuple(sorted(server.env.items())),
-        cwd=str(server_cwd(server, workspace)),
+        cwd=str(server_cwd(server, workspace, from_workspace=from_workspace)),
         timeout_s=server.timeout_s,
+        start_timeout_s=server.start_timeout_s,
     )
 
 
@@ -66,7 +67,12 @@ class McpSources:
         """
         chosen = mcp_servers(loaded, workspace)
         servers = chosen.usable
-        held = {name: self._hub.hold(self, server_key(name, servers[name], workspace)) for name in sorted(servers)}
+        held = {
+            name: self._hub.hold(
+                self, server_key(name, servers[name], workspace, from_workspace=name in chosen.workspace_servers)
+            )
+            for name in sorted(servers)
+        }
         diagnostics: list[str] = [refused.message() for refused in chosen.refused]
         if held:
             failures = self._hub.wait(_start_all(list(held.values())))

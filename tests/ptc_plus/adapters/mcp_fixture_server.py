@@ -2,13 +2,15 @@
 
 - ``add(a, b)`` and ``describe(word)`` have output schemas (structured results);
 - ``fail(reason)`` answers with ``is_error``;
-- ``hang()`` never answers; ``die()`` ends the process mid-call; ``freeze()`` stops it (SIGSTOP);
+- ``hang()`` never answers; ``block()`` is busy in a blocking sleep; ``die()`` ends the process
+  mid-call; ``freeze()`` stops it (SIGSTOP);
 - ``grow()`` adds the tool ``late_tool`` and sends ``tools/list_changed``;
 - ``pid()`` names its process; resources ``fixture://readme`` and the template ``fixture://notes/{name}``.
 
 A second argument after the mark replaces the server's instructions (a server whose declaration changed).
 
-``FIXTURE_MARK`` in the environment is echoed by ``pid()`` so tests can find their own processes.
+``FIXTURE_MARK`` in the environment is echoed by ``pid()`` so tests can find their own processes;
+``FIXTURE_PREFIX`` is put before every tool's name (several fixture servers in one session).
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ import asyncio
 import os
 import signal
 import sys
+import time
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
+
+PREFIX = os.environ.get("FIXTURE_PREFIX", "")
 
 server = MCPServer(
     "fixture", instructions=sys.argv[2] if len(sys.argv) > 2 else "Fixture server: numbers are integers."
@@ -35,44 +40,53 @@ class Described(BaseModel):
     length: int
 
 
-@server.tool(description="Add two integers.")
+@server.tool(name=PREFIX + "add", description="Add two integers.")
 def add(a: int, b: int) -> Sum:
     return Sum(total=a + b)
 
 
-@server.tool(description="Describe a word.")
+@server.tool(name=PREFIX + "describe", description="Describe a word.")
 def describe(word: str) -> Described:
     return Described(word=word, length=len(word))
 
 
-@server.tool(description="Always fails.")
+@server.tool(name=PREFIX + "fail", description="Always fails.")
 def fail(reason: str) -> str:
     raise ValueError(f"refused: {reason}")
 
 
-@server.tool(description="Never answers.")
+@server.tool(name=PREFIX + "hang", description="Never answers.")
 async def hang() -> str:
     await asyncio.sleep(3600)
     return "late"
 
 
-@server.tool(description="Ends the server process mid-call.")
+@server.tool(name=PREFIX + "block", description="Busy: blocks in a synchronous sleep for an hour.")
+def block() -> str:
+    time.sleep(3600)
+    return "late"
+
+
+@server.tool(name=PREFIX + "die", description="Ends the server process mid-call.")
 def die() -> str:
     os._exit(3)
 
 
-@server.tool(description="Stops the server process (SIGSTOP): it reads nothing more, not even end of input.")
+@server.tool(
+    name=PREFIX + "freeze",
+    description="Stops the server process (SIGSTOP): it reads nothing more, not even end of input.",
+)
 def freeze() -> str:
     os.kill(os.getpid(), signal.SIGSTOP)
     return "thawed"
 
 
-@server.tool(description="The server's process id.")
+@server.tool(name=PREFIX + "pid", description="The server's process id.")
 def pid() -> dict[str, object]:
-    return {"pid": os.getpid(), "mark": os.environ.get("FIXTURE_MARK", "")}
+    return {"pid": os.getpid(), "mark": os.environ.get("FIXTURE_MARK", ""), "cwd": os.getcwd()}
 
 
-@server.tool(description="Add a tool and tell the client.")
+@server.tool(name=PREFIX + "grow", description="Add a tool and tell the client.")
 async def grow(ctx: Context) -> str:
     @server.tool(description="Added later.")
     def late_tool() -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ptc_plus.adapters.mcp.launcher import SUPERVISOR
 from tests.ptc_plus.session.conftest import (  # noqa: F401 - fixtures the test modules import
     UNCONFINED,
     isolated_env,
@@ -59,6 +60,18 @@ def processes_with(mark: str) -> list[int]:
         if mark in args and not stat.startswith("Z") and "ps -eo" not in args:
             found.append(int(pid))
     return found
+
+
+def servers_with(mark: str) -> list[int]:
+    """:func:`processes_with` less the supervisors every server runs under (ADR 0093)."""
+    return [pid for pid in processes_with(mark) if SUPERVISOR.name not in _args(pid)]
+
+
+def _args(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def settled_values(session: object) -> Mapping[str, object]:

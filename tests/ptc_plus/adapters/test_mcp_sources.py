@@ -120,7 +120,8 @@ return {"first": first["pid"], "second": second["pid"], "died": died}
 async def test_a_request_past_timeout_ends_cleanly_and_the_server_keeps_serving(
     open_host: HostFactory, workspace: Path, tmp_path: Path, mark: str
 ) -> None:
-    configure(tmp_path, fixture_table(mark, timeout_s=3))  # also bounds the start: room for a loaded machine
+    # timeout_s ends the hang; the start has its own bound (start_timeout_s, 60 s), and 5 s is room for `add`
+    configure(tmp_path, fixture_table(mark, timeout_s=5))
     code = """
 try:
     await tools.hang()
@@ -130,6 +131,36 @@ return {"late": late, "after": await tools.add(a=1, b=1)}
 """
     _host, session = await started(open_host, code)
     assert settled_values(session) == {"late": ["hang", "PTC-7003"], "after": {"total": 2}}
+
+
+@pytest.mark.asyncio
+async def test_a_user_file_server_starts_in_the_home_not_in_the_workspace(
+    open_host: HostFactory, workspace: Path, tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user's ``python -m X`` must not run a repository's ``X.py``: its default cwd is neutral (ADR 0093)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    configure(tmp_path, fixture_table(mark))
+    _host, session = await started(open_host, "return await tools.pid()")
+    assert settled_values(session)["cwd"] == str(home)
+
+
+@pytest.mark.asyncio
+async def test_a_repository_module_named_like_a_user_servers_module_never_runs(
+    open_host: HostFactory, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planted ``X.py`` in the workspace is not what the user's ``python -m X`` server runs."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    planted = tmp_path / "planted-ran"
+    (workspace / "ptc_user_server_x.py").write_text(f"open({str(planted)!r}, 'w').close()\n", encoding="utf-8")
+    configure(tmp_path, server_table("x", sys.executable, ["-m", "ptc_user_server_x"]))
+    _host, session = await started(open_host, "return 1")
+    diagnostics = state_of(_host, session).diagnostics  # type: ignore[arg-type]
+    assert any("MCP server x" in d for d in diagnostics), diagnostics  # it was tried: no such module at home
+    assert not planted.exists()
 
 
 @pytest.mark.asyncio

@@ -37,6 +37,7 @@ def test_a_server_loads_with_its_defaults(files: ConfigFiles) -> None:
         ('[mcp.servers.t]\ncommand = "  "\n', "mcp.servers.t.command", "empty"),
         ('[mcp.servers.t]\ncommand = "x"\ntimeout_s = 0\n', "mcp.servers.t.timeout_s", "positive"),
         ('[mcp.servers.t]\ncommand = "x"\ntimeout_s = nan\n', "mcp.servers.t.timeout_s", "finite"),
+        ('[mcp.servers.t]\ncommand = "x"\nstart_timeout_s = 0\n', "mcp.servers.t.start_timeout_s", "positive"),
         ('[mcp.servers.t]\ncommand = "x"\nargs = "--flag"\n', "mcp.servers.t.args", "type"),
         ('[mcp.servers.t]\ncommand = "x"\nenv = { A = 1 }\n', "mcp.servers.t.env['A']", "type"),
         ('[mcp.servers.t]\ncommand = "x"\ncomand = "y"\n', "mcp.servers.t.comand", "unknown-key"),
@@ -159,11 +160,23 @@ def test_the_fingerprint_covers_the_program_and_nothing_else() -> None:
         McpServer(command="x", args=("a",), env={"K": "v"}, cwd=None),
     ):
         assert fingerprint(other) != fingerprint(base)
-    tuned = McpServer(command="x", args=("a",), env={"K": "v"}, cwd="sub", timeout_s=1, enabled=False)
+    tuned = McpServer(
+        command="x", args=("a",), env={"K": "v"}, cwd="sub", timeout_s=1, start_timeout_s=5, enabled=False
+    )
     assert fingerprint(tuned) == fingerprint(base)
 
 
 def test_the_server_cwd_is_relative_to_the_workspace(tmp_path: Path) -> None:
-    assert server_cwd(McpServer(command="x"), tmp_path) == tmp_path
-    assert server_cwd(McpServer(command="x", cwd="sub"), tmp_path) == tmp_path / "sub"
-    assert server_cwd(McpServer(command="x", cwd="/abs"), tmp_path) == Path("/abs")
+    for owned in (True, False):
+        assert server_cwd(McpServer(command="x", cwd="sub"), tmp_path, from_workspace=owned) == tmp_path / "sub"
+        assert server_cwd(McpServer(command="x", cwd="/abs"), tmp_path, from_workspace=owned) == Path("/abs")
+
+
+def test_an_unset_cwd_is_the_workspace_for_a_workspace_server_and_the_home_for_a_user_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert server_cwd(McpServer(command="x"), tmp_path, from_workspace=True) == tmp_path
+    assert server_cwd(McpServer(command="x"), tmp_path, from_workspace=False) == home
