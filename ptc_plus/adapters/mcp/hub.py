@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -35,13 +34,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from ptc_plus.adapters.mcp.errors import (
+    HandshakeTimedOut,
     RequestFailed,
     RequestTimedOut,
     ServerCrashed,
     ServerGaveUp,
+    ServerExited,
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv
+from ptc_plus.adapters.mcp.startup import StderrTail, check_command, exit_code, record_spawns
 
 T = TypeVar("T")
 
@@ -90,6 +92,7 @@ class Server:
         self._failures = 0
         self._failed_at = 0.0
         self._generation = 0
+        self._stderr: StderrTail | None = None
 
     # -- connection -----------------------------------------------------------------------------
     async def session(self) -> ClientSession:
@@ -116,9 +119,8 @@ class Server:
                 if isinstance(error, ServerGaveUp):
                     raise
                 if isinstance(error, asyncio.TimeoutError):
-                    raise ServerUnavailable(
-                        server=self.key.name, detail=f"no handshake in {self.key.timeout_s}s"
-                    ) from None
+                    stderr = self._stderr.text() if self._stderr is not None else ""
+                    raise HandshakeTimedOut(server=self.key.name, seconds=self.key.timeout_s, stderr=stderr) from None
                 if isinstance(error, ServerUnavailable):
                     raise
                 raise ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}") from None
@@ -152,8 +154,11 @@ class Server:
             command=program, args=arguments, env=dict(self.key.env) or None, cwd=self.key.cwd
         )
         ended = asyncio.Event()
+        spawned = record_spawns()
+        tail = self._stderr = StderrTail()
         try:
-            with open(os.devnull, "w") as errlog:
+            check_command(self.key.name, self.key.command, dict(self.key.env), self.key.cwd)
+            with tail.writer as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     watched, relay = _watch_eof(read, ended)
                     async with anyio.create_task_group() as group:
@@ -175,13 +180,25 @@ class Server:
                         group.cancel_scope.cancel()
         except BaseException as error:
             if not ready.done():
-                ready.set_exception(error)
+                ready.set_exception(await self._start_failure(error, spawned, tail))
             if not isinstance(error, Exception):
                 raise
         finally:
+            tail.close_writer()
             if self._session is not None and not stop.is_set():  # a live connection ended by itself: a crash
                 self._fail()
             self._session = None
+
+    async def _start_failure(self, error: BaseException, spawned: list[Any], tail: StderrTail) -> BaseException:
+        """``error`` of a start, described: a process that ended says its exit code and last stderr lines."""
+        if isinstance(error, ServerUnavailable) or not isinstance(error, Exception):
+            return error
+        code = exit_code(spawned)
+        if code is None:
+            return error
+        tail.close_writer()
+        await asyncio.to_thread(tail.drain)
+        return ServerExited(server=self.key.name, exit_code=code, stderr=tail.text())
 
     async def _notified(self, message: Any) -> None:
         if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:
