@@ -14,7 +14,7 @@ late tools out until a refresh (ADR 0056).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -27,6 +27,7 @@ from ptc_plus.adapters.mcp.tools import MCP_SOURCE, described, tool_definition, 
 from ptc_plus.capabilities import ResourceSource
 from ptc_plus.config import LoadedConfig, McpServer, mcp_servers, server_cwd
 from ptc_plus.errors import PtcError
+from ptc_plus.i18n import message
 
 
 def server_key(name: str, server: McpServer, workspace: Path) -> ServerKey:
@@ -59,16 +60,20 @@ class McpSources:
         self._sessions: dict[str, Opened] = {}
         self._defined: dict[tuple[ServerKey, int], tuple[ToolDefinition, ...]] = {}
 
-    def open(self, session_id: str, loaded: LoadedConfig, workspace: Path) -> None:
+    def open(
+        self, session_id: str, loaded: LoadedConfig, workspace: Path, progress: Callable[[str], None] | None = None
+    ) -> None:
         """Hold and start the usable servers of ``loaded`` (consented, enabled) for the session.
 
-        Refused servers and servers that did not start become the session's diagnostics.
+        Refused servers and servers that did not start become the session's diagnostics. ``progress``
+        (a command's stderr) is told of each server about to be waited for: a hung one is no silent pause.
         """
         chosen = mcp_servers(loaded, workspace)
         servers = chosen.usable
         held = {name: self._hub.hold(self, server_key(name, servers[name], workspace)) for name in sorted(servers)}
         diagnostics: list[str] = [refused.message() for refused in chosen.refused]
         if held:
+            _announce(held.values(), progress)
             failures = self._hub.wait(_start_all(list(held.values())))
             diagnostics += [failure.message() for failure in failures if failure is not None]
         self._sessions[session_id] = Opened(servers=held, diagnostics=tuple(diagnostics))
@@ -155,6 +160,27 @@ class McpSources:
         self._sessions.clear()
         self._defined.clear()
         self._hub.release(self)
+
+
+def check_servers(
+    loaded: LoadedConfig, workspace: Path, progress: Callable[[str], None] | None = None, hub: Hub = HUB
+) -> dict[str, PtcError | None]:
+    """Start each usable server of ``workspace`` once (then stop it): by name, ``None`` or why it did not start."""
+    usable = mcp_servers(loaded, workspace).usable
+    holder = object()
+    held = {name: hub.hold(holder, server_key(name, usable[name], workspace)) for name in sorted(usable)}
+    try:
+        _announce(held.values(), progress)
+        failures = hub.wait(_start_all(list(held.values()))) if held else []
+        return dict(zip(held, failures, strict=True))
+    finally:
+        hub.release(holder)
+
+
+def _announce(servers: Iterable[Server], progress: Callable[[str], None] | None) -> None:
+    for server in servers:
+        if progress is not None and server.listing is None:
+            progress(message("ptc.mcp.starting", server=server.key.name, seconds=server.key.timeout_s))
 
 
 def _resource_description(name: str, listing: Listing | None) -> str:
