@@ -38,8 +38,8 @@ from ptc_plus.adapters.mcp.errors import (
     RequestFailed,
     RequestTimedOut,
     ServerCrashed,
-    ServerGaveUp,
     ServerExited,
+    ServerGaveUp,
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv

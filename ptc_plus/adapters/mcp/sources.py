@@ -14,7 +14,7 @@ late tools out until a refresh (ADR 0056).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -61,14 +61,26 @@ class McpSources:
         self._defined: dict[tuple[ServerKey, int], tuple[ToolDefinition, ...]] = {}
 
     def open(
-        self, session_id: str, loaded: LoadedConfig, workspace: Path, progress: Callable[[str], None] | None = None
+        self,
+        session_id: str,
+        loaded: LoadedConfig,
+        workspace: Path,
+        progress: Callable[[str], None] | None = None,
+        only: Collection[str] | None = None,
     ) -> None:
         """Hold and start the usable servers of ``loaded`` (consented, enabled) for the session.
 
         Refused servers and servers that did not start become the session's diagnostics. ``progress``
         (a command's stderr) is told of each server about to be waited for: a hung one is no silent pause.
+        ``only`` (``exec --tools mcp:NAME``) keeps the other servers out, refused ones included.
         """
         chosen = mcp_servers(loaded, workspace)
+        if only is not None:
+            chosen = attrs.evolve(
+                chosen,
+                usable={n: s for n, s in chosen.usable.items() if n in only},
+                refused=tuple(r for r in chosen.refused if r.name in only),
+            )
         servers = chosen.usable
         held = {name: self._hub.hold(self, server_key(name, servers[name], workspace)) for name in sorted(servers)}
         diagnostics: list[str] = [refused.message() for refused in chosen.refused]

@@ -98,7 +98,7 @@ async def _recording_spawn(*args: Any, **kwargs: Any) -> Any:
     return process
 
 
-sdk_stdio._create_platform_compatible_process = _recording_spawn  # type: ignore[assignment]
+sdk_stdio._create_platform_compatible_process = _recording_spawn
 
 
 def record_spawns() -> list[Any]:

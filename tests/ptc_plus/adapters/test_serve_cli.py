@@ -86,9 +86,7 @@ def _broken_sources(workspace: Path, tmp_path: Path) -> None:
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text('[mcp.servers.gone]\ncommand = "no-such-mcp-server-here"\ntimeout_s = 60\n', "utf-8")
     (workspace / ".ptc-plus").mkdir()
-    (workspace / ".ptc-plus" / "config.toml").write_text(
-        '[mcp.servers.repo]\ncommand = "mcp-server-git"\n', "utf-8"
-    )
+    (workspace / ".ptc-plus" / "config.toml").write_text('[mcp.servers.repo]\ncommand = "mcp-server-git"\n', "utf-8")
 
 
 def test_check_writes_every_source_problem_to_stderr(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
