@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 import attrs
+import click
 
 from hookspecs import TokenCounter, ToolDefinition, ToolSpec
 from ptc_plus.adapters.mcp import McpSources
@@ -55,12 +56,17 @@ def sourced_catalog(workspace: Path, tools: Sequence[ToolSpec]) -> SourcedCatalo
         return SourcedCatalog(catalog=build_catalog(tools=tools))
     sources = McpSources()
     try:
-        sources.open(_LISTING, loaded, workspace)
+        sources.open(_LISTING, loaded, workspace, progress=_progress)
         view = sources.settle(_LISTING, tools)
         catalog = build_catalog(tools=view, resources=sources.resource_sources(_LISTING))
         return SourcedCatalog(catalog=catalog, notes=sources.diagnostics(_LISTING))
     finally:
         sources.close()
+
+
+def _progress(line: str) -> None:
+    """A server being waited for is named on stderr: a hung one is no silent pause (ADR 0092)."""
+    click.echo(line, err=True)
 
 
 def workspace_catalog(

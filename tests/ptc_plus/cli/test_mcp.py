@@ -202,3 +202,18 @@ def test_list_says_configured_until_check_starts_each_allowed_server_and_reports
     human = run_cli("mcp", "list", "--check", "--workspace", str(workspace))
     assert "boom\tuser\tunavailable\t" in human.out and "good\tuser\tusable\t" in human.out
     assert "missing: MCP server missing cannot start" in human.out
+
+
+def test_a_plan_waiting_for_a_silent_server_says_so_then_names_the_handshake_timeout(
+    run_cli: CliRunner, workspace: Path, tmp_path: Path
+) -> None:
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(3600)\n", encoding="utf-8")
+    user = user_file(tmp_path)
+    user.parent.mkdir(parents=True, exist_ok=True)
+    # The verdict does not depend on speed: this server never answers, whatever the timeout.
+    user.write_text(f'[mcp.servers.silent]\ncommand = "{sys.executable}"\nargs = ["{silent}"]\ntimeout_s = 1\n')
+    done = run_cli("capabilities", "plan", "--workspace", str(workspace), "--json")
+    assert done.code == 0, done.err
+    assert "starting MCP server silent (waiting up to 1.0s for its handshake)" in done.err
+    assert any("did not complete the MCP handshake within 1.0s" in line for line in done.json()["sources"])
