@@ -25,7 +25,7 @@ from ptc_plus.adapters.mcp.hub import HUB, Hub, Listing, Server, ServerKey
 from ptc_plus.adapters.mcp.resources import TOOLS as RESOURCE_TOOLS
 from ptc_plus.adapters.mcp.tools import MCP_SOURCE, described, tool_definition, tool_spec
 from ptc_plus.capabilities import ResourceSource
-from ptc_plus.config import Disclosure, LoadedConfig, McpServer, mcp_servers, server_cwd
+from ptc_plus.config import LoadedConfig, McpServer, mcp_servers, server_cwd
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 
@@ -81,8 +81,7 @@ class McpSources:
                 usable={n: s for n, s in chosen.usable.items() if n in only},
                 refused=tuple(r for r in chosen.refused if r.name in only),
             )
-        # A server whose unit ``mcp:<name>`` is set off contributes nothing to any plan: it is never started.
-        servers = {n: s for n, s in chosen.usable.items() if not _switched_off(loaded, n)}
+        servers = chosen.usable
         held = {name: self._hub.hold(self, server_key(name, servers[name], workspace)) for name in sorted(servers)}
         diagnostics: list[str] = [refused.message() for refused in chosen.refused]
         if held:
@@ -188,11 +187,6 @@ def check_servers(
         return dict(zip(held, failures, strict=True))
     finally:
         hub.release(holder)
-
-
-def _switched_off(loaded: LoadedConfig, name: str) -> bool:
-    choice = loaded.config.capabilities.get(f"{MCP_SOURCE}:{name}")
-    return choice is not None and choice.disclosure is Disclosure.OFF
 
 
 def _announce(servers: Iterable[Server], progress: Callable[[str], None] | None) -> None:

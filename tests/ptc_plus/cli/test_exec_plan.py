@@ -102,24 +102,3 @@ def test_exec_leaves_no_empty_state_directory_in_the_project(run_cli: CliRunner,
     kept.mkdir()
     again = run_cli("exec", "--tools", "demo", "--workspace", str(workspace), "--json", stdin="return 1\n")
     assert again.code == 0 and kept.is_dir()  # a directory the person had stays
-
-
-def test_a_server_whose_unit_is_off_is_never_started(run_cli: CliRunner, workspace: Path, tmp_path: Path) -> None:
-    started = tmp_path / "started"
-    wrapper = tmp_path / "counted_server.py"
-    wrapper.write_text(
-        f"import runpy, sys\nopen({str(started)!r}, 'a').write('x')\nsys.argv = [{str(FIXTURE)!r}]\n"
-        f"runpy.run_path({str(FIXTURE)!r}, run_name='__main__')\n",
-        "utf-8",
-    )
-    user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
-    user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text(f'[mcp.servers.fixture]\ncommand = "{sys.executable}"\nargs = ["{wrapper}"]\ntimeout_s = 60\n')
-    _set(run_cli, workspace, "mcp:fixture", "off")
-    for argv in (["exec", "--json"], ["capabilities", "plan", "--json"]):
-        done = run_cli(*argv, "--workspace", str(workspace), stdin="return 1\n")
-        assert done.code == 0, done.out + done.err
-    assert not started.exists()
-    _set(run_cli, workspace, "mcp:fixture", "on-demand")  # the control: the same server starts when not off
-    assert run_cli("exec", "--workspace", str(workspace), *UNCONFINED, stdin="return 1\n").code == 0
-    assert started.read_text() == "x"
