@@ -33,9 +33,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -48,7 +49,8 @@ from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
-from ptc_plus.config import WORKSPACE_DIR, LoadedConfig, SandboxPolicy
+from ptc_plus.cli.workspace_plan import PlannedTools, planned_tools
+from ptc_plus.config import WORKSPACE_DIR, LoadedConfig, SandboxPolicy, mcp_servers
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
 from ptc_plus.runtime import (
@@ -69,6 +71,10 @@ from ptc_plus.sdk import ToolSet
 from ptc_plus.session import KernelSession, configured_limits, tighten_policy
 
 EXIT_INTERRUPTED = 130
+MCP_PREFIX = "mcp:"
+"""``--tools mcp:NAME``: the tools of configured MCP server NAME (never a ``module:factory``)."""
+_STATE_DIRS = frozenset({WORKSPACE_DIR, ".demo", ".agent-host"})
+"""State directories a run may create in the workspace (to bind them read-only) and exec removes when empty."""
 _STDOUT_STREAMS = ("stdout", "fd1")
 
 
@@ -92,6 +98,7 @@ def command() -> click.Command:
     )
     @workspace_option()
     @tools_option("cli.exec.tools")
+    @click.option("--no-sources", "no_sources", is_flag=True, help=message("cli.exec.no-sources"))
     @json_option("cli.exec.json")
     def exec_(
         file: str,
@@ -100,9 +107,10 @@ def command() -> click.Command:
         session: Path | None,
         workspace: Path,
         tools: str | None,
+        no_sources: bool,
         as_json: bool,
     ) -> int:
-        return run(file, policy, timeout, workspace, tools, as_json, session)
+        return run(file, policy, timeout, workspace, tools, as_json, session, sources=not no_sources)
 
     return exec_
 
@@ -115,8 +123,15 @@ def run(
     tools: str | None,
     as_json: bool,
     session: Path | None = None,
+    *,
+    sources: bool = True,
 ) -> int:
-    """Check the invocation, read the program, run it, print the outcome; returns the exit code."""
+    """Check the invocation, read the program, run it, print the outcome; returns the exit code.
+
+    The session is planned like any other (:func:`planned_tools`): the tool set's and the allowed MCP
+    servers' tools (``sources``; ``--tools mcp:NAME``: that server only) under the workspace's
+    ``[capabilities]`` choices: ``off`` tools are absent, ``on-demand`` ones are found through discovery.
+    """
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise UsageError(detail=message("cli.exec.bad_timeout"))
     configured = configured_limits(workspace, base=RunLimits(warm_spare=False))
@@ -126,21 +141,51 @@ def run(
     if configured.session.diagnostic is not None:
         click.echo(configured.session.diagnostic, err=True)
     limits = tighten_policy(configured, SandboxPolicy(policy) if policy is not None else None)
-    tool_set = _tool_set(tools, workspace)
+    server = _mcp_server(tools, configured.loaded, workspace)
+    tool_set = _tool_set(tools, workspace) if server is None else None
     code = _read_program(file)
+    with planned_tools(
+        workspace,
+        tool_set.definitions if tool_set is not None else (),
+        sources=sources or server is not None,
+        only={server} if server is not None else None,
+        progress=_progress,
+    ) as planned:
+        for note in planned.plan.notes:
+            click.echo(message("cli.exec.source-problem", problem=note), err=True)
+        if tools is None and not planned.offered:
+            click.echo(message("cli.exec.no-tools"), err=True)
+        with _no_empty_state_dirs(workspace):
+            return _run_planned(file, timeout, workspace, as_json, session, configured.loaded, limits, code, planned)
+
+
+def _run_planned(
+    file: str,
+    timeout: float | None,
+    workspace: Path,
+    as_json: bool,
+    session: Path | None,
+    loaded: LoadedConfig,
+    limits: RunLimits,
+    code: str,
+    planned: PlannedTools,
+) -> int:
     arguments: dict[str, Any] = {"description": f"ptc-plus exec {file}", "code": code}
     if timeout is not None:
         arguments["timeout_s"] = timeout
     streaming = not as_json and sys.stdout.isatty()
     terminal = _Terminal() if streaming else None
-    definitions = tool_set.definitions if tool_set is not None else ()
+    definitions = planned.offered
+    discovery = _plan_discovery(planned) if definitions else None
     observer = terminal.write if terminal else None
     recovery: Recovery | None = None
     if session is None:
-        result, interrupted = asyncio.run(_execute(workspace, definitions, limits, arguments, observer))
+        result, interrupted = asyncio.run(
+            _execute(workspace, definitions, limits, arguments, observer, discovery=discovery)
+        )
     else:
         result, interrupted, recovery = _run_cell(
-            session, configured.loaded, workspace, definitions, limits, arguments, observer
+            session, loaded, workspace, definitions, limits, arguments, observer, discovery
         )
     shape = result_shape(result)
     if as_json:
@@ -167,6 +212,7 @@ def _run_cell(
     limits: RunLimits,
     arguments: dict[str, Any],
     observer: OutputObserver | None,
+    discovery: DiscoveryProvider | None = None,
 ) -> tuple[ToolResult, bool, Recovery | None]:
     """Run the program as the next cell of the kernel session in ``session``; a session directory that
     cannot be used, or one another invocation holds, is a usage error (exit 2) and nothing runs."""
@@ -176,15 +222,65 @@ def _run_cell(
             click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
         with kernel.exclusive():
             cell_limits = attrs.evolve(limits, kernel=KernelMode.SESSION)
-            return asyncio.run(_execute_cell(workspace, tools, cell_limits, arguments, observer, kernel))
+            return asyncio.run(_execute_cell(workspace, tools, cell_limits, arguments, observer, kernel, discovery))
     except (SessionDirRefused, SessionDirInWorkspace, SessionBusy) as refused:
         raise UsageError(detail=f"{refused.code}: {refused.message()}") from None
 
 
+def _mcp_server(value: str | None, loaded: LoadedConfig, workspace: Path) -> str | None:
+    """The server ``--tools mcp:NAME`` names (one configured and allowed here), ``None`` for other values.
+
+    ``mcp:NAME`` is never read as ``module:factory``: it names a configured server, not a module.
+    """
+    if value is None or not value.startswith(MCP_PREFIX):
+        return None
+    name = value[len(MCP_PREFIX) :]
+    chosen = mcp_servers(loaded, workspace)
+    refused = next((r for r in chosen.refused if r.name == name), None)
+    if refused is not None:
+        raise UsageError(detail=f"{refused.code}: {refused.message()}")
+    if name not in chosen.usable:
+        known = ", ".join(sorted(chosen.usable)) or "-"
+        raise UsageError(detail=message("cli.exec.mcp-unknown", name=name, known=known))
+    return name
+
+
+def _progress(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _plan_discovery(planned: PlannedTools) -> DiscoveryProvider:
+    """Discovery over the plan's effective set, as in any session: on-demand tools are found, ``off`` ones not."""
+    snapshot = planned.plan.snapshot()
+
+    def provider(agent: AgentRef) -> CatalogSnapshot:
+        return snapshot
+
+    return provider
+
+
+@contextlib.contextmanager
+def _no_empty_state_dirs(workspace: Path) -> Iterator[None]:
+    """Remove the state directories the run created and left empty (the sandbox makes them to bind them
+    read-only); a directory that existed before, or that holds anything now, stays."""
+    before = {name for name in _STATE_DIRS if os.path.lexists(workspace / name)}
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            root = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                for name in _STATE_DIRS - before:
+                    # rmdir beneath the workspace's descriptor: a link is never followed, a non-empty one stays.
+                    with contextlib.suppress(OSError):
+                        os.rmdir(name, dir_fd=root)
+            finally:
+                os.close(root)
+
+
 def _tool_set(value: str | None, workspace: Path) -> ToolSet | None:
-    """The tool set ``--tools`` names; says on stderr when there is none, or when it has no bodies."""
+    """The tool set ``--tools`` names; says on stderr when it has no bodies."""
     if value is None:
-        click.echo(message("cli.exec.no-tools"), err=True)
         return None
     tool_set = read_tool_set(value, workspace)
     if not tool_set.implemented:
@@ -234,10 +330,13 @@ async def _execute_cell(
     arguments: dict[str, Any],
     observer: OutputObserver | None,
     kernel: KernelSession,
+    discovery: DiscoveryProvider | None = None,
 ) -> tuple[ToolResult, bool, Recovery | None]:
     """Like :func:`_execute`, as the next cell of ``kernel``; also what recovering the kernel took."""
     runtime = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
-    result, interrupted = await _execute(workspace, tools, limits, arguments, observer, runtime, kernel.cell)
+    result, interrupted = await _execute(
+        workspace, tools, limits, arguments, observer, runtime, kernel.cell, discovery=discovery
+    )
     return result, interrupted, runtime.recovery(kernel.key)
 
 
@@ -249,12 +348,16 @@ async def _execute(
     observer: OutputObserver | None = None,
     runtime: CodeRuntime | None = None,
     kernel_for: KernelFor | None = None,
+    *,
+    discovery: DiscoveryProvider | None = None,
 ) -> tuple[ToolResult, bool]:
-    """The settled ``run_code`` result, and whether Ctrl-C cancelled it."""
+    """The settled ``run_code`` result, and whether Ctrl-C cancelled it (``discovery``: default a snapshot of
+    ``tools``)."""
     from hookspecs.reference import ReferenceHost
 
     runtime = runtime or CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
-    definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools), kernel_for=kernel_for)
+    discovery = discovery if discovery is not None else discovery_for(tools)
+    definition = run_code_definition(runtime=runtime, discovery=discovery, kernel_for=kernel_for)
     interrupted = False
 
     def interrupt() -> None:

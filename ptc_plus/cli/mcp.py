@@ -12,13 +12,14 @@ definition. ``list`` shows every configured server and whether it runs here.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import click
 
+from ptc_plus.adapters.mcp import check_servers
 from ptc_plus.cli.capabilities_plan import report_issues
 from ptc_plus.cli.invocation import PtcGroup, ptc_command, usage_errors
 from ptc_plus.cli.options import json_option, workspace_option
@@ -41,10 +42,15 @@ from ptc_plus.config import (
     require_readable,
     user_config_file,
 )
+from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 
 USABLE = "usable"
-"""The status of a server that runs in this workspace (the others carry their refusal)."""
+"""The status of a server that ``--check`` started here (the refused ones carry their refusal)."""
+CONFIGURED = "configured"
+"""The status of a server allowed to run here that no ``--check`` started (nothing was run to list)."""
+UNAVAILABLE = "unavailable"
+"""The status of a server allowed to run here that ``--check`` could not start (the reason says why)."""
 
 
 def _env_pairs(values: Sequence[str]) -> dict[str, str]:
@@ -121,12 +127,14 @@ def add_command() -> click.Command:
 
 def list_command() -> click.Command:
     @ptc_command("list", help=message("cli.mcp.list.help"), epilog=message("cli.mcp.list.examples"))
+    @click.option("--check", is_flag=True, help=message("cli.mcp.list.check"))
     @workspace_option()
     @json_option("cli.mcp.list.json")
-    def list_(workspace: Path, as_json: bool) -> int:
+    def list_(check: bool, workspace: Path, as_json: bool) -> int:
         loaded = load_config(workspace)
         servers = mcp_servers(loaded, workspace)
-        rows = _rows(loaded, servers)
+        checked = check_servers(loaded, workspace, progress=_progress) if check else None
+        rows = _rows(loaded, servers, checked)
         if as_json:
             document = {"version": JSON_VERSION, "workspace": str(workspace), "servers": rows}
             emit_json({**document, "issues": [issue.message("en") for issue in loaded.issues]})
@@ -153,24 +161,40 @@ def list_command() -> click.Command:
     return list_
 
 
+def _progress(line: str) -> None:
+    click.echo(line, err=True)
+
+
 def _status_cell(row: dict[str, Any]) -> str:
     status = str(row["status"])
+    if status == CONFIGURED:
+        return status
     return paint(status, fg="green") if status == USABLE else paint(status, fg="yellow")
 
 
-def _rows(loaded: LoadedConfig, servers: McpServers) -> list[dict[str, Any]]:
+def _rows(
+    loaded: LoadedConfig, servers: McpServers, checked: Mapping[str, PtcError | None] | None = None
+) -> list[dict[str, Any]]:
     refused = {entry.name: entry for entry in servers.refused}
     rows: list[dict[str, Any]] = []
     for name, server in sorted(loaded.config.mcp.servers.items()):
         refusal = refused.get(name)
+        failure = checked.get(name) if checked is not None else None
+        problem: PtcError | None = refusal.to_error() if refusal is not None else failure
+        if refusal is not None:
+            status = str(refusal.reason)
+        elif checked is None or name not in checked:
+            status = CONFIGURED
+        else:
+            status = UNAVAILABLE if failure is not None else USABLE
         rows.append(
             {
                 "name": name,
                 "scope": (Scope.WORKSPACE if name in servers.workspace_servers else Scope.USER).value,
                 "file": refusal.file if refusal is not None else _file_of(loaded, name),
-                "status": str(refusal.reason) if refusal is not None else USABLE,
-                "code": refusal.code if refusal is not None else None,
-                "reason": refusal.message() if refusal is not None else None,
+                "status": status,
+                "code": problem.code if problem is not None else None,
+                "reason": problem.message() if problem is not None else None,
                 "fingerprint": fingerprint(server),
                 **_definition(server),
             }

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,22 @@ def run(workspace: Path, tools: str | None, check: bool, as_json: bool) -> int:
     for issue in configured.loaded.issues:  # on stderr: the client's log, never the MCP wire
         click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
     user = _user()
+    printed = {message("ptc.report.config-issue", issue=issue.message()) for issue in configured.loaded.issues}
+
+    def report(served: ServedSession) -> None:
+        # Every source problem (a refused server with the trust command to run, one that did not start and
+        # why) goes to stderr, the client's log: a client shows no /capabilities receipt by itself.
+        for line in served.diagnostics():
+            if line not in printed:
+                click.echo(message("cli.mcp-serve.problem", problem=line), err=True)
+
     if check:
-        offered = asyncio.run(_check(workspace, definitions, user))
+        offered = asyncio.run(_check(workspace, definitions, user, report))
         _print_check(offered, as_json)
         return 0
     if sys.stdin.isatty():
         click.echo(message("cli.mcp-serve.terminal"), err=True)
-    asyncio.run(serve_stdio(workspace, definitions, user_id=user))
+    asyncio.run(serve_stdio(workspace, definitions, user_id=user, opened=report))
     return 0
 
 
@@ -74,7 +83,9 @@ def _user() -> str:
         return ""
 
 
-async def _check(workspace: Path, tools: Sequence[ToolDefinition], user: str) -> dict[str, Any]:
+async def _check(
+    workspace: Path, tools: Sequence[ToolDefinition], user: str, report: Callable[[ServedSession], None]
+) -> dict[str, Any]:
     """What a client connecting now would be offered, read from a session opened as for it."""
     from hookspecs.reference import ReferenceHost
 
@@ -84,6 +95,7 @@ async def _check(workspace: Path, tools: Sequence[ToolDefinition], user: str) ->
                 served = await ServedSession.open(host, user_id=user)
             except Exception as error:
                 raise ServeNotOpened(detail=f"{type(error).__name__}: {error}") from error
+            report(served)
             return {
                 "tools": [{"name": t.name, "description": t.description} for t in served.tools()],
                 "prompts": [PROMPT_SHOW, PROMPT_REFRESH],

@@ -11,12 +11,14 @@ effective config and the usage statistics of its store and the user store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 import attrs
+import click
 
-from hookspecs import TokenCounter, ToolSpec
+from hookspecs import TokenCounter, ToolDefinition, ToolSpec
 from ptc_plus.adapters.mcp import McpSources
 from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, build_catalog, offline_counter
 from ptc_plus.cli.options import read_tool_set
@@ -24,6 +26,8 @@ from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session import effective_snapshot, session_plan
 
+_EXEC = "ptc-plus-exec"
+"""The pseudo session ``exec`` holds the workspace's MCP servers under for its one run."""
 _LISTING = "ptc-plus-cli"
 """The pseudo session the CLI opens the workspace's MCP servers under, to list them once."""
 
@@ -52,12 +56,17 @@ def sourced_catalog(workspace: Path, tools: Sequence[ToolSpec]) -> SourcedCatalo
         return SourcedCatalog(catalog=build_catalog(tools=tools))
     sources = McpSources()
     try:
-        sources.open(_LISTING, loaded, workspace)
+        sources.open(_LISTING, loaded, workspace, progress=_progress)
         view = sources.settle(_LISTING, tools)
         catalog = build_catalog(tools=view, resources=sources.resource_sources(_LISTING))
         return SourcedCatalog(catalog=catalog, notes=sources.diagnostics(_LISTING))
     finally:
         sources.close()
+
+
+def _progress(line: str) -> None:
+    """A server being waited for is named on stderr: a hung one is no silent pause (ADR 0092)."""
+    click.echo(line, err=True)
 
 
 def workspace_catalog(
@@ -98,3 +107,42 @@ def new_session_plan(workspace: Path, sourced: SourcedCatalog | None = None) -> 
 def tools_catalog(tools: str | None, workspace: Path) -> SourcedCatalog | None:
     """The catalog of the ``--tools`` value and the MCP servers (``None`` without one: the workspace's own tools)."""
     return None if tools is None else sourced_catalog(workspace, read_tool_set(tools, workspace).specs)
+
+
+@attrs.frozen(kw_only=True)
+class PlannedTools:
+    """``exec``'s session: the plan over its tools and MCP servers, and the tools it offers (``off`` absent)."""
+
+    plan: WorkspacePlan
+    offered: tuple[ToolDefinition, ...]
+    """The tool set's and the servers' tools in the plan's effective set (full and on-demand)."""
+
+
+@contextlib.contextmanager
+def planned_tools(
+    workspace: Path,
+    definitions: Sequence[ToolDefinition],
+    *,
+    sources: bool = True,
+    only: Collection[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Iterator[PlannedTools]:
+    """Plan ``exec``'s session like any other: ``definitions`` and (``sources``) the workspace's allowed MCP
+    servers (``only``: just those named), under the workspace's ``[capabilities]`` choices. The servers stay
+    held until the block ends: their tools are called through them."""
+    loaded = load_config(workspace)
+    mcp = McpSources()
+    try:
+        tools = list(definitions)
+        notes: tuple[str, ...] = ()
+        if sources and loaded.config.mcp.servers:
+            mcp.open(_EXEC, loaded, workspace, progress, only=only)
+            mcp.settle(_EXEC, [d.spec for d in definitions])
+            tools += mcp.tools(_EXEC)
+            notes = mcp.diagnostics(_EXEC)
+        sourced = SourcedCatalog(catalog=build_catalog(tools=[t.spec for t in tools]), notes=notes)
+        planned = new_session_plan(workspace, sourced)
+        effective = {entry.identity for entry in planned.plan.effective()}
+        yield PlannedTools(plan=planned, offered=tuple(t for t in tools if t.spec.identity in effective))
+    finally:
+        mcp.close()

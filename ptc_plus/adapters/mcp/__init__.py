@@ -12,6 +12,16 @@ from __future__ import annotations
 from ptc_plus.adapters.mcp.hub import HUB, Hub, ServerKey
 from ptc_plus.adapters.mcp.resources import LIST_TOOL, READ_TOOL, resource_tools
 from ptc_plus.adapters.mcp.resources import TOOLS as RESOURCE_TOOLS
-from ptc_plus.adapters.mcp.sources import McpSources
+from ptc_plus.adapters.mcp.sources import McpSources, check_servers
 
-__all__ = ["HUB", "LIST_TOOL", "READ_TOOL", "RESOURCE_TOOLS", "Hub", "McpSources", "ServerKey", "resource_tools"]
+__all__ = [
+    "HUB",
+    "LIST_TOOL",
+    "READ_TOOL",
+    "RESOURCE_TOOLS",
+    "Hub",
+    "McpSources",
+    "ServerKey",
+    "check_servers",
+    "resource_tools",
+]

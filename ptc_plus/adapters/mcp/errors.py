@@ -18,6 +18,24 @@ class ServerUnavailable(PtcError):
     code = "PTC-7001"
 
 
+class CommandNotFound(ServerUnavailable):
+    """The server's ``command`` names no executable on the PATH the server gets (or no such file)."""
+
+    code = "PTC-7020"
+
+
+class ServerExited(ServerUnavailable):
+    """The server's process ended before it completed the MCP handshake: its exit code and last stderr lines."""
+
+    code = "PTC-7021"
+
+
+class HandshakeTimedOut(ServerUnavailable):
+    """The server's process runs but did not complete the MCP handshake in time."""
+
+    code = "PTC-7022"
+
+
 class ServerCrashed(PtcError):
     """The server's process ended while a request to it was open; the next call starts it again."""
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -40,13 +39,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from ptc_plus.adapters.mcp.errors import (
+    HandshakeTimedOut,
     RequestFailed,
     RequestTimedOut,
     ServerCrashed,
+    ServerExited,
     ServerGaveUp,
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv
+from ptc_plus.adapters.mcp.startup import StderrTail, check_command, exit_code, record_spawns
 from ptc_plus.errors import PtcError
 
 T = TypeVar("T")
@@ -106,6 +108,7 @@ class Server:
         """Connections spawned so far: the id of the newest; a failure is charged once per connection."""
         self._charged = 0
         self._generation = 0
+        self._stderr: StderrTail | None = None
 
     # -- connection -----------------------------------------------------------------------------
     async def session(self) -> ClientSession:
@@ -131,10 +134,10 @@ class Server:
                 self._starting = None
                 if isinstance(error, ServerGaveUp):
                     raise  # a refusal to try is no new failure
+                failed: ServerUnavailable
                 if isinstance(error, asyncio.TimeoutError):
-                    failed = ServerUnavailable(
-                        server=self.key.name, detail=f"no handshake in {self.key.start_timeout_s}s"
-                    )
+                    stderr = self._stderr.text() if self._stderr is not None else ""
+                    failed = HandshakeTimedOut(server=self.key.name, seconds=self.key.start_timeout_s, stderr=stderr)
                 elif isinstance(error, ServerUnavailable):
                     failed = error
                 else:
@@ -189,8 +192,11 @@ class Server:
         )
         ended = asyncio.Event()
         mine: ClientSession | None = None
+        spawned = record_spawns()
+        tail = self._stderr = StderrTail()
         try:
-            with open(os.devnull, "w") as errlog:
+            check_command(self.key.name, self.key.command, dict(self.key.env), self.key.cwd)
+            with tail.writer as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     watched, relay = _watch_eof(read, ended)
                     async with anyio.create_task_group() as group:
@@ -212,14 +218,26 @@ class Server:
                         group.cancel_scope.cancel()
         except BaseException as error:
             if not ready.done():
-                ready.set_exception(error)
+                ready.set_exception(await self._start_failure(error, spawned, tail))
             if not isinstance(error, Exception):
                 raise
         finally:
+            tail.close_writer()
             if mine is not None and not stop.is_set():  # a live connection ended by itself: a crash
                 self._fail(ServerUnavailable(server=self.key.name, detail="its process ended"), connection)
             if self._session is mine:  # a retired connection ending late leaves a newer one alone
                 self._session = None
+
+    async def _start_failure(self, error: BaseException, spawned: list[Any], tail: StderrTail) -> BaseException:
+        """``error`` of a start, described: a process that ended says its exit code and last stderr lines."""
+        if isinstance(error, ServerUnavailable) or not isinstance(error, Exception):
+            return error
+        code = exit_code(spawned)
+        if code is None:
+            return error
+        tail.close_writer()
+        await asyncio.to_thread(tail.drain)
+        return ServerExited(server=self.key.name, exit_code=code, stderr=tail.text())
 
     async def _notified(self, message: Any) -> None:
         if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:

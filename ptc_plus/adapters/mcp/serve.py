@@ -26,7 +26,7 @@ the only place that protocol delivers it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,17 @@ PROMPT_REFRESH = "capabilities_refresh"
 __all__ = ["PROMPT_REFRESH", "PROMPT_SHOW", "SERVER_NAME", "build_server", "serve_stdio"]
 
 
-async def serve_stdio(workspace: Path, tools: Sequence[ToolDefinition], *, user_id: str) -> None:
+async def serve_stdio(
+    workspace: Path,
+    tools: Sequence[ToolDefinition],
+    *,
+    user_id: str,
+    opened: Callable[[ServedSession], None] | None = None,
+) -> None:
     """Serve one client on this process's stdin/stdout until it disconnects.
+
+    ``opened`` is called with the session once it is open, before the client is answered (the
+    command reports the session's source problems on stderr there).
 
     Session logs and spilled text live in a temporary directory removed at the
     end (a served session is never resumed); statistics go where every session's
@@ -68,6 +77,8 @@ async def serve_stdio(workspace: Path, tools: Sequence[ToolDefinition], *, user_
                 served = await ServedSession.open(host, user_id=user_id)
             except Exception as error:  # a plugin's or the host's failure: one clear line, not a dead pipe
                 raise ServeNotOpened(detail=f"{type(error).__name__}: {error}") from error
+            if opened is not None:
+                opened(served)
             server = build_server(served)
             options = server.create_initialization_options(NotificationOptions(tools_changed=True))
             async with stdio_server() as (read_stream, write_stream):

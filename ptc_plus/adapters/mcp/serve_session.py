@@ -186,6 +186,11 @@ class ServedSession:
         state = controller(self.host.services).session(self.agent)
         return str(state.presentation) if state is not None else "native"
 
+    def diagnostics(self) -> list[str]:
+        """What the session's opening found wrong (config issues, refused MCP servers, servers that did not
+        start), as ``/capabilities`` lists them."""
+        return [str(line) for line in self.show().data.get("diagnostics", [])]
+
     # -- commands ----------------------------------------------------------------------
     def show(self) -> CommandReceipt:
         """``/capabilities``: the same receipt the slash command gives."""

@@ -14,7 +14,7 @@ late tools out until a refresh (ADR 0056).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -27,6 +27,7 @@ from ptc_plus.adapters.mcp.tools import MCP_SOURCE, described, tool_definition, 
 from ptc_plus.capabilities import ResourceSource
 from ptc_plus.config import LoadedConfig, McpServer, mcp_servers, server_cwd
 from ptc_plus.errors import PtcError
+from ptc_plus.i18n import message
 
 
 def server_key(name: str, server: McpServer, workspace: Path, *, from_workspace: bool) -> ServerKey:
@@ -60,12 +61,27 @@ class McpSources:
         self._sessions: dict[str, Opened] = {}
         self._defined: dict[tuple[ServerKey, int], tuple[ToolDefinition, ...]] = {}
 
-    def open(self, session_id: str, loaded: LoadedConfig, workspace: Path) -> None:
+    def open(
+        self,
+        session_id: str,
+        loaded: LoadedConfig,
+        workspace: Path,
+        progress: Callable[[str], None] | None = None,
+        only: Collection[str] | None = None,
+    ) -> None:
         """Hold and start the usable servers of ``loaded`` (consented, enabled) for the session.
 
-        Refused servers and servers that did not start become the session's diagnostics.
+        Refused servers and servers that did not start become the session's diagnostics. ``progress``
+        (a command's stderr) is told of each server about to be waited for: a hung one is no silent pause.
+        ``only`` (``exec --tools mcp:NAME``) keeps the other servers out, refused ones included.
         """
         chosen = mcp_servers(loaded, workspace)
+        if only is not None:
+            chosen = attrs.evolve(
+                chosen,
+                usable={n: s for n, s in chosen.usable.items() if n in only},
+                refused=tuple(r for r in chosen.refused if r.name in only),
+            )
         servers = chosen.usable
         held = {
             name: self._hub.hold(
@@ -75,6 +91,7 @@ class McpSources:
         }
         diagnostics: list[str] = [refused.message() for refused in chosen.refused]
         if held:
+            _announce(held.values(), progress)
             failures = self._hub.wait(_start_all(list(held.values())))
             diagnostics += [failure.message() for failure in failures if failure is not None]
         self._sessions[session_id] = Opened(servers=held, diagnostics=tuple(diagnostics))
@@ -161,6 +178,33 @@ class McpSources:
         self._sessions.clear()
         self._defined.clear()
         self._hub.release(self)
+
+
+def check_servers(
+    loaded: LoadedConfig, workspace: Path, progress: Callable[[str], None] | None = None, hub: Hub = HUB
+) -> dict[str, PtcError | None]:
+    """Start each usable server of ``workspace`` once (then stop it): by name, ``None`` or why it did not start."""
+    chosen = mcp_servers(loaded, workspace)
+    usable = chosen.usable
+    holder = object()
+    held = {
+        name: hub.hold(
+            holder, server_key(name, usable[name], workspace, from_workspace=name in chosen.workspace_servers)
+        )
+        for name in sorted(usable)
+    }
+    try:
+        _announce(held.values(), progress)
+        failures = hub.wait(_start_all(list(held.values()))) if held else []
+        return dict(zip(held, failures, strict=True))
+    finally:
+        hub.release(holder)
+
+
+def _announce(servers: Iterable[Server], progress: Callable[[str], None] | None) -> None:
+    for server in servers:
+        if progress is not None and server.listing is None:
+            progress(message("ptc.mcp.starting", server=server.key.name, seconds=server.key.start_timeout_s))
 
 
 def _resource_description(name: str, listing: Listing | None) -> str:

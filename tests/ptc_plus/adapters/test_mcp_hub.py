@@ -40,7 +40,7 @@ async def test_a_server_that_keeps_failing_rests_after_max_failures(
         for _ in range(hub_module.MAX_FAILURES):
             with pytest.raises(ServerUnavailable) as failed:
                 await hub.call(server.session())
-            assert failed.value.code == "PTC-7001" and "broken" in failed.value.message()
+            assert failed.value.code == "PTC-7020" and "broken" in failed.value.message()
         with pytest.raises(ServerGaveUp) as rested:
             await hub.call(server.session())
         assert rested.value.code == "PTC-7004"

@@ -78,3 +78,38 @@ def test_serving_ends_cleanly_when_the_client_closes_stdin(workspace: Path, tmp_
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
+
+
+def _broken_sources(workspace: Path, tmp_path: Path) -> None:
+    """A user-file server whose command is missing and a workspace-file server nobody allowed here."""
+    user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[mcp.servers.gone]\ncommand = "no-such-mcp-server-here"\ntimeout_s = 60\n', "utf-8")
+    (workspace / ".ptc-plus").mkdir()
+    (workspace / ".ptc-plus" / "config.toml").write_text('[mcp.servers.repo]\ncommand = "mcp-server-git"\n', "utf-8")
+
+
+def test_check_writes_every_source_problem_to_stderr(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    _broken_sources(workspace, tmp_path)
+    done = run_cli("mcp-serve", "--check", "--workspace", str(workspace))
+    assert done.code == 0, done.err
+    assert "ptc-plus mcp-serve: MCP server gone cannot start: the command 'no-such-mcp-server-here'" in done.err
+    assert "ptc-plus mcp-serve: MCP server 'repo' comes from the workspace file" in done.err
+    assert f"ptc-plus mcp trust repo --workspace {workspace.resolve()}" in done.err
+    assert "run_code" in done.out
+
+
+def test_serving_writes_every_source_problem_to_stderr(workspace: Path, tmp_path: Path) -> None:
+    _broken_sources(workspace, tmp_path)
+    done = subprocess.run(
+        [CLI, "mcp-serve", "--workspace", str(workspace)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "MCP server gone cannot start" in done.stderr and "PATH searched: /usr/bin:/bin" in done.stderr
+    assert "ptc-plus mcp trust repo" in done.stderr

@@ -246,8 +246,8 @@ def test_mcp_add_list_trust_remove(tmp_path: Path, run_cli: CliRunner) -> None:
     listed = conforms(run_cli("mcp", "list", "--workspace", str(root), "--json"), "mcp-list")
     assert [(s["name"], s["scope"], s["status"], s["code"]) for s in listed["servers"]] == [
         ("r", "workspace", "disabled", "PTC-4310"),
-        ("time", "workspace", "usable", None),
-        ("u", "user", "usable", None),
+        ("time", "workspace", "configured", None),
+        ("u", "user", "configured", None),
     ]
     trusted = conforms(run_cli("mcp", "trust", "r", "--workspace", str(root), "--json"), "mcp-trust")
     assert (trusted["needed"], trusted["changed"]) == (True, True)

@@ -53,7 +53,7 @@ def test_add_writes_the_workspace_file_and_the_users_consent(
     }
     consent = tomllib.loads(user_file(tmp_path).read_text("utf-8"))["mcp"]["consent"]
     assert list(consent) == [os.path.realpath(workspace)]
-    assert statuses(run_cli, workspace) == {"time": "usable"}
+    assert statuses(run_cli, workspace) == {"time": "configured"}
 
     again = run_cli(*argv, "--", "mcp-server-time", "--local-timezone", "UTC")
     assert again.code == 0 and "nothing changed" in again.out
@@ -81,7 +81,7 @@ def test_a_server_a_repository_brings_waits_for_trust_and_for_trust_again_after_
     trusted = run_cli("mcp", "trust", "git", "--workspace", str(workspace))
     assert trusted.code == 0, trusted.err
     assert "git runs: mcp-server-git --repository ." in trusted.out
-    assert statuses(run_cli, workspace) == {"git": "usable"}
+    assert statuses(run_cli, workspace) == {"git": "configured"}
     assert "nothing changed" in run_cli("mcp", "trust", "git", "--workspace", str(workspace)).out
 
     path = workspace_file(workspace)
@@ -106,7 +106,7 @@ def test_remove_takes_the_table_and_its_comment_and_says_when_the_other_file_sti
     done = run_cli("mcp", "remove", "time", "--workspace", str(workspace))
     assert done.code == 0 and "still defined in the other config file" in done.err
     assert workspace_file(workspace).read_text("utf-8") == "version = 1\n\n[runtime]\n"
-    assert statuses(run_cli, workspace) == {"time": "usable"}  # the user's own definition
+    assert statuses(run_cli, workspace) == {"time": "configured"}  # the user's own definition
     assert run_cli("mcp", "remove", "time", "--user", "--workspace", str(workspace)).code == 0
     assert statuses(run_cli, workspace) == {}
     missing = run_cli("mcp", "remove", "time", "--workspace", str(workspace))
@@ -165,3 +165,55 @@ def test_capabilities_plan_and_search_see_the_tools_of_a_trusted_server_and_name
     found = run_cli("capabilities", "search", "what time is it in Tokyo", "--workspace", str(workspace), "--json")
     assert found.code == 0, found.err
     assert "mcp:time/" in found.out
+
+
+BOOM = "import sys\nprint('boom', file=sys.stderr)\nsys.exit(3)\n"
+
+
+def test_list_says_configured_until_check_starts_each_allowed_server_and_reports_usable_or_why(
+    run_cli: CliRunner, workspace: Path, tmp_path: Path
+) -> None:
+    fixture = Path(__file__).parents[1] / "adapters" / "mcp_fixture_server.py"
+    boom = tmp_path / "boom.py"
+    boom.write_text(BOOM, encoding="utf-8")
+    user = user_file(tmp_path)
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(
+        f'[mcp.servers.good]\ncommand = "{sys.executable}"\nargs = ["{fixture}"]\ntimeout_s = 60\n'
+        f'[mcp.servers.boom]\ncommand = "{sys.executable}"\nargs = ["{boom}"]\ntimeout_s = 60\n'
+        '[mcp.servers.missing]\ncommand = "no-such-mcp-server-here"\ntimeout_s = 60\n',
+        encoding="utf-8",
+    )
+    assert statuses(run_cli, workspace) == {"good": "configured", "boom": "configured", "missing": "configured"}
+    done = run_cli("mcp", "list", "--check", "--workspace", str(workspace), "--json")
+    assert done.code == 0, done.err
+    rows = {row["name"]: row for row in done.json()["servers"]}
+    assert {name: row["status"] for name, row in rows.items()} == {
+        "good": "usable",
+        "boom": "unavailable",
+        "missing": "unavailable",
+    }
+    assert rows["good"]["code"] is None and rows["good"]["reason"] is None
+    assert rows["boom"]["code"] == "PTC-7021" and "exited with code 3" in rows["boom"]["reason"]
+    assert "boom" in rows["boom"]["reason"].split("stderr:")[1]
+    assert rows["missing"]["code"] == "PTC-7020" and "absolute path" in rows["missing"]["reason"]
+    for name in ("good", "boom", "missing"):
+        assert f"starting MCP server {name} (waiting up to 60.0s" in done.err
+    human = run_cli("mcp", "list", "--check", "--workspace", str(workspace))
+    assert "boom\tuser\tunavailable\t" in human.out and "good\tuser\tusable\t" in human.out
+    assert "missing: MCP server missing cannot start" in human.out
+
+
+def test_a_plan_waiting_for_a_silent_server_says_so_then_names_the_handshake_timeout(
+    run_cli: CliRunner, workspace: Path, tmp_path: Path
+) -> None:
+    silent = tmp_path / "silent.py"
+    silent.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(3600)\n", encoding="utf-8")
+    user = user_file(tmp_path)
+    user.parent.mkdir(parents=True, exist_ok=True)
+    # The verdict does not depend on speed: this server never answers, whatever the timeout.
+    user.write_text(f'[mcp.servers.silent]\ncommand = "{sys.executable}"\nargs = ["{silent}"]\nstart_timeout_s = 1\n')
+    done = run_cli("capabilities", "plan", "--workspace", str(workspace), "--json")
+    assert done.code == 0, done.err
+    assert "starting MCP server silent (waiting up to 1.0s for its handshake)" in done.err
+    assert any("did not complete the MCP handshake within 1.0s" in line for line in done.json()["sources"])
