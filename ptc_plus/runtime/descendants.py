@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 
 MAX_PASSES = 64
 
@@ -60,14 +61,20 @@ def descendants(pid: int) -> set[int]:
 
 def kill_descendants(pid: int) -> int:
     """SIGKILL every descendant of ``pid`` (not ``pid`` itself) until none is left; how many were signalled."""
+    return kill_until_none(lambda: descendants(pid))
+
+
+def kill_until_none(find: Callable[[], set[int]]) -> int:
+    """SIGKILL every live process ``find`` names, pass after pass until a pass finds none (a process forking
+    during a pass is found by the next; at most :data:`MAX_PASSES`); how many were signalled."""
     killed = 0
     for _ in range(MAX_PASSES):
-        found = {child for child in descendants(pid) if not _zombie(child)}
+        found = {pid for pid in find() if not _zombie(pid)}
         if not found:
             break
-        for child in found:
+        for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
                 killed += 1
     return killed
 

@@ -26,7 +26,7 @@ import os
 import signal
 
 from ptc_plus.runtime.cgroup import RunCgroup
-from ptc_plus.runtime.descendants import MAX_PASSES, descendants
+from ptc_plus.runtime.descendants import descendants, kill_until_none
 from ptc_plus.runtime.process import WorkerProcess
 
 KERNEL_THREADS = 2
@@ -80,19 +80,12 @@ def chain(top: int, bottom: int) -> set[int]:
 def kill_all_but(keep: set[int], top: int, cgroup: RunCgroup | None) -> int:
     """SIGKILL every process of the run (cgroup members, descendants of ``top``) not in ``keep`` until a
     pass finds none; how many were signalled."""
-    killed = 0
-    for _ in range(MAX_PASSES):
+
+    def found() -> set[int]:
         members = cgroup.members() if cgroup is not None else set()
-        found = {
-            pid for pid in (members | descendants(top)) - keep if _state(f"/proc/{pid}/stat") not in (*_GONE, None)
-        }
-        if not found:
-            break
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-    return killed
+        return (members | descendants(top)) - keep
+
+    return kill_until_none(found)
 
 
 async def freeze(worker: WorkerProcess, interpreter: int | None, grace: float) -> tuple[str, str] | None:
