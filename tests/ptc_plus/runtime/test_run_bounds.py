@@ -352,21 +352,13 @@ async def test_brackets_and_commas_inside_strings_are_not_values(workspace: Path
 
 # Text that looks like structure, and escapes, inside strings: what the node count must see through.
 _tricky_text = st.text(alphabet='[]{},:"\\ \nab\u00e9', max_size=12)
-
-
-def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    # A named function, not a lambda: hypothesis checks that ``extend`` uses its argument by reading its
-    # source, and a lambda's source line was once misread mid-suite (a deprecation warning, an error here).
-    return st.lists(children, max_size=6) | st.dictionaries(_tricky_text, children, max_size=6)
-
-
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**63), 2**63)
     | st.floats(allow_nan=False, allow_infinity=False)
     | _tricky_text,
-    _containers,
+    lambda children: st.lists(children, max_size=6) | st.dictionaries(_tricky_text, children, max_size=6),
     max_leaves=40,
 )
 
