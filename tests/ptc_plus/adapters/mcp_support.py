@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,13 @@ def settled_values(session: object) -> Mapping[str, object]:
     assert outer.get("error") is None, outer
     value: Mapping[str, object] = outer["value"]["value"]
     return value
+
+
+def within(condition: Callable[[], bool], bound_s: float = 60.0) -> bool:
+    """Whether ``condition`` holds at some point within a generous bound (polled)."""
+    deadline = time.monotonic() + bound_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -11,8 +11,6 @@ import asyncio
 import os
 import signal
 import sys
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from ptc_plus.adapters.mcp import hub as hub_module
 from ptc_plus.adapters.mcp.errors import RequestTimedOut, ServerCrashed, ServerGaveUp, ServerUnavailable
 from ptc_plus.adapters.mcp.hub import Hub, Server, ServerKey
 
-from .mcp_support import FIXTURE, mark, servers_with  # noqa: F401 - fixture
+from .mcp_support import FIXTURE, mark, servers_with, within  # noqa: F401 - fixture
 
 HOLDER = "test"
 
@@ -169,13 +167,3 @@ async def test_a_hung_call_gets_one_timeout_counts_as_a_failure_and_the_next_cal
     finally:
         await hub.arelease(HOLDER)
     assert servers_with(mark) == []
-
-
-def within(condition: Callable[[], bool], bound_s: float = 60.0) -> bool:
-    """Whether ``condition`` holds at some point within a generous bound (polled)."""
-    deadline = time.monotonic() + bound_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from .mcp_support import (  # noqa: F401 - fixtures
     processes_with,
     servers_with,
     settled_values,
+    within,
     workspace,
 )
 
@@ -138,16 +138,6 @@ def stopped(mark: str) -> list[int]:
     """Processes with ``mark`` in state ``T`` (stopped)."""
     out = subprocess.run(["ps", "-ww", "-eo", "pid=,stat=,args="], capture_output=True, text=True, check=True).stdout
     return [int(line.split()[0]) for line in out.splitlines() if mark in line and line.split()[1].startswith("T")]
-
-
-def within(condition: Callable[[], bool], bound_s: float = 60.0) -> bool:
-    """Whether ``condition`` holds at some point within a generous bound (polled)."""
-    deadline = time.monotonic() + bound_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.mark.asyncio
