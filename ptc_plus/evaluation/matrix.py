@@ -28,8 +28,8 @@ from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import PROVIDER_UNIT, UNIT, Meter, RunMeter, meter_provider
-from ptc_plus.evaluation.results import MODEL, SCRIPTED, Results, RunRecord
-from ptc_plus.evaluation.styles import DEFAULTS, Parameters
+from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, RAN, SCRIPTED, Results, RunRecord
+from ptc_plus.evaluation.styles import DEFAULTS, STATISTICS_STYLES, Parameters
 from ptc_plus.evaluation.task import Style, Suite, Task
 
 DEFAULT_CATALOGS = (20, 200, 2000)
@@ -99,7 +99,7 @@ async def run_matrix(
         for catalog in catalogs:
             statistics: Path | None = None
             warm_error = ""
-            if Style.PTC_PLUS_MATURE in styles:
+            if STATISTICS_STYLES & set(styles):
                 try:
                     statistics = await runner.warm_up(
                         suite,
@@ -116,7 +116,7 @@ async def run_matrix(
             for style in styles:
                 for task in tasks:
                     for repetition in range(repetitions):
-                        if style is Style.PTC_PLUS_MATURE and warm_error:
+                        if style in STATISTICS_STYLES and warm_error:
                             record = _failed(task, style, catalog, repetition, warm_error)
                         else:
                             run = _Run(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
@@ -172,7 +172,7 @@ async def _run(
             run.catalog,
             workdir=run.where,
             model=model,
-            statistics=statistics if run.style is Style.PTC_PLUS_MATURE else None,
+            statistics=statistics if run.style in STATISTICS_STYLES else None,
             parameters=parameters,
             mcp=bridge,
         )
@@ -202,9 +202,10 @@ def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunR
         output=metered.total.output,
         total=metered.total.total,
         first_request_input=metered.first_request_input,
-        passed=result.verdict.passed and not result.error,
-        reason=reason,
+        passed=result.verdict.passed and not result.error and not result.not_runnable,
+        reason=result.not_runnable or reason,
         repetition=repetition,
+        state=NOT_RUNNABLE if result.not_runnable else RAN,
     )
 
 
