@@ -341,9 +341,7 @@ class PlanDriver:
             deps = dependencies(step)
             if not deps <= self._values.keys() | here:
                 continue
-            blind = any(
-                ref.step in here and ref.path and not self._shape_known(tools[ref.step]) for ref in _refs(step)
-            )
+            blind = any(ref.step in here and ref.path and not self._shape_known(tools[ref.step]) for ref in _refs(step))
             if isinstance(step.each, Ref) and step.each.step in here and not self._shape_known(tools[step.each.step]):
                 blind = blind or any(item.path for item in _items_of(step.arguments))
             if not blind:

@@ -58,10 +58,11 @@ def lookup(value: JSONValue, path: Sequence[PathKey]) -> JSONValue:
     for key in path:
         if isinstance(key, int) and isinstance(value, list):
             value = value[key]
-        elif isinstance(key, str) and isinstance(value, dict):
+            continue
+        if isinstance(key, str) and isinstance(value, dict):
             value = value[key]
-        else:
-            raise KeyError(key)
+            continue
+        raise KeyError(key)
     return value
 
 

@@ -28,7 +28,11 @@ ORDERS: dict[str, dict[str, Any]] = {
     }
     for n in range(1, 13)
 }
-CUSTOMERS = {"c-0": {"name": "Ada", "country": "NL"}, "c-1": {"name": "Bo", "country": "DE"}, "c-2": {"name": "Cy", "country": "FR"}}
+CUSTOMERS = {
+    "c-0": {"name": "Ada", "country": "NL"},
+    "c-1": {"name": "Bo", "country": "DE"},
+    "c-2": {"name": "Cy", "country": "FR"},
+}
 RATES = {"NL": 0.21, "DE": 0.19, "FR": 0.2}
 
 
@@ -60,7 +64,9 @@ def tools(workspace: Path, state: Any) -> list[ToolDefinition]:
 
         return decorate
 
-    @define("get_order", "Get one order by its id: customer, net total in EUR, status.", {"order_id": {"type": "string"}})
+    @define(
+        "get_order", "Get one order by its id: customer, net total in EUR, status.", {"order_id": {"type": "string"}}
+    )
     def get_order(arguments: JSONObject) -> JSONValue:
         found = ORDERS.get(str(arguments["order_id"]))
         if found is None:
@@ -210,7 +216,9 @@ INDEPENDENT_PLAN = TaskPlan(
         Turn(
             prompt="What is the status of order o-03, and what is customer c-1's country?",
             steps=(
-                Step(id="status", need="delivery status of an order", tool="order_status", arguments={"order_id": "o-03"}),
+                Step(
+                    id="status", need="delivery status of an order", tool="order_status", arguments={"order_id": "o-03"}
+                ),
                 Step(id="who", need="the customer's country", tool="get_customer", arguments={"customer_id": "c-1"}),
             ),
             reads=(Ref("status", ("status",)), Ref("who", ("country",))),

@@ -122,7 +122,9 @@ def test_tool_search_tries_the_tools_name_then_fails_the_need() -> None:
     assert queries == ["vat please", name_words("tax_rate")] == ["vat please", "tax rate"]
 
 
-def driver_step(driver: PlanDriver, messages: list[dict[str, Any]], *, tools: tuple[str, ...] = (), system: str = "") -> Any:
+def driver_step(
+    driver: PlanDriver, messages: list[dict[str, Any]], *, tools: tuple[str, ...] = (), system: str = ""
+) -> Any:
     request = ModelRequest(
         system=system, messages=tuple(messages), tools=tuple(ToolSpec(name=n, description=n) for n in tools)
     )
@@ -143,7 +145,9 @@ async def test_mature_tool_search_always_loads_the_warm_ups_most_used_tools(tmp_
     # An always-loaded tool is called at once; only the others are searched for.
     first = [c.tool for c in result.exchanges[0].answer.tool_calls]
     needed = ["order_status", "get_customer"]
-    assert sorted(first) == sorted([t for t in needed if t in core] + ["tool_search"] * sum(t not in core for t in needed))
+    assert sorted(first) == sorted(
+        [t for t in needed if t in core] + ["tool_search"] * sum(t not in core for t in needed)
+    )
 
 
 # -- code styles ------------------------------------------------------------------------------------------------
