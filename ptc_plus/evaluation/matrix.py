@@ -28,6 +28,7 @@ from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import PROVIDER_UNIT, UNIT, Meter, RunMeter, meter_provider
+from ptc_plus.evaluation.policy import DEFAULT_CONTEXT_TOKENS
 from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, RAN, SCRIPTED, Results, RunRecord
 from ptc_plus.evaluation.styles import DEFAULTS, STATISTICS_STYLES, Parameters
 from ptc_plus.evaluation.task import Style, Suite, Task
@@ -80,6 +81,7 @@ async def run_matrix(
     command: str = "",
     warmup_families: int = WARMUP_FAMILIES,
     parameters: Parameters = DEFAULTS,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
 ) -> Results:
     """Run every (catalog, style, task, repetition) and return the metered results.
 
@@ -91,6 +93,7 @@ async def run_matrix(
     :param after_run: awaited after each run (real-model mode closes that run's clients).
     :param command: the command line that regenerates these results (written into the report).
     :param parameters: PTC Plus settings every run (and the warm-up) uses instead of the plugin's defaults.
+    :param context_tokens: the model's context: a run with a larger request is recorded as not runnable.
     :raises CatalogTooSmall: a catalog size below the suite's own tools (no run can be measured there).
     """
     meter = Meter() if model is None else None
@@ -121,7 +124,9 @@ async def run_matrix(
                         else:
                             run = _Run(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
                             try:
-                                record = await _run(suite, run, model, statistics, meter, bridge, parameters)
+                                record = await _run(
+                                    suite, run, model, statistics, meter, bridge, parameters, context_tokens
+                                )
                             finally:
                                 if after_run is not None:
                                     await after_run()
@@ -163,6 +168,7 @@ async def _run(
     meter: Meter | None,
     bridge: McpBridge,
     parameters: Parameters,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
 ) -> RunRecord:
     try:
         result = await runner.run_task(
@@ -175,6 +181,7 @@ async def _run(
             statistics=statistics if run.style in STATISTICS_STYLES else None,
             parameters=parameters,
             mcp=bridge,
+            context_tokens=context_tokens,
         )
     except (CatalogTooSmall, DuplicateToolName):
         raise
