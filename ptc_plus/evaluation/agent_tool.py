@@ -35,6 +35,13 @@ AGENT_SCHEMA: JSONObject = {
     "additionalProperties": False,
 }
 
+AGENT_OUTPUT: JSONObject = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "description": "The child's final answer."}},
+    "required": ["answer"],
+}
+"""Declared so a program may read ``["answer"]`` without a probe: the shape is the contract's (ADR 0094)."""
+
 ChildModel = Callable[[SessionIds], Model]
 """Makes the model of one child: told the ids its exchanges are logged under (set before its first step)."""
 
@@ -60,6 +67,7 @@ def agent_tool(
         AGENT,
         description="Start a child agent on a self-contained sub-task; returns its final answer.",
         input_schema=AGENT_SCHEMA,
+        output_schema=AGENT_OUTPUT,
     )
     async def run_child(arguments: JSONObject, context: ToolContext) -> JSONValue:
         caller = context.call.caller

@@ -195,7 +195,7 @@ class ScriptDriver:
             self._answered = True
             return AssistantTurn(text=action.text)
         if isinstance(action, Call):
-            if self._style is Style.TOOL_SEARCH:
+            if self._style in (Style.TOOL_SEARCH, Style.TOOL_SEARCH_MATURE):
                 missing = self._unloaded(request, action.tool)
                 if missing is not None:
                     return self._ask(TOOL_SEARCH, {"query": missing}, program=False, inserted=True)

@@ -158,3 +158,42 @@ class ScriptFailed(EvaluationError):
     """
 
     code = "PTC-7416"
+
+
+class ContextExceeded(EvaluationError):
+    """A request is larger than the model's context: the style is not runnable at this catalog size.
+
+    Not a failure of the product: the run's record says "not runnable" (ADR 0094).
+
+    :ivar params: ``style``, ``tokens``, ``limit``.
+    """
+
+    code = "PTC-7430"
+
+
+class NeedNotFound(EvaluationError):
+    """No discovery round (search with the need's words, with the tool's name, ``inspect``) showed the tool
+    a plan step needs: the run fails, for every style alike.
+
+    :ivar params: ``task``, ``step``, ``tool``.
+    """
+
+    code = "PTC-7431"
+
+
+class StepFailed(EvaluationError):
+    """A plan step's call (or the program running it) still failed after the step's retries.
+
+    :ivar params: ``task``, ``step``, ``detail``.
+    """
+
+    code = "PTC-7432"
+
+
+class PlanMissing(EvaluationError):
+    """A session has no plan: a task with neither plan nor script, or a child whose prompt no child plan has.
+
+    :ivar params: ``task``, ``prompt``.
+    """
+
+    code = "PTC-7433"

@@ -50,6 +50,8 @@ class RunResult:
     :ivar final_text: the root session's final answer (``""`` when the run failed before it).
     :ivar verdict: the oracle's verdict; a failed run is a failed verdict whose reason is the error.
     :ivar error: the error that stopped the run (``"PTC-xxxx: message"``), ``""`` if none.
+    :ivar not_runnable: why the style cannot run at this catalog size (a request beyond the model's
+        context), ``""`` if it can: a state of the record, not a failure of the product.
     """
 
     task: Task
@@ -59,3 +61,4 @@ class RunResult:
     final_text: str
     verdict: Verdict
     error: str = ""
+    not_runnable: str = ""

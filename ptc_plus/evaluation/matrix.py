@@ -28,8 +28,9 @@ from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import PROVIDER_UNIT, UNIT, Meter, RunMeter, meter_provider
-from ptc_plus.evaluation.results import MODEL, SCRIPTED, Results, RunRecord
-from ptc_plus.evaluation.styles import DEFAULTS, Parameters
+from ptc_plus.evaluation.policy import DEFAULT_CONTEXT_TOKENS
+from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, RAN, SCRIPTED, Results, RunRecord
+from ptc_plus.evaluation.styles import DEFAULTS, STATISTICS_STYLES, Parameters
 from ptc_plus.evaluation.task import Style, Suite, Task
 
 DEFAULT_CATALOGS = (20, 200, 2000)
@@ -80,6 +81,7 @@ async def run_matrix(
     command: str = "",
     warmup_families: int = WARMUP_FAMILIES,
     parameters: Parameters = DEFAULTS,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
 ) -> Results:
     """Run every (catalog, style, task, repetition) and return the metered results.
 
@@ -91,6 +93,7 @@ async def run_matrix(
     :param after_run: awaited after each run (real-model mode closes that run's clients).
     :param command: the command line that regenerates these results (written into the report).
     :param parameters: PTC Plus settings every run (and the warm-up) uses instead of the plugin's defaults.
+    :param context_tokens: the model's context: a run with a larger request is recorded as not runnable.
     :raises CatalogTooSmall: a catalog size below the suite's own tools (no run can be measured there).
     """
     meter = Meter() if model is None else None
@@ -99,7 +102,7 @@ async def run_matrix(
         for catalog in catalogs:
             statistics: Path | None = None
             warm_error = ""
-            if Style.PTC_PLUS_MATURE in styles:
+            if STATISTICS_STYLES & set(styles):
                 try:
                     statistics = await runner.warm_up(
                         suite,
@@ -116,12 +119,14 @@ async def run_matrix(
             for style in styles:
                 for task in tasks:
                     for repetition in range(repetitions):
-                        if style is Style.PTC_PLUS_MATURE and warm_error:
+                        if style in STATISTICS_STYLES and warm_error:
                             record = _failed(task, style, catalog, repetition, warm_error)
                         else:
                             run = _Run(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
                             try:
-                                record = await _run(suite, run, model, statistics, meter, bridge, parameters)
+                                record = await _run(
+                                    suite, run, model, statistics, meter, bridge, parameters, context_tokens
+                                )
                             finally:
                                 if after_run is not None:
                                     await after_run()
@@ -163,6 +168,7 @@ async def _run(
     meter: Meter | None,
     bridge: McpBridge,
     parameters: Parameters,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
 ) -> RunRecord:
     try:
         result = await runner.run_task(
@@ -172,9 +178,10 @@ async def _run(
             run.catalog,
             workdir=run.where,
             model=model,
-            statistics=statistics if run.style is Style.PTC_PLUS_MATURE else None,
+            statistics=statistics if run.style in STATISTICS_STYLES else None,
             parameters=parameters,
             mcp=bridge,
+            context_tokens=context_tokens,
         )
     except (CatalogTooSmall, DuplicateToolName):
         raise
@@ -202,9 +209,10 @@ def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunR
         output=metered.total.output,
         total=metered.total.total,
         first_request_input=metered.first_request_input,
-        passed=result.verdict.passed and not result.error,
-        reason=reason,
+        passed=result.verdict.passed and not result.error and not result.not_runnable,
+        reason=result.not_runnable or reason,
         repetition=repetition,
+        state=NOT_RUNNABLE if result.not_runnable else RAN,
     )
 
 

@@ -24,6 +24,9 @@ from hookspecs.serialization import canonical_bytes, structure, unstructure
 RESULTS_VERSION = 1
 SCRIPTED = "scripted"
 MODEL = "model"
+RAN = "ran"
+NOT_RUNNABLE = "not-runnable"
+"""A record's state: the style cannot run at this catalog size (its request exceeds the model's context)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +36,8 @@ class RunRecord:
     :ivar requests: model requests of the whole family (main agent, children, discovery, retries).
     :ivar first_request_input: input tokens of the run's first request: what the catalog costs up front.
     :ivar passed: the oracle's verdict (an engine error is a failure with its error as ``reason``).
+    :ivar state: :data:`RAN`, or :data:`NOT_RUNNABLE` (``passed`` is false, ``reason`` says why; not a
+        failure of the product).
     """
 
     task: str
@@ -48,6 +53,7 @@ class RunRecord:
     passed: bool
     reason: str = ""
     repetition: int = 0
+    state: str = RAN
 
 
 @attrs.frozen(kw_only=True)
@@ -120,6 +126,8 @@ def read(path: Path) -> Results:
 
 __all__ = [
     "MODEL",
+    "NOT_RUNNABLE",
+    "RAN",
     "RESULTS_VERSION",
     "SCRIPTED",
     "Results",

@@ -27,19 +27,24 @@ from ptc_plus.evaluation.errors import (
     CatalogTooSmall,
     ChildScriptMissing,
     CodeModeUnavailable,
+    ContextExceeded,
     DuplicateToolName,
     EvaluationError,
     FillerToolCalled,
     NoWarmUpTasks,
+    PlanMissing,
     StatisticsNotProduced,
     StatisticsRequired,
     WarmUpFailed,
 )
 from ptc_plus.evaluation.exchange import Exchange, ProviderUsage, RunResult
 from ptc_plus.evaluation.mcp_bridge import McpBridge
+from ptc_plus.evaluation.metering import Meter
+from ptc_plus.evaluation.policy import DEFAULT_CONTEXT_TOKENS, PlanDriver
 from ptc_plus.evaluation.styles import (
     CODE_STYLES,
     DEFAULTS,
+    STATISTICS_STYLES,
     Parameters,
     UserDirs,
     isolated_environment,
@@ -47,6 +52,8 @@ from ptc_plus.evaluation.styles import (
     write_config,
 )
 from ptc_plus.evaluation.task import EndState, Style, Suite, Task, Verdict
+from ptc_plus.evaluation.task_plan import child_plans
+from ptc_plus.evaluation.tool_search import most_used_tools
 from ptc_plus.plugin import controller
 from ptc_plus.statistics import workspace_store
 
@@ -118,6 +125,7 @@ async def run_task(
     statistics: Path | None = None,
     parameters: Parameters = DEFAULTS,
     mcp: McpBridge | None = None,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
 ) -> RunResult:
     """Run ``task`` in ``style`` with ``catalog`` host tools in ``workdir/run`` (emptied first: same path, same prompt).
 
@@ -125,17 +133,20 @@ async def run_task(
     :param statistics: the store :func:`warm_up` returned; required by (and only used by) the mature style.
     :param parameters: PTC Plus settings this run overrides (default: none, the plugin's defaults).
     :param mcp: a running bridge to share between runs (its server is stateless); ``None`` starts one.
-    :raises StatisticsRequired: mature style without ``statistics``.
+    :param context_tokens: the model's context: a scripted request beyond it makes the run not runnable
+        (``RunResult.not_runnable``), whatever the style.
+    :raises StatisticsRequired: a mature style without ``statistics``.
     :raises CatalogTooSmall: the suite's own tools exceed ``catalog``.
     :raises DuplicateToolName: two tools of the catalog share a name.
     Everything that goes wrong while the session runs is in the result (``error``, a failed verdict).
     """
-    if style is Style.PTC_PLUS_MATURE and statistics is None:
+    if style in STATISTICS_STYLES and statistics is None:
         raise StatisticsRequired(style=style.value)
     root = _fresh(workdir / "run")
     workspace = root / "workspace"
     workspace.mkdir()
-    setup = setup_for(style, parameters)
+    always = most_used_tools(statistics) if style is Style.TOOL_SEARCH_MATURE and statistics is not None else ()
+    setup = setup_for(style, parameters, always=always)
     write_config(workspace, setup)
     if style is Style.PTC_PLUS_MATURE and statistics is not None:
         target = workspace_store(workspace).path
@@ -145,21 +156,40 @@ async def run_task(
     task.setup(workspace, world)
     log = ExchangeLog()
     failures: list[EvaluationError] = []
-    final_text, error = "", ""
+    final_text, error, not_runnable = "", "", ""
     async with _bridge(mcp) as bridge:
         own = [*suite.tools(workspace, world), *bridge.tools]
         with isolated_environment(UserDirs.under(root / "user")):
             try:
                 final_text = await _session(
-                    suite, task, style, setup.plugins, own, catalog, workspace, root / "state", log, failures, model
+                    suite,
+                    task,
+                    style,
+                    setup.plugins,
+                    own,
+                    catalog,
+                    workspace,
+                    root / "state",
+                    log,
+                    failures,
+                    model,
+                    context_tokens,
                 )
             except (CatalogTooSmall, DuplicateToolName):
                 raise
+            except ContextExceeded as exc:
+                not_runnable = _describe(exc)
             except (PtcError, HostError) as exc:
                 error = _describe(exc)
+    exceeded = [f for f in failures if isinstance(f, ContextExceeded)]
+    if exceeded and not not_runnable:  # a child's request did not fit: the family cannot run either
+        not_runnable = _describe(exceeded[0])
     if failures and not error:
         error = _describe(failures[0])
-    if error:
+    if not_runnable:
+        error = ""
+        verdict = Verdict(passed=False, reason=not_runnable)
+    elif error:
         verdict = Verdict(passed=False, reason=error)
     else:
         verdict = task.oracle(final_text, EndState(workspace=workspace, world=world))
@@ -171,6 +201,7 @@ async def run_task(
         final_text=final_text,
         verdict=verdict,
         error=error,
+        not_runnable=not_runnable,
     )
 
 
@@ -191,15 +222,36 @@ async def _session(
     log: ExchangeLog,
     failures: list[EvaluationError],
     model: ModelFactory | None,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
 ) -> str:
-    """One family: the root session's turn with the task's prompt; returns its final answer."""
+    """One family: the root session's turn(s) with the task's prompt (a plan's turns in order); returns the
+    root's last final answer."""
     children = 0
+    meter = Meter() if model is None and task.plan is not None else None
+    schemas: dict[str, bool] = {}
+
+    def plan_driver(ids: SessionIds, *, root: bool, prefix: str) -> PlanDriver:
+        assert task.plan is not None
+        return PlanDriver(
+            task_id=task.id,
+            plan=task.plan if root else None,
+            style=style,
+            log=log,
+            ids=ids,
+            call_prefix=prefix,
+            children=child_plans(task.plan),
+            output_schemas=schemas,
+            context_tokens=context_tokens,
+            meter=meter,
+        )
 
     def child_model(ids: SessionIds) -> Model:
         nonlocal children
         children += 1
         if model is not None:
             return RecordingModel(model(task, style), log=log, ids=ids)
+        if task.plan is not None:
+            return plan_driver(ids, root=False, prefix=f"child{children}")
         script = task.child_code if style in CODE_STYLES else task.child_native
         if script is None:
             raise ChildScriptMissing(task=task.id, style=style.value)
@@ -217,6 +269,7 @@ async def _session(
     keep = frozenset({RUN_CODE}) if style in CODE_STYLES else frozenset()
     agent = agent_tool(lambda: holder[0], child_model, keep=keep, failures=failures)
     host_tools = catalog_tools(suite, [*own, agent], catalog, failures)
+    schemas.update({d.spec.name: d.spec.output_schema is not None for d in host_tools})
     async with ReferenceHost(
         workspace=workspace,
         state_dir=state,
@@ -231,8 +284,12 @@ async def _session(
         root_model: Model
         if model is not None:
             root_model = RecordingModel(model(task, style), log=log, ids=ids)
+        elif task.plan is not None:
+            root_model = plan_driver(ids, root=True, prefix="call")
         else:
             script = task.code if style in CODE_STYLES else task.native
+            if script is None:
+                raise PlanMissing(task=task.id, prompt=task.prompt)
             root_model = ScriptDriver(
                 task_id=task.id, script=script, style=style, queries=task.queries, log=log, ids=ids
             )
@@ -240,8 +297,11 @@ async def _session(
         ids.session_id = session.agent.session_id
         if style in CODE_STYLES:
             _require_code_mode(host, session.agent, style)
-        summary = await session.run_turn(task.prompt)
-        return summary.final_text
+        prompts = [t.prompt for t in task.plan.turns] if task.plan is not None and model is None else [task.prompt]
+        final_text = ""
+        for prompt in prompts:
+            final_text = (await session.run_turn(prompt)).final_text
+        return final_text
 
 
 def _require_code_mode(host: ReferenceHost, agent: AgentRef, style: Style) -> None:

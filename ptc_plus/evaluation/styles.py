@@ -33,9 +33,12 @@ from ptc_plus.evaluation.task import Style
 from ptc_plus.evaluation.tool_search import ToolSearchPlugin
 from ptc_plus.gate import ENV_VARS
 
-NATIVE_STYLES = frozenset({Style.NATIVE, Style.TOOL_SEARCH})
-CODE_STYLES = frozenset({Style.PTC, Style.PTC_PLUS_COLD, Style.PTC_PLUS_MATURE})
-MANAGED_STYLES = frozenset({Style.PTC_PLUS_COLD, Style.PTC_PLUS_MATURE})
+SEARCH_STYLES = frozenset({Style.TOOL_SEARCH, Style.TOOL_SEARCH_MATURE})
+NATIVE_STYLES = frozenset({Style.NATIVE, Style.NATIVE_SEQUENTIAL, *SEARCH_STYLES})
+CODE_STYLES = frozenset({Style.PTC, Style.PTC_SEARCH, Style.PTC_PLUS_COLD, Style.PTC_PLUS_MATURE, Style.PTC_PLUS_BOTH})
+MANAGED_STYLES = frozenset({Style.PTC_SEARCH, Style.PTC_PLUS_COLD, Style.PTC_PLUS_MATURE, Style.PTC_PLUS_BOTH})
+STATISTICS_STYLES = frozenset({Style.PTC_PLUS_MATURE, Style.TOOL_SEARCH_MATURE})
+"""Styles that read the warm-up's statistics (PTC Plus's plan, tool search's always-loaded tools)."""
 
 GATE_VARIABLES = tuple(sorted(ENV_VARS.values()))
 """The environment variables the gate reads (``PTC_MODE``, ...): none may leak into a run."""
@@ -68,14 +71,25 @@ DEFAULTS = Parameters()
 
 
 def config_text(style: Style, parameters: Parameters = DEFAULTS) -> str | None:
-    """The workspace config of a code style (``None`` for native styles)."""
+    """The workspace config of a code style (``None`` for native styles).
+
+    PTC + tool search is PTC Plus with management on, a budget of 0 (no contract is shown in full, every
+    one is found through ``capabilities.search``) and statistics off (nothing ever becomes full): code mode
+    with deferred contracts, whatever ``parameters`` say about the budget (ADR 0094). ``both`` is PTC Plus
+    cold with ``[runtime] presentation = "both"``.
+    """
     if style not in CODE_STYLES:
         return None
     lines = ["# Written by the token evaluation for this run.", "version = 1", "", "[management]"]
     lines.append(f"enabled = {'true' if style in MANAGED_STYLES else 'false'}")
-    if parameters.budget_tokens is not None:
+    if style is Style.PTC_SEARCH:
+        lines.append("budget_tokens = 0")
+    elif parameters.budget_tokens is not None:
         lines.append(f"budget_tokens = {parameters.budget_tokens}")
-    lines += ["", "[statistics]", "enabled = true", "share_with_user = false"]
+    if style is Style.PTC_PLUS_BOTH:
+        lines += ["", "[runtime]", 'presentation = "both"']
+    statistics = "false" if style is Style.PTC_SEARCH else "true"
+    lines += ["", "[statistics]", f"enabled = {statistics}", "share_with_user = false"]
     for key in ("window", "min_samples", "threshold"):
         value = getattr(parameters, key)
         if value is not None:
@@ -83,13 +97,16 @@ def config_text(style: Style, parameters: Parameters = DEFAULTS) -> str | None:
     return "\n".join([*lines, ""])
 
 
-def setup_for(style: Style, parameters: Parameters = DEFAULTS) -> StyleSetup:
-    """The plugins and config of ``style``; a fresh tool-search plugin per call (its loads are per host)."""
+def setup_for(style: Style, parameters: Parameters = DEFAULTS, *, always: tuple[str, ...] = ()) -> StyleSetup:
+    """The plugins and config of ``style``; a fresh tool-search plugin per call (its loads are per host).
+
+    :param always: tool search's always-loaded tools (the mature variant's, from the warm-up statistics).
+    """
     plugins: tuple[object, ...]
-    if style is Style.NATIVE:
+    if style in (Style.NATIVE, Style.NATIVE_SEQUENTIAL):
         plugins = ()
-    elif style is Style.TOOL_SEARCH:
-        plugins = (ToolSearchPlugin(),)
+    elif style in SEARCH_STYLES:
+        plugins = (ToolSearchPlugin(always=always),)
     else:
         plugins = (ptc_plus.plugin,)
     return StyleSetup(plugins=plugins, config=config_text(style, parameters))

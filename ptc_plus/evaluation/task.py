@@ -31,21 +31,31 @@ import attrs
 
 from hookspecs.services import ToolDefinition
 from hookspecs.types import JSONObject, JSONValue, ToolSpec
+from ptc_plus.evaluation.task_plan import TaskPlan
 
 
 class Style(enum.Enum):
-    """How the model is given its tools (the issue's five styles)."""
+    """How the model is given its tools (the issue's styles; ADR 0094 for how a plan runs in each)."""
 
     NATIVE = "native"
-    """Plugin off: every schema in every request, one JSON call per step."""
+    """Plugin off: every schema in every request; a plan's independent calls go out in one response."""
+    NATIVE_SEQUENTIAL = "native-sequential"
+    """As native, but one call per model step: the bound on the other side of batching."""
     TOOL_SEARCH = "tool-search"
     """Plugin off: schemas deferred, loaded by a ``tool_search`` tool (the anchor's pattern)."""
+    TOOL_SEARCH_MATURE = "tool-search-mature"
+    """Tool search with the most used tools of the warm-up statistics always loaded."""
     PTC = "ptc"
     """Plugin on, management off: ``run_code`` with the full SDK."""
+    PTC_SEARCH = "ptc-search"
+    """Code mode with every contract deferred, found through ``capabilities.search`` (management on,
+    budget 0, no statistics): the "code execution with MCP" pattern."""
     PTC_PLUS_COLD = "ptc-plus-cold"
     """Management on, no statistics."""
     PTC_PLUS_MATURE = "ptc-plus-mature"
     """Management on, statistics from the warm-up families (never the measured tasks)."""
+    PTC_PLUS_BOTH = "ptc-plus-both"
+    """PTC Plus cold with the ``both`` presentation: code mode, and the full tools offered directly too."""
 
 
 @attrs.frozen(kw_only=True)
@@ -123,23 +133,26 @@ class Task:
         ``multi-step``, ``long-tail``, ``child``, ``recovery``, ``one-call``, ``mcp``, ...).
     :ivar prompt: the user's message.
     :ivar setup: writes the task's fixtures into the workspace and the world before the session starts.
-    :ivar native: the native script (also run by the tool-search style).
-    :ivar code: the code-mode script (PTC and both PTC Plus styles).
+    :ivar native: the native script (also run by the tool-search styles); ``None`` for a task with a plan.
+    :ivar code: the code-mode script (every code style); ``None`` for a task with a plan.
     :ivar queries: per tool name, the words a model would search with when it lacks the tool's contract.
     :ivar child: for a task with a child agent: the child's scripts are given by :attr:`child_native` and
         :attr:`child_code`; the parent starts it through the ``agent`` tool.
+    :ivar plan: the task as a plan (:mod:`.task_plan`): when set, every style runs it through its policy
+        (:mod:`.policy`) and the scripts are not used.
     """
 
     id: str
     category: str
     prompt: str
     setup: Callable[[Path, Any], None]
-    native: Script
-    code: Script
     oracle: Oracle
+    native: Script | None = None
+    code: Script | None = None
     queries: Mapping[str, str] = attrs.field(factory=dict)
     child_native: Script | None = None
     child_code: Script | None = None
+    plan: TaskPlan | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -64,9 +64,13 @@ class Step:
     :ivar arguments: the call's arguments: literals, :class:`Ref`, :class:`Item`.
     :ivar after: steps that must finish first although no argument reads them (side effects: write, then
         read).
-    :ivar each: a fan-out: one call per item of the list this reference names (:class:`Item` in the
-        arguments is that item); the step's result is the list of the calls' results, in order.
+    :ivar each: a fan-out: one call per item of the list this reference names, or of a literal list the
+        user gave (:class:`Item` in the arguments is that item); the step's result is the list of the calls'
+        results, in order.
     :ivar retries: how many times a model retries the call after an error result (a flaky service).
+    :ivar child: for a step whose tool starts a child agent (``agent``): the plan the child session follows.
+        Its first turn's prompt is the ``prompt`` argument, so a child's driver finds its plan from the
+        user message it receives.
     """
 
     id: str
@@ -74,8 +78,9 @@ class Step:
     tool: str
     arguments: Mapping[str, Argument] = attrs.field(factory=dict)
     after: tuple[str, ...] = ()
-    each: Ref | None = None
+    each: Ref | tuple[JSONValue, ...] | None = None
     retries: int = 0
+    child: TaskPlan | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -105,7 +110,7 @@ class TaskPlan:
 def dependencies(step: Step) -> frozenset[str]:
     """Every step ``step`` must wait for: ``after`` and every step one of its references reads."""
     found: set[str] = set(step.after)
-    if step.each is not None:
+    if isinstance(step.each, Ref):
         found.add(step.each.step)
 
     def walk(value: Argument) -> None:
@@ -120,3 +125,18 @@ def dependencies(step: Step) -> frozenset[str]:
 
     walk(dict(step.arguments))
     return frozenset(found)
+
+
+def steps_of(plan: TaskPlan) -> tuple[Step, ...]:
+    """Every step of ``plan``, its turns in order."""
+    return tuple(step for turn in plan.turns for step in turn.steps)
+
+
+def child_plans(plan: TaskPlan) -> dict[str, TaskPlan]:
+    """Per first prompt, every child plan ``plan`` starts (children of children too)."""
+    found: dict[str, TaskPlan] = {}
+    for step in steps_of(plan):
+        if step.child is not None and step.child.turns:
+            found.setdefault(step.child.turns[0].prompt, step.child)
+            found.update({k: v for k, v in child_plans(step.child).items() if k not in found})
+    return found

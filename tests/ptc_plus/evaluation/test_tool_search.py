@@ -9,7 +9,7 @@ import pytest
 
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
 from ptc_plus.evaluation.runner import filler_definition
-from ptc_plus.evaluation.tool_search import MAX_RESULTS, ToolSearchPlugin
+from ptc_plus.evaluation.tool_search import MAX_RESULTS, ToolSearchPlugin, anchor_request
 from tests.ptc_plus.evaluation.tiny_suite import World, filler, tools
 
 
@@ -44,9 +44,11 @@ async def test_only_tool_search_then_the_loaded_tools_are_offered(tmp_path: Path
         found = orjson.loads(third.messages[-1]["content"])
         names = [t["name"] for t in found["loaded"]]
         assert names[0] == "weather_forecast" and len(names) <= MAX_RESULTS
-        # The schemas come with the tool list, not in the result (that would bill them twice).
-        assert all(set(t) == {"name", "description"} for t in found["loaded"])
+        # The definitions sit in the result (the anchor's expanded reference); the host offers the tools so
+        # it dispatches them, and the anchor's wire request drops them from the list (ADR 0094).
+        assert all(set(t) == {"name", "description", "input_schema"} for t in found["loaded"])
         assert [t.name for t in third.tools] == ["tool_search", *names]
+        assert [t.name for t in anchor_request(third).tools] == ["tool_search"]
         assert orjson.loads(fourth.messages[-1]["content"]) == {"city": "Oslo", "sky": "snow"}
         assert plugin.loaded(session.agent.session_id) == names
 
