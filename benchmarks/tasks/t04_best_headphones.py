@@ -6,8 +6,11 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
+from .derived import derive
 from .oracles import has_number, judge
 from .world import queries
 
@@ -56,6 +59,41 @@ def oracle(answer: str, end: EndState) -> Verdict:
             (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
         ]
     )
+
+
+def _best(products: list[Any]) -> JSONValue:
+    best: JSONValue = min(products, key=lambda p: (-p["rating"], p["price"]))
+    return best
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(values[0]).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="headphones",
+                    need="all headphones in our product catalog",
+                    tool="search_products",
+                    arguments={"category": "headphones"},
+                ),
+                Step(
+                    id="details",
+                    need="a product's average rating and price",
+                    tool="get_product",
+                    arguments={"product_id": Item(("id",))},
+                    each=Ref("headphones", ("products",)),
+                ),
+            ),
+            reads=(derive(Ref("details"), _best),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

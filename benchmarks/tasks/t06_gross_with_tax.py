@@ -6,7 +6,9 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .oracles import has_number, judge
 from .world import queries
@@ -56,6 +58,38 @@ def oracle(answer: str, end: EndState) -> Verdict:
     country = end.world.data.customers[order["customer_id"]]["country"]
     gross = round(order["total"] * (1 + TAX_RATES[country]), 2)
     return judge([(has_number(answer, gross, 0.011), f"the gross amount {gross:.2f} is missing")])
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    net, country, rate = values
+    return _answer(float(str(net)), str(country), float(str(rate))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(id="order", need=f"the net total of order {ORDER} and who placed it", tool="get_order", arguments={"order_id": ORDER}),
+                Step(
+                    id="customer",
+                    need="which country the customer lives in",
+                    tool="get_customer",
+                    arguments={"customer_id": Ref("order", ("customer_id",))},
+                ),
+                Step(
+                    id="vat",
+                    need="the standard VAT rate of that country",
+                    tool="tax_rate",
+                    arguments={"country": Ref("customer", ("country",))},
+                ),
+            ),
+            reads=(Ref("order", ("total",)), Ref("customer", ("country",)), Ref("vat", ("standard_rate",))),
+            answer=_plan_answer,
+        ),
+    )
+)
+
 
 
 TASK = Task(

@@ -7,8 +7,11 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
+from .derived import derive
 from .oracles import has_number, judge
 from .world import queries
 
@@ -86,6 +89,80 @@ def oracle(answer: str, end: EndState) -> Verdict:
             (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
         ]
     )
+
+
+def _most_reviewed(products: list[Any]) -> JSONValue:
+    best = max(products, key=lambda p: p["reviews"])
+    return {"id": best["id"], "reviews": best["reviews"]}
+
+
+def _product_id(answer: str) -> JSONValue:
+    import re
+
+    match = re.search(r"p-\d{3}", answer)
+    if match is None:
+        raise ValueError(f"the sub-agent named no product: {answer!r}")
+    return match.group()
+
+
+def _child_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _child_answer(values[0]).text
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(values[0]).text
+
+
+CHILD_PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=CHILD_PROMPT,
+            steps=(
+                Step(
+                    id="monitors",
+                    need="all monitors in our product catalog",
+                    tool="search_products",
+                    arguments={"category": "monitors"},
+                ),
+                Step(
+                    id="details",
+                    need="how many reviews a product has",
+                    tool="get_product",
+                    arguments={"product_id": Item(("id",))},
+                    each=Ref("monitors", ("products",)),
+                ),
+            ),
+            reads=(derive(Ref("details"), _most_reviewed),),
+            answer=_child_plan_answer,
+        ),
+    )
+)
+"""What the sub-agent does: the policy runs it in the child session the ``agent`` step starts."""
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="delegate",
+                    need="hand a search to a sub-agent",
+                    tool="agent",
+                    arguments={"prompt": CHILD_PROMPT},
+                ),
+                Step(
+                    id="product",
+                    need="the name and price of the product the sub-agent found",
+                    tool="get_product",
+                    arguments={"product_id": derive(Ref("delegate", ("answer",)), _product_id)},
+                ),
+            ),
+            reads=(Ref("product"),),
+            answer=_plan_answer,
+        ),
+    )
+)
+
 
 
 TASK = Task(

@@ -6,7 +6,9 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .oracles import has_number, judge
 from .world import queries
@@ -41,6 +43,30 @@ def code() -> Generator[Action, Observation, None]:
 def oracle(answer: str, end: EndState) -> Verdict:
     km = round(MILES * 1609.344 / 1000, 2)
     return judge([(has_number(answer, km), f"{km} km is missing")])
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(float(str(values[0]))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="km",
+                    need="convert a distance from miles to kilometres",
+                    tool="convert_units",
+                    arguments={"value": MILES, "from_unit": "mi", "to_unit": "km"},
+                ),
+            ),
+            reads=(Ref("km", ("value",)),),
+            answer=_plan_answer,
+        ),
+    )
+)
+
 
 
 TASK = Task(

@@ -11,7 +11,9 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .oracles import judge
 from .world import queries
@@ -61,6 +63,30 @@ def oracle(answer: str, end: EndState) -> Verdict:
     source = datetime.datetime.combine(datetime.date.today(), datetime.time(hours, minutes), ZoneInfo(SOURCE))
     clock = source.astimezone(ZoneInfo(TARGET)).strftime("%H:%M")
     return judge([(clock in answer, f"the time {clock} is missing")])
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(target_clock(values[0])).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="converted",
+                    need="convert a time of day from one city's time zone to another's",
+                    tool="convert_time",
+                    arguments=dict(ARGUMENTS),
+                ),
+            ),
+            reads=(Ref("converted"),),
+            answer=_plan_answer,
+        ),
+    )
+)
+
 
 
 TASK = Task(

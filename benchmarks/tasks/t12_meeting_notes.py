@@ -6,8 +6,11 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
+from .derived import derive
 from .oracles import has_number, judge, notes_in
 from .world import queries
 
@@ -85,6 +88,45 @@ def oracle(answer: str, end: EndState) -> Verdict:
             (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
         ]
     )
+
+
+def _action_notes(lines: list[str]) -> JSONValue:
+    notes = []
+    for line in lines:
+        if line.startswith("ACTION:"):
+            action, _, owner = line.removeprefix("ACTION:").strip().rpartition(" (owner: ")
+            notes.append({"title": action, "body": "Owner: " + owner.rstrip(")")})
+    return notes
+
+
+def _count(added: list[Any]) -> JSONValue:
+    return len(added)
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(int(str(values[0]))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(id="minutes", need=f"read the meeting minutes in {MINUTES}", tool="read_file", arguments={"path": MINUTES}),
+                Step(
+                    id="notes",
+                    need="add a note with a title, a body and a tag",
+                    tool="notes_add",
+                    arguments={"title": Item(("title",)), "body": Item(("body",)), "tags": ["action"]},
+                    each=derive(Ref("minutes", ("lines",)), _action_notes),
+                ),
+            ),
+            reads=(derive(Ref("notes"), _count),),
+            answer=_plan_answer,
+        ),
+    )
+)
+
 
 
 TASK = Task(

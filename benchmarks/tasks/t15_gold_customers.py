@@ -6,8 +6,11 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
+from .derived import derive
 from .oracles import has_number, judge
 from .world import queries
 
@@ -59,6 +62,42 @@ def oracle(answer: str, end: EndState) -> Verdict:
             (not missing, f"not named: {missing}"),
         ]
     )
+
+
+def _gold(customers: list[Any]) -> JSONValue:
+    return [{"id": c["id"], "name": c["name"]} for c in customers if c["tier"] == "gold"]
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    gold: Any = values[0]
+    return _answer(list(gold)).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="dutch",
+                    need="our customers in the Netherlands",
+                    tool="search_customers",
+                    arguments={"country": COUNTRY},
+                ),
+                Step(
+                    id="details",
+                    need="a customer's loyalty tier",
+                    tool="get_customer",
+                    arguments={"customer_id": Item(("id",))},
+                    each=Ref("dutch", ("customers",)),
+                ),
+            ),
+            reads=(derive(Ref("details"), _gold),),
+            answer=_plan_answer,
+        ),
+    )
+)
+
 
 
 TASK = Task(

@@ -11,8 +11,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
 
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+
+from .derived import derive
 from .oracles import has_number, judge, notes_in
 from .world import queries
 
@@ -308,3 +312,154 @@ TASKS = (
         queries=queries("warehouse_stock"),
     ),
 )
+
+
+# ---------------------------------------------------------------- the warm-up tasks as plans
+
+
+def _w01_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    name, every, done = values
+    assert isinstance(every, list) and isinstance(done, list)
+    return _w01_answer(len(every), len(done), str(name)).text
+
+
+def _w02_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _w02_answer(list(values)).text
+
+
+def _w03_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    path, lines = values
+    return _w03_answer(str(path), int(str(lines))).text
+
+
+def _w04_count_average(products: list[Any]) -> JSONValue:
+    prices = [product["price"] for product in products]
+    return {"count": len(prices), "average": round(sum(prices) / len(prices), 2)}
+
+
+def _w04_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    found: Any = values[0]
+    return _w04_answer(found["count"], found["average"]).text
+
+
+def _w05_body(order: Any) -> JSONValue:
+    return f"{order['id']} is {order['status']} (total {order['total']:.2f} EUR)."
+
+
+def _w05_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return f"Noted: {values[0]}"
+
+
+def _w06_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return f"Berlin holds {values[0]} units of {W06_PRODUCT}."
+
+
+def _one_turn(task: Task, steps: tuple[Step, ...], reads: tuple[Ref, ...], answer: Any) -> TaskPlan:
+    return TaskPlan(turns=(Turn(prompt=task.prompt, steps=steps, reads=reads, answer=answer),))
+
+
+_W05_BODY = derive(Ref("order"), _w05_body)
+PLANS: dict[str, TaskPlan] = {
+    "w01-customer-orders": _one_turn(
+        TASKS[0],
+        (
+            Step(
+                id="customer",
+                need=f"the name of customer {W01_CUSTOMER}",
+                tool="get_customer",
+                arguments={"customer_id": W01_CUSTOMER},
+            ),
+            Step(
+                id="every",
+                need=f"all orders customer {W01_CUSTOMER} placed",
+                tool="list_order_ids",
+                arguments={"customer_id": W01_CUSTOMER},
+            ),
+            Step(
+                id="delivered",
+                need=f"the delivered orders of customer {W01_CUSTOMER}",
+                tool="list_order_ids",
+                arguments={"customer_id": W01_CUSTOMER, "status": "delivered"},
+            ),
+        ),
+        (Ref("customer", ("name",)), Ref("every", ("order_ids",)), Ref("delivered", ("order_ids",))),
+        _w01_plan_answer,
+    ),
+    "w02-compare-prices": _one_turn(
+        TASKS[1],
+        tuple(
+            Step(id=pid, need=f"the price of product {pid}", tool="get_product", arguments={"product_id": pid})
+            for pid in W02_PRODUCTS
+        ),
+        tuple(Ref(pid) for pid in W02_PRODUCTS),
+        _w02_plan_answer,
+    ),
+    "w03-find-fixme": _one_turn(
+        TASKS[2],
+        (
+            Step(id="found", need="which file mentions FIXME", tool="search_files", arguments={"query": "FIXME"}),
+            Step(
+                id="content",
+                need="how many lines that file has",
+                tool="read_file",
+                arguments={"path": Ref("found", ("matches", 0, "path"))},
+            ),
+        ),
+        (Ref("found", ("matches", 0, "path")), Ref("content", ("total_lines",))),
+        _w03_plan_answer,
+    ),
+    "w04-average-price": _one_turn(
+        TASKS[3],
+        (
+            Step(
+                id="mice",
+                need="all mice in our product catalog",
+                tool="search_products",
+                arguments={"category": "mice"},
+            ),
+            Step(
+                id="details",
+                need="a product's price",
+                tool="get_product",
+                arguments={"product_id": Item(("id",))},
+                each=Ref("mice", ("products",)),
+            ),
+        ),
+        (derive(Ref("details"), _w04_count_average),),
+        _w04_plan_answer,
+    ),
+    "w05-note-order": _one_turn(
+        TASKS[4],
+        (
+            Step(
+                id="order",
+                need=f"the status and total of order {W05_ORDER}",
+                tool="get_order",
+                arguments={"order_id": W05_ORDER},
+            ),
+            Step(
+                id="note",
+                need="add a note with a title, a body and a tag",
+                tool="notes_add",
+                arguments={"title": f"Order {W05_ORDER} status", "body": _W05_BODY, "tags": ["orders"]},
+            ),
+        ),
+        (_W05_BODY,),
+        _w05_plan_answer,
+    ),
+    "w06-berlin-stock": _one_turn(
+        TASKS[5],
+        (
+            Step(
+                id="stock",
+                need=f"units of {W06_PRODUCT} in stock in each warehouse",
+                tool="warehouse_stock",
+                arguments={"product_id": W06_PRODUCT},
+                retries=1,  # the inventory service's first answer of a run is a 503 "try again"
+            ),
+        ),
+        (Ref("stock", ("warehouses", "berlin")),),
+        _w06_plan_answer,
+    ),
+}
+"""The warm-up tasks as plans, by task id."""
