@@ -128,4 +128,4 @@ class PlanExecutor:
         raise AssertionError("unreachable")  # the loop returns or raises
 
 
-__all__ = ["ROOT", "AGENT_TOOL", "PlanExecutor", "PlanFailed", "ToolCaller", "child_of", "resolve", "value_at"]
+__all__ = ["AGENT_TOOL", "ROOT", "PlanExecutor", "PlanFailed", "ToolCaller", "child_of", "resolve", "value_at"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
@@ -10,10 +11,10 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import has_number, verdict
 from .world import queries
 
 PROMPT = "How many TODO comments are there in the Python files of this workspace, and which file has the most of them?"
@@ -89,11 +90,14 @@ def oracle(answer: str, end: EndState) -> Verdict:
         if "todo" in line.lower()
     )
     top, _ = per_file.most_common(1)[0]
-    return judge(
+    named = {path for path in per_file if path in answer} | set(re.findall(r"[\w/]+\.py\b", answer))
+    return verdict(
+        answer,
         [
             (has_number(answer, per_file.total()), f"the total {per_file.total()} is missing"),
             (top in answer, f"the file with the most ({top}) is missing"),
-        ]
+            (named <= {top}, f"other files named as the one with the most: {sorted(named - {top})}"),
+        ],
     )
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 COUNT = 200
@@ -55,11 +55,14 @@ def oracle(answer: str, end: EndState) -> Verdict:
     orders = [end.world.data.orders[f"o-{n:04d}"] for n in range(1, COUNT + 1)]
     delivered = [o for o in orders if o["status"] == "delivered"]
     revenue = round(sum(o["total"] for o in delivered), 2)
-    return judge(
+    wrong = only(amounts(answer, "EUR"), [revenue], 0.011)
+    return verdict(
+        answer,
         [
             (has_number(answer, len(delivered)), f"the count {len(delivered)} is missing"),
             (has_number(answer, revenue, 0.011), f"the revenue {revenue:.2f} is missing"),
-        ]
+            (not wrong, f"other amounts stated: {wrong}"),
+        ],
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import judge
+from .oracles import ids, verdict
 from .world import queries
 
 VIP_FILE = "crm/vip_customers.csv"
@@ -65,13 +64,14 @@ def oracle(answer: str, end: EndState) -> Verdict:
     vips = _vips((end.workspace / VIP_FILE).read_text(encoding="utf-8").splitlines())
     returned = {o["customer_id"] for o in end.world.data.orders.values() if o["status"] == "returned"}
     expected = {cid for cid in vips if cid in returned}
-    named = set(re.findall(r"c-\d{3}", answer))
-    return judge(
+    named = ids(answer, "c")
+    return verdict(
+        answer,
         [
             (bool(expected), "the fixture has no VIP with a returned order"),
             (expected <= named, f"missing: {sorted(expected - named)}"),
-            (not (named & set(vips)) - expected, f"wrongly named: {sorted((named & set(vips)) - expected)}"),
-        ]
+            (named <= expected, f"wrongly named: {sorted(named - expected)}"),
+        ],
     )
 
 
@@ -94,7 +94,12 @@ PLAN = TaskPlan(
         Turn(
             prompt=PROMPT,
             steps=(
-                Step(id="vips", need=f"read the VIP customer list in {VIP_FILE}", tool="read_file", arguments={"path": VIP_FILE}),
+                Step(
+                    id="vips",
+                    need=f"read the VIP customer list in {VIP_FILE}",
+                    tool="read_file",
+                    arguments={"path": VIP_FILE},
+                ),
                 Step(
                     id="returned",
                     need="the returned orders of a customer",

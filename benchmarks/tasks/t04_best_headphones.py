@@ -11,7 +11,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, ids, only, verdict
 from .world import queries
 
 PROMPT = (
@@ -53,11 +53,18 @@ def code() -> Generator[Action, Observation, None]:
 def oracle(answer: str, end: EndState) -> Verdict:
     candidates = [p for p in end.world.data.products.values() if p["category"] == "headphones"]
     best = min(candidates, key=lambda p: (-p["rating"], p["price"]))
-    return judge(
+    others = {p["id"] for p in candidates} - {best["id"]}
+    named = ids(answer, "p") | {p["id"] for p in candidates if p["name"] in answer}
+    wrong = only(amounts(answer, "EUR"), [best["price"]])
+    return verdict(
+        answer,
         [
             (best["id"] in answer, f"the product id {best['id']} is missing"),
             (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
-        ]
+            (not named & others, f"other headphones named: {sorted(named & others)}"),
+            (not named - others - {best["id"]}, f"products that are not headphones named: {sorted(named - others)}"),
+            (not wrong, f"other prices stated: {wrong}"),
+        ],
     )
 
 

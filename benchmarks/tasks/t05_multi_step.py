@@ -8,10 +8,10 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import judge
+from .oracles import ids, judge, verdict
 from .world import queries
 
 ORDER = "o-0137"
@@ -71,11 +71,18 @@ def oracle(answer: str, end: EndState) -> Verdict:
         return judge([(False, f"the fixture gives {customer} no other order")])
     priciest = max(orders[others[-1]]["items"], key=lambda item: item["unit_price"])
     name = end.world.data.products[priciest["product_id"]]["name"]
-    return judge(
+    products = ids(answer, "p")
+    return verdict(
+        answer,
         [
             (priciest["product_id"] in answer, f"the product id {priciest['product_id']} is missing"),
             (name in answer, f"the product name {name!r} is missing"),
-        ]
+            (
+                products <= {priciest["product_id"]},
+                f"other products named: {sorted(products - {priciest['product_id']})}",
+            ),
+            (ids(answer, "o") <= {ORDER, others[-1]}, f"another order named as the latest: {sorted(ids(answer, 'o'))}"),
+        ],
     )
 
 
@@ -123,7 +130,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

@@ -8,9 +8,9 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, stated_after, verdict
 from .world import queries
 
 ORDER = "o-0042"
@@ -56,8 +56,18 @@ def oracle(answer: str, end: EndState) -> Verdict:
 
     order = end.world.data.orders[ORDER]
     country = end.world.data.customers[order["customer_id"]]["country"]
-    gross = round(order["total"] * (1 + TAX_RATES[country]), 2)
-    return judge([(has_number(answer, gross, 0.011), f"the gross amount {gross:.2f} is missing")])
+    net = order["total"]
+    gross = round(net * (1 + TAX_RATES[country]), 2)
+    as_gross, as_net = stated_after(answer, "gross"), stated_after(answer, "net")
+    return verdict(
+        answer,
+        [
+            (has_number(answer, gross, 0.011), f"the gross amount {gross:.2f} is missing"),
+            (bool(as_gross) and not only(as_gross, [gross], 0.011), f"the amount called gross is not {gross:.2f}"),
+            (not only(as_net, [net], 0.011), f"the amount called net is not {net:.2f}"),
+            (not only(amounts(answer, "EUR"), [net, gross], 0.011), "an amount that is neither net nor gross"),
+        ],
+    )
 
 
 def _plan_answer(values: tuple[JSONValue, ...]) -> str:
@@ -70,7 +80,12 @@ PLAN = TaskPlan(
         Turn(
             prompt=PROMPT,
             steps=(
-                Step(id="order", need=f"the net total of order {ORDER} and who placed it", tool="get_order", arguments={"order_id": ORDER}),
+                Step(
+                    id="order",
+                    need=f"the net total of order {ORDER} and who placed it",
+                    tool="get_order",
+                    arguments={"order_id": ORDER},
+                ),
                 Step(
                     id="customer",
                     need="which country the customer lives in",
@@ -89,7 +104,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

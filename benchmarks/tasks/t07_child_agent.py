@@ -12,7 +12,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, ids, only, verdict
 from .world import queries
 
 PROMPT = (
@@ -83,11 +83,18 @@ def code() -> Generator[Action, Observation, None]:
 def oracle(answer: str, end: EndState) -> Verdict:
     monitors = [p for p in end.world.data.products.values() if p["category"] == "monitors"]
     best = max(monitors, key=lambda p: p["reviews"])
-    return judge(
+    others = [p["name"] for p in monitors if p["id"] != best["id"] and p["name"] not in best["name"]]
+    return verdict(
+        answer,
         [
             (best["name"] in answer, f"the name {best['name']!r} is missing"),
             (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
-        ]
+            (not [n for n in others if n in answer], "other monitors named"),
+            (ids(answer, "p") <= {best["id"]}, f"other products named: {sorted(ids(answer, 'p') - {best['id']})}"),
+            (not only(amounts(answer, "EUR"), [best["price"]]), "other prices stated"),
+            # The task is to delegate: a child session (not the root) must have searched the catalog.
+            (end.world.child_calls["search_products"] > 0, "no child agent searched the catalog"),
+        ],
     )
 
 
@@ -162,7 +169,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

@@ -8,9 +8,9 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 PRODUCT = "p-012"
@@ -49,11 +49,14 @@ def code() -> Generator[Action, Observation, None]:
 
 def oracle(answer: str, end: EndState) -> Verdict:
     total = sum(end.world.data.stock[PRODUCT].values())
-    return judge(
+    wrong = only(amounts(answer, "units"), [total])
+    return verdict(
+        answer,
         [
             (has_number(answer, total), f"the total {total} is missing"),
+            (not wrong, f"other unit counts stated as the total: {wrong}"),
             (end.world.calls["warehouse_stock"] >= 2, "the run never met (and recovered from) the outage"),
-        ]
+        ],
     )
 
 
@@ -79,7 +82,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

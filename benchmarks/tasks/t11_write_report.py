@@ -8,10 +8,10 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import has_number, numbers, only, verdict
 from .world import queries
 
 CUSTOMER = "c-049"
@@ -55,12 +55,14 @@ def oracle(answer: str, end: EndState) -> Verdict:
     ]
     report = end.workspace / REPORT
     written = report.read_text(encoding="utf-8").split() if report.is_file() else None
-    return judge(
+    return verdict(
+        answer,
         [
             (written is not None, f"{REPORT} was not written"),
             (written is None or sorted(written) == sorted(expected), f"{REPORT} holds {written}, not {expected}"),
             (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
-        ]
+            (not only(numbers(answer), [len(expected)]), "another count stated"),
+        ],
     )
 
 
@@ -99,7 +101,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

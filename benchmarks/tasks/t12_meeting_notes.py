@@ -11,7 +11,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge, notes_in
+from .oracles import amounts, has_number, notes_in, only, verdict
 from .world import queries
 
 MINUTES = "meeting/minutes.md"
@@ -81,12 +81,14 @@ def oracle(answer: str, end: EndState) -> Verdict:
     expected = action_items((end.workspace / MINUTES).read_text(encoding="utf-8").splitlines())
     tagged = [(title, body) for title, body, tags in notes_in(end.workspace) if "action" in tags]
     missing = [action for action, owner in expected if not any(t == action and owner in b for t, b in tagged)]
-    return judge(
+    return verdict(
+        answer,
         [
             (not missing, f"no action note for {missing}"),
             (len(tagged) == len(expected), f"{len(tagged)} action notes, expected {len(expected)}"),
             (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
-        ]
+            (not only(amounts(answer, "notes"), [len(expected)]), "another count of notes stated"),
+        ],
     )
 
 
@@ -112,7 +114,12 @@ PLAN = TaskPlan(
         Turn(
             prompt=PROMPT,
             steps=(
-                Step(id="minutes", need=f"read the meeting minutes in {MINUTES}", tool="read_file", arguments={"path": MINUTES}),
+                Step(
+                    id="minutes",
+                    need=f"read the meeting minutes in {MINUTES}",
+                    tool="read_file",
+                    arguments={"path": MINUTES},
+                ),
                 Step(
                     id="notes",
                     need="add a note with a title, a body and a tag",
@@ -126,7 +133,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

@@ -11,7 +11,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 ORDER = "o-0088"
@@ -72,7 +72,11 @@ def oracle(answer: str, end: EndState) -> Verdict:
     order = data.orders[ORDER]
     weight = round(sum(i["quantity"] * data.products[i["product_id"]]["weight_kg"] for i in order["items"]), 2)
     price = shipping_price(data.customers[order["customer_id"]]["country"], weight)
-    return judge([(has_number(answer, price), f"the price {price:.2f} is missing")])
+    wrong = only(amounts(answer, "EUR"), [price])
+    return verdict(
+        answer,
+        [(has_number(answer, price), f"the price {price:.2f} is missing"), (not wrong, f"other prices: {wrong}")],
+    )
 
 
 def _weight(items: list[Any], products: list[Any]) -> JSONValue:
@@ -122,7 +126,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

@@ -12,7 +12,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 FOLDER = "data/invoices"
@@ -67,7 +67,14 @@ def oracle(answer: str, end: EndState) -> Verdict:
     total = round(
         sum(month_total(p.read_text(encoding="utf-8").splitlines()) for p in (end.workspace / FOLDER).glob("*.csv")), 2
     )
-    return judge([(has_number(answer, total, 0.011), f"the total {total:.2f} is missing")])
+    wrong = only(amounts(answer, "EUR"), [total], 0.011)
+    return verdict(
+        answer,
+        [
+            (has_number(answer, total, 0.011), f"the total {total:.2f} is missing"),
+            (not wrong, f"other totals: {wrong}"),
+        ],
+    )
 
 
 def _count(entries: list[Any]) -> JSONValue:
@@ -110,7 +117,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

@@ -11,7 +11,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, ids, only, verdict
 from .world import queries
 
 COUNTRY = "NL"
@@ -54,13 +54,23 @@ def code() -> Generator[Action, Observation, None]:
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
-    gold = [c for c in end.world.data.customers.values() if c["country"] == COUNTRY and c["tier"] == "gold"]
+    local = [c for c in end.world.data.customers.values() if c["country"] == COUNTRY]
+    gold = [c for c in local if c["tier"] == "gold"]
     missing = [c["id"] for c in gold if c["id"] not in answer and c["name"] not in answer]
-    return judge(
+    gold_names = {c["name"] for c in gold}
+    wrong = sorted(
+        {c["id"] for c in local if c["tier"] != "gold" and c["name"] not in gold_names and c["name"] in answer}
+        | (ids(answer, "c") - {c["id"] for c in gold})
+    )
+    counts = only(amounts(answer, "customers"), [len(gold)])
+    return verdict(
+        answer,
         [
             (has_number(answer, len(gold)), f"the count {len(gold)} is missing"),
             (not missing, f"not named: {missing}"),
-        ]
+            (not wrong, f"customers who are not gold in {COUNTRY} named: {wrong}"),
+            (not counts, f"other counts of customers stated: {counts}"),
+        ],
     )
 
 
@@ -97,7 +107,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

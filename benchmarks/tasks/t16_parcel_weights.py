@@ -9,10 +9,10 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 PARCELS = "data/parcels.csv"
@@ -56,7 +56,10 @@ def code() -> Generator[Action, Observation, None]:
 
 def oracle(answer: str, end: EndState) -> Verdict:
     kg = round(pounds((end.workspace / PARCELS).read_text(encoding="utf-8").splitlines()) * 0.45359237, 2)
-    return judge([(has_number(answer, kg, 0.011), f"{kg} kg is missing")])
+    wrong = only(amounts(answer, "kg"), [kg], 0.011)
+    return verdict(
+        answer, [(has_number(answer, kg, 0.011), f"{kg} kg is missing"), (not wrong, f"other weights in kg: {wrong}")]
+    )
 
 
 def _pounds(lines: list[str]) -> JSONValue:
@@ -74,7 +77,12 @@ PLAN = TaskPlan(
         Turn(
             prompt=PROMPT,
             steps=(
-                Step(id="parcels", need=f"read the parcel list in {PARCELS}", tool="read_file", arguments={"path": PARCELS}),
+                Step(
+                    id="parcels",
+                    need=f"read the parcel list in {PARCELS}",
+                    tool="read_file",
+                    arguments={"path": PARCELS},
+                ),
                 Step(
                     id="kg",
                     need="convert a weight from pounds to kilograms",
@@ -87,7 +95,6 @@ PLAN = TaskPlan(
         ),
     )
 )
-
 
 
 TASK = Task(

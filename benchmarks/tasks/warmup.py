@@ -13,7 +13,6 @@ from typing import Any
 
 from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
