@@ -16,7 +16,7 @@ from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation
 from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
 from .derived import derive
-from .oracles import has_number, judge, notes_in
+from .oracles import amounts, has_number, ids, notes_in, only, verdict
 from .world import queries
 
 
@@ -58,11 +58,14 @@ return {{"name": customer["name"], "total": len(every["order_ids"]), "delivered"
 def _w01_oracle(answer: str, end: EndState) -> Verdict:
     mine = [o for o in end.world.data.orders.values() if o["customer_id"] == W01_CUSTOMER]
     delivered = sum(o["status"] == "delivered" for o in mine)
-    return judge(
+    return verdict(
+        answer,
         [
             (has_number(answer, len(mine)), f"the order count {len(mine)} is missing"),
             (has_number(answer, delivered), f"the delivered count {delivered} is missing"),
-        ]
+            (not only(amounts(answer, "orders"), [len(mine)]), f"a count of orders other than {len(mine)}"),
+            (not only(amounts(answer, "were delivered"), [delivered]), f"a delivered count other than {delivered}"),
+        ],
     )
 
 
@@ -96,7 +99,15 @@ def _w02_code() -> Generator[Action, Observation, None]:
 
 def _w02_oracle(answer: str, end: EndState) -> Verdict:
     products = [end.world.data.products[pid] for pid in W02_PRODUCTS]
-    return judge([(has_number(answer, p["price"]), f"the price of {p['id']} is missing") for p in products])
+    cheaper = min(products, key=lambda p: p["price"])["id"]
+    verdict_words = answer.rpartition("cheaper")[2]
+    return verdict(
+        answer,
+        [
+            *[(has_number(answer, p["price"]), f"the price of {p['id']} is missing") for p in products],
+            (ids(verdict_words, "p") == {cheaper}, f"{cheaper} is not named the cheaper one"),
+        ],
+    )
 
 
 # w03 — find a marker across files, then read the file that has it.
@@ -139,7 +150,9 @@ def _w03_oracle(answer: str, end: EndState) -> Verdict:
     hits = [p for p in sorted((end.workspace / "lib").glob("*.txt")) if "FIXME" in p.read_text(encoding="utf-8")]
     lines = len(hits[0].read_text(encoding="utf-8").splitlines())
     path = str(hits[0].relative_to(end.workspace))
-    return judge([(path in answer, f"{path} is missing"), (has_number(answer, lines), f"{lines} lines is missing")])
+    return verdict(
+        answer, [(path in answer, f"{path} is missing"), (has_number(answer, lines), f"{lines} lines is missing")]
+    )
 
 
 # w04 — the average price of a category.
@@ -172,7 +185,11 @@ return {"count": len(prices), "average": round(sum(prices) / len(prices), 2)}"""
 def _w04_oracle(answer: str, end: EndState) -> Verdict:
     prices = [p["price"] for p in end.world.data.products.values() if p["category"] == "mice"]
     average = round(sum(prices) / len(prices), 2)
-    return judge([(has_number(answer, average, 0.011), f"the average {average:.2f} is missing")])
+    wrong = only(amounts(answer, "EUR"), [average], 0.011)
+    return verdict(
+        answer,
+        [(has_number(answer, average, 0.011), f"the average {average:.2f} is missing"), (not wrong, f"other: {wrong}")],
+    )
 
 
 # w05 — note an order's status (changes state).
@@ -204,12 +221,13 @@ return body""",
 def _w05_oracle(answer: str, end: EndState) -> Verdict:
     order = end.world.data.orders[W05_ORDER]
     notes = [n for n in notes_in(end.workspace) if W05_ORDER in n[0] and order["status"] in n[1] and "orders" in n[2]]
-    return judge(
+    return verdict(
+        answer,
         [
             (len(notes) == 1, f"expected one 'orders' note saying {order['status']}"),
             (order["status"] in answer, f"the status {order['status']} is missing"),
             (has_number(answer, order["total"]), f"the total {order['total']} is missing"),
-        ]
+        ],
     )
 
 
@@ -241,11 +259,13 @@ return stock["warehouses"]["berlin"]""",
 
 def _w06_oracle(answer: str, end: EndState) -> Verdict:
     units = end.world.data.stock[W06_PRODUCT]["berlin"]
-    return judge(
+    return verdict(
+        answer,
         [
             (has_number(answer, units), f"{units} units is missing"),
+            (not only(amounts(answer, "units"), [units]), f"a count other than {units} units"),
             (end.world.calls["warehouse_stock"] >= 2, "the run never met (and recovered from) the outage"),
-        ]
+        ],
     )
 
 
