@@ -168,3 +168,10 @@ def test_a_derived_values_program_text_computes_what_its_function_does(task: Tas
         assert namespace[value.name](*sources) == value.fn(*sources), value.name
         tree = ast.parse(value.code)
         assert not [n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign) or getattr(n, "annotation", None)]
+
+
+def test_no_prompt_or_plan_names_an_absolute_path() -> None:
+    # Counts must not depend on where the run lives: tasks speak of workspace-relative paths only.
+    for task in ALL_TASKS:
+        texts = [task.prompt, *(repr(dict(s.arguments)) + s.need for s in _steps(PLANS[task.id]))]
+        assert not [t for t in texts if re.search(r"(?<![\w.])/(?:tmp|home|var|work|root)\b", t)], task.id
