@@ -10,7 +10,17 @@ different suites are never compared as one.
   and ``shipping_quote``; the demo tools bound to the workspace).
 - ``catalog.py``: ``filler(n)``, schema-only tools to reach a catalog size.
 - ``tNN_*.py``: one measured task each; ``warmup.py``: the warm-up set
-  (never measured), whose families build the mature statistics.
+  (never measured), whose families build the mature statistics. Each task
+  is also a ``PLAN`` (``ptc_plus.evaluation.task_plan``): its needs in the
+  user's words, tools, arguments and dependencies, written once for every
+  style; ``PLANS`` maps every task id to it, ``CHILD_PLANS`` the child
+  task's id to its sub-agent's plan.
+- ``derived.py``: values a model works out between calls (an extension of
+  the plan types, marked as such until the policy owns it);
+  ``plan_check.py``: a plan executed directly against the tools, which the
+  tests hold to each task's oracle.
+- ``oracles.py``: the rule every oracle applies: one stated answer and it is
+  right, nothing wrong named, hedges fail.
 
 The engine loads this file by path as a package (relative imports), reads
 ``SUITE`` and runs every task in every style.
