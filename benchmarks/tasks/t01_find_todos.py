@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import has_number, verdict
 from .world import queries
 
 PROMPT = "How many TODO comments are there in the Python files of this workspace, and which file has the most of them?"
@@ -86,12 +90,50 @@ def oracle(answer: str, end: EndState) -> Verdict:
         if "todo" in line.lower()
     )
     top, _ = per_file.most_common(1)[0]
-    return judge(
+    named = {path for path in per_file if path in answer} | set(re.findall(r"[\w/]+\.py\b", answer))
+    return verdict(
+        answer,
         [
             (has_number(answer, per_file.total()), f"the total {per_file.total()} is missing"),
             (top in answer, f"the file with the most ({top}) is missing"),
-        ]
+            (named <= {top}, f"other files named as the one with the most: {sorted(named - {top})}"),
+        ],
     )
+
+
+def _todo_counts(matches: list[Any]) -> JSONValue:
+    import collections
+
+    per_file = collections.Counter(match["path"] for match in matches)
+    top, most = per_file.most_common(1)[0]
+    return {"total": per_file.total(), "files": len(per_file), "top": top, "top_count": most}
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    found: Any = values[0]
+    return (
+        f"There are {found['total']} TODO comments in {found['files']} Python files; "
+        f"{found['top']} has the most ({found['top_count']})."
+    )
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="todos",
+                    need="find every TODO comment in the Python files",
+                    tool="search_files",
+                    arguments={"query": "TODO", "glob": "*.py", "max_results": 1000},
+                ),
+            ),
+            reads=(derive(Ref("todos", ("matches",)), _todo_counts),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

@@ -6,9 +6,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 COUNT = 200
@@ -52,12 +55,47 @@ def oracle(answer: str, end: EndState) -> Verdict:
     orders = [end.world.data.orders[f"o-{n:04d}"] for n in range(1, COUNT + 1)]
     delivered = [o for o in orders if o["status"] == "delivered"]
     revenue = round(sum(o["total"] for o in delivered), 2)
-    return judge(
+    wrong = only(amounts(answer, "EUR"), [revenue], 0.011)
+    return verdict(
+        answer,
         [
             (has_number(answer, len(delivered)), f"the count {len(delivered)} is missing"),
             (has_number(answer, revenue, 0.011), f"the revenue {revenue:.2f} is missing"),
-        ]
+            (not wrong, f"other amounts stated: {wrong}"),
+        ],
     )
+
+
+def _delivered_revenue(*orders: Any) -> JSONValue:
+    delivered = [order for order in orders if order["status"] == "delivered"]
+    return {"delivered": len(delivered), "revenue": round(sum(order["total"] for order in delivered), 2)}
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    found: Any = values[0]
+    return _answer(found["delivered"], found["revenue"]).text
+
+
+# The user names the 200 ids: 200 independent steps (a native model sends them in one response).
+ORDER_STEPS = tuple(
+    Step(
+        id=f"order-{number:04d}",
+        need=f"the status and total of order o-{number:04d}",
+        tool="get_order",
+        arguments={"order_id": f"o-{number:04d}"},
+    )
+    for number in range(1, COUNT + 1)
+)
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=ORDER_STEPS,
+            reads=(derive(tuple(Ref(step.id) for step in ORDER_STEPS), _delivered_revenue),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

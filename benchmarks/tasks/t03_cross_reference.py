@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
-from .oracles import judge
+from .derived import derive
+from .oracles import ids, verdict
 from .world import queries
 
 VIP_FILE = "crm/vip_customers.csv"
@@ -62,14 +64,55 @@ def oracle(answer: str, end: EndState) -> Verdict:
     vips = _vips((end.workspace / VIP_FILE).read_text(encoding="utf-8").splitlines())
     returned = {o["customer_id"] for o in end.world.data.orders.values() if o["status"] == "returned"}
     expected = {cid for cid in vips if cid in returned}
-    named = set(re.findall(r"c-\d{3}", answer))
-    return judge(
+    named = ids(answer, "c")
+    return verdict(
+        answer,
         [
             (bool(expected), "the fixture has no VIP with a returned order"),
             (expected <= named, f"missing: {sorted(expected - named)}"),
-            (not (named & set(vips)) - expected, f"wrongly named: {sorted((named & set(vips)) - expected)}"),
-        ]
+            (named <= expected, f"wrongly named: {sorted(named - expected)}"),
+        ],
     )
+
+
+def _vip_ids(lines: list[str]) -> JSONValue:
+    return [line.split(",")[0] for line in lines[1:] if line.strip()]
+
+
+def _with_returned(lines: list[str], returned: list[Any]) -> JSONValue:
+    ids = [line.split(",")[0] for line in lines[1:] if line.strip()]
+    return [cid for cid, found in zip(ids, returned, strict=True) if found["order_ids"]]
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    found: Any = values[0]
+    return _answer(list(found)).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="vips",
+                    need=f"read the VIP customer list in {VIP_FILE}",
+                    tool="read_file",
+                    arguments={"path": VIP_FILE},
+                ),
+                Step(
+                    id="returned",
+                    need="the returned orders of a customer",
+                    tool="list_order_ids",
+                    arguments={"customer_id": Item(), "status": "returned"},
+                    each=derive(Ref("vips", ("lines",)), _vip_ids),
+                ),
+            ),
+            reads=(derive((Ref("vips", ("lines",)), Ref("returned")), _with_returned),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

@@ -6,9 +6,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import amounts, has_number, ids, only, verdict
 from .world import queries
 
 PROMPT = (
@@ -50,12 +53,54 @@ def code() -> Generator[Action, Observation, None]:
 def oracle(answer: str, end: EndState) -> Verdict:
     candidates = [p for p in end.world.data.products.values() if p["category"] == "headphones"]
     best = min(candidates, key=lambda p: (-p["rating"], p["price"]))
-    return judge(
+    others = {p["id"] for p in candidates} - {best["id"]}
+    named = ids(answer, "p") | {p["id"] for p in candidates if p["name"] in answer}
+    wrong = only(amounts(answer, "EUR"), [best["price"]])
+    return verdict(
+        answer,
         [
             (best["id"] in answer, f"the product id {best['id']} is missing"),
             (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
-        ]
+            (not named & others, f"other headphones named: {sorted(named & others)}"),
+            (not named - others - {best["id"]}, f"products that are not headphones named: {sorted(named - others)}"),
+            (not wrong, f"other prices stated: {wrong}"),
+        ],
     )
+
+
+def _best(products: list[Any]) -> JSONValue:
+    best: JSONValue = min(products, key=lambda p: (-p["rating"], p["price"]))
+    return best
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(values[0]).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="headphones",
+                    need="all headphones in our product catalog",
+                    tool="search_products",
+                    arguments={"category": "headphones"},
+                ),
+                Step(
+                    id="details",
+                    need="a product's average rating and price",
+                    tool="get_product",
+                    arguments={"product_id": Item(("id",))},
+                    each=Ref("headphones", ("products",)),
+                ),
+            ),
+            reads=(derive(Ref("details"), _best),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

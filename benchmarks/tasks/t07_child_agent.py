@@ -7,9 +7,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import amounts, has_number, ids, only, verdict
 from .world import queries
 
 PROMPT = (
@@ -80,12 +83,92 @@ def code() -> Generator[Action, Observation, None]:
 def oracle(answer: str, end: EndState) -> Verdict:
     monitors = [p for p in end.world.data.products.values() if p["category"] == "monitors"]
     best = max(monitors, key=lambda p: p["reviews"])
-    return judge(
+    others = [p["name"] for p in monitors if p["id"] != best["id"] and p["name"] not in best["name"]]
+    return verdict(
+        answer,
         [
             (best["name"] in answer, f"the name {best['name']!r} is missing"),
             (has_number(answer, best["price"]), f"the price {best['price']} is missing"),
-        ]
+            (not [n for n in others if n in answer], "other monitors named"),
+            (ids(answer, "p") <= {best["id"]}, f"other products named: {sorted(ids(answer, 'p') - {best['id']})}"),
+            (not only(amounts(answer, "EUR"), [best["price"]]), "other prices stated"),
+            # The task is to delegate: a child session (not the root) must have searched the catalog.
+            (end.world.child_calls["search_products"] > 0, "no child agent searched the catalog"),
+        ],
     )
+
+
+def _most_reviewed(products: list[Any]) -> JSONValue:
+    best = max(products, key=lambda p: p["reviews"])
+    return {"id": best["id"], "reviews": best["reviews"]}
+
+
+def _product_id(answer: str) -> JSONValue:
+    import re
+
+    match = re.search(r"p-\d{3}", answer)
+    if match is None:
+        raise ValueError(f"the sub-agent named no product: {answer!r}")
+    return match.group()
+
+
+def _child_plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _child_answer(values[0]).text
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(values[0]).text
+
+
+CHILD_PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=CHILD_PROMPT,
+            steps=(
+                Step(
+                    id="monitors",
+                    need="all monitors in our product catalog",
+                    tool="search_products",
+                    arguments={"category": "monitors"},
+                ),
+                Step(
+                    id="details",
+                    need="how many reviews a product has",
+                    tool="get_product",
+                    arguments={"product_id": Item(("id",))},
+                    each=Ref("monitors", ("products",)),
+                ),
+            ),
+            reads=(derive(Ref("details"), _most_reviewed),),
+            answer=_child_plan_answer,
+        ),
+    )
+)
+"""What the sub-agent does: the policy runs it in the child session the ``agent`` step starts."""
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="delegate",
+                    need="hand a search to a sub-agent",
+                    tool="agent",
+                    arguments={"prompt": CHILD_PROMPT},
+                ),
+                Step(
+                    id="product",
+                    need="the name and price of the product the sub-agent found",
+                    tool="get_product",
+                    arguments={"product_id": derive(Ref("delegate", ("answer",)), _product_id)},
+                ),
+            ),
+            reads=(Ref("product"),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

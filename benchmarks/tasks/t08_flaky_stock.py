@@ -6,9 +6,11 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 PRODUCT = "p-012"
@@ -47,12 +49,39 @@ def code() -> Generator[Action, Observation, None]:
 
 def oracle(answer: str, end: EndState) -> Verdict:
     total = sum(end.world.data.stock[PRODUCT].values())
-    return judge(
+    wrong = only(amounts(answer, "units"), [total])
+    return verdict(
+        answer,
         [
             (has_number(answer, total), f"the total {total} is missing"),
+            (not wrong, f"other unit counts stated as the total: {wrong}"),
             (end.world.calls["warehouse_stock"] >= 2, "the run never met (and recovered from) the outage"),
-        ]
+        ],
     )
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(values[0]).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="stock",
+                    need=f"units of {PRODUCT} in stock in each warehouse",
+                    tool="warehouse_stock",
+                    arguments={"product_id": PRODUCT},
+                    retries=1,  # the inventory service's first answer of a run is a 503 "try again"
+                ),
+            ),
+            reads=(Ref("stock", ("warehouses",)),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

@@ -6,9 +6,11 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 MILES = 26.2
@@ -40,7 +42,33 @@ def code() -> Generator[Action, Observation, None]:
 
 def oracle(answer: str, end: EndState) -> Verdict:
     km = round(MILES * 1609.344 / 1000, 2)
-    return judge([(has_number(answer, km), f"{km} km is missing")])
+    wrong = only(amounts(answer, "km"), [km])
+    return verdict(
+        answer, [(has_number(answer, km), f"{km} km is missing"), (not wrong, f"other distances stated: {wrong}")]
+    )
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(float(str(values[0]))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="km",
+                    need="convert a distance from miles to kilometres",
+                    tool="convert_units",
+                    arguments={"value": MILES, "from_unit": "mi", "to_unit": "km"},
+                ),
+            ),
+            reads=(Ref("km", ("value",)),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

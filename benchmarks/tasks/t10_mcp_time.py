@@ -11,9 +11,11 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import judge
+from .oracles import verdict
 from .world import queries
 
 SOURCE, TARGET, TIME = "Asia/Tokyo", "Asia/Kolkata", "09:30"
@@ -60,7 +62,34 @@ def oracle(answer: str, end: EndState) -> Verdict:
     hours, minutes = map(int, TIME.split(":"))
     source = datetime.datetime.combine(datetime.date.today(), datetime.time(hours, minutes), ZoneInfo(SOURCE))
     clock = source.astimezone(ZoneInfo(TARGET)).strftime("%H:%M")
-    return judge([(clock in answer, f"the time {clock} is missing")])
+    clocks = set(re.findall(r"\b\d{1,2}:\d\d\b", answer)) - {TIME}
+    return verdict(
+        answer,
+        [(clock in answer, f"the time {clock} is missing"), (clocks <= {clock}, f"other times: {sorted(clocks)}")],
+    )
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(target_clock(values[0])).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="converted",
+                    need="convert a time of day from one city's time zone to another's",
+                    tool="convert_time",
+                    arguments=dict(ARGUMENTS),
+                ),
+            ),
+            reads=(Ref("converted"),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

@@ -6,9 +6,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import has_number, numbers, only, verdict
 from .world import queries
 
 CUSTOMER = "c-049"
@@ -52,13 +55,52 @@ def oracle(answer: str, end: EndState) -> Verdict:
     ]
     report = end.workspace / REPORT
     written = report.read_text(encoding="utf-8").split() if report.is_file() else None
-    return judge(
+    return verdict(
+        answer,
         [
             (written is not None, f"{REPORT} was not written"),
             (written is None or sorted(written) == sorted(expected), f"{REPORT} holds {written}, not {expected}"),
             (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
-        ]
+            (not only(numbers(answer), [len(expected)]), "another count stated"),
+        ],
     )
+
+
+def _report_text(order_ids: list[str]) -> JSONValue:
+    return "\n".join(order_ids) + "\n"
+
+
+def _count(order_ids: list[str]) -> JSONValue:
+    return len(order_ids)
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(int(str(values[0]))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="shipped",
+                    need=f"the shipped orders of customer {CUSTOMER}",
+                    tool="list_order_ids",
+                    arguments={"customer_id": CUSTOMER, "status": "shipped"},
+                ),
+                Step(
+                    id="report",
+                    need=f"save a text file at {REPORT}",
+                    tool="write_file",
+                    arguments={"path": REPORT, "content": derive(Ref("shipped", ("order_ids",)), _report_text)},
+                ),
+            ),
+            reads=(derive(Ref("shipped", ("order_ids",)), _count),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

@@ -6,9 +6,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge, notes_in
+from .derived import derive
+from .oracles import amounts, has_number, notes_in, only, verdict
 from .world import queries
 
 MINUTES = "meeting/minutes.md"
@@ -78,13 +81,58 @@ def oracle(answer: str, end: EndState) -> Verdict:
     expected = action_items((end.workspace / MINUTES).read_text(encoding="utf-8").splitlines())
     tagged = [(title, body) for title, body, tags in notes_in(end.workspace) if "action" in tags]
     missing = [action for action, owner in expected if not any(t == action and owner in b for t, b in tagged)]
-    return judge(
+    return verdict(
+        answer,
         [
             (not missing, f"no action note for {missing}"),
             (len(tagged) == len(expected), f"{len(tagged)} action notes, expected {len(expected)}"),
             (has_number(answer, len(expected)), f"the count {len(expected)} is missing"),
-        ]
+            (not only(amounts(answer, "notes"), [len(expected)]), "another count of notes stated"),
+        ],
     )
+
+
+def _action_notes(lines: list[str]) -> JSONValue:
+    notes = []
+    for line in lines:
+        if line.startswith("ACTION:"):
+            action, _, owner = line.removeprefix("ACTION:").strip().rpartition(" (owner: ")
+            notes.append({"title": action, "body": "Owner: " + owner.rstrip(")")})
+    return notes
+
+
+def _count(added: list[Any]) -> JSONValue:
+    return len(added)
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    return _answer(int(str(values[0]))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="minutes",
+                    need=f"read the meeting minutes in {MINUTES}",
+                    tool="read_file",
+                    arguments={"path": MINUTES},
+                ),
+                Step(
+                    id="notes",
+                    need="add a note with a title, a body and a tag",
+                    tool="notes_add",
+                    arguments={"title": Item(("title",)), "body": Item(("body",)), "tags": ["action"]},
+                    each=derive(Ref("minutes", ("lines",)), _action_notes),
+                ),
+            ),
+            reads=(derive(Ref("notes"), _count),),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

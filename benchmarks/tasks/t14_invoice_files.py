@@ -7,9 +7,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 FOLDER = "data/invoices"
@@ -64,7 +67,56 @@ def oracle(answer: str, end: EndState) -> Verdict:
     total = round(
         sum(month_total(p.read_text(encoding="utf-8").splitlines()) for p in (end.workspace / FOLDER).glob("*.csv")), 2
     )
-    return judge([(has_number(answer, total, 0.011), f"the total {total:.2f} is missing")])
+    wrong = only(amounts(answer, "EUR"), [total], 0.011)
+    return verdict(
+        answer,
+        [
+            (has_number(answer, total, 0.011), f"the total {total:.2f} is missing"),
+            (not wrong, f"other totals: {wrong}"),
+        ],
+    )
+
+
+def _count(entries: list[Any]) -> JSONValue:
+    return len(entries)
+
+
+def _october_total(tables: list[Any]) -> JSONValue:
+    total = 0.0
+    for table in tables:
+        total += sum(float(row.split(",")[2]) for row in table["lines"][1:] if row.startswith("2026-10"))
+    return round(total, 2)
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    files, total = values
+    return _answer(int(str(files)), float(str(total))).text
+
+
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="listing",
+                    need=f"the CSV files in the folder {FOLDER}",
+                    tool="list_files",
+                    arguments={"path": FOLDER, "pattern": "*.csv"},
+                ),
+                Step(
+                    id="tables",
+                    need="read a CSV file",
+                    tool="read_file",
+                    arguments={"path": Item(("path",))},
+                    each=Ref("listing", ("entries",)),
+                ),
+            ),
+            reads=(derive(Ref("listing", ("entries",)), _count), derive(Ref("tables"), _october_total)),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

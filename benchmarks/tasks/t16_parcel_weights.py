@@ -7,9 +7,12 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from hookspecs.types import JSONValue
 from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
-from .oracles import has_number, judge
+from .derived import derive
+from .oracles import amounts, has_number, only, verdict
 from .world import queries
 
 PARCELS = "data/parcels.csv"
@@ -53,7 +56,45 @@ def code() -> Generator[Action, Observation, None]:
 
 def oracle(answer: str, end: EndState) -> Verdict:
     kg = round(pounds((end.workspace / PARCELS).read_text(encoding="utf-8").splitlines()) * 0.45359237, 2)
-    return judge([(has_number(answer, kg, 0.011), f"{kg} kg is missing")])
+    wrong = only(amounts(answer, "kg"), [kg], 0.011)
+    return verdict(
+        answer, [(has_number(answer, kg, 0.011), f"{kg} kg is missing"), (not wrong, f"other weights in kg: {wrong}")]
+    )
+
+
+def _pounds(lines: list[str]) -> JSONValue:
+    return round(sum(float(line.split(",")[1]) for line in lines[1:] if line.strip()), 1)
+
+
+def _plan_answer(values: tuple[JSONValue, ...]) -> str:
+    lb, kg = values
+    return _answer(float(str(lb)), float(str(kg))).text
+
+
+_POUNDS = derive(Ref("parcels", ("lines",)), _pounds)
+PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=PROMPT,
+            steps=(
+                Step(
+                    id="parcels",
+                    need=f"read the parcel list in {PARCELS}",
+                    tool="read_file",
+                    arguments={"path": PARCELS},
+                ),
+                Step(
+                    id="kg",
+                    need="convert a weight from pounds to kilograms",
+                    tool="convert_units",
+                    arguments={"value": _POUNDS, "from_unit": "lb", "to_unit": "kg"},
+                ),
+            ),
+            reads=(_POUNDS, Ref("kg", ("value",))),
+            answer=_plan_answer,
+        ),
+    )
+)
 
 
 TASK = Task(

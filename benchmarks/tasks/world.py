@@ -123,6 +123,16 @@ class World:
     """Calls that reached each world tool's body (failed ones included)."""
     stock_failed: bool = False
     """Whether ``warehouse_stock`` already had its one failure this run."""
+    child_calls: collections.Counter[str] = attrs.field(factory=collections.Counter)
+    """Of :attr:`calls`, those a child session made (its caller's session is not its family's root): how an
+    oracle sees that work was delegated."""
+
+    def record(self, tool: str, context: ToolContext) -> None:
+        """Count a call of ``tool`` that reached its body, and whether a child session made it."""
+        self.calls[tool] += 1
+        caller = context.call.caller
+        if caller.session_id != caller.family_id:
+            self.child_calls[tool] += 1
 
 
 def make_world(workspace: Path) -> World:
@@ -174,7 +184,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         output_schema=_object({"order_ids": {"type": "array", "items": {"type": "string"}}}, ["order_ids"]),
     )
     async def list_order_ids(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["list_order_ids"] += 1
+        world.record("list_order_ids", ctx)
         ids: list[JSONValue] = [
             oid
             for oid, order in data.orders.items()
@@ -210,7 +220,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         },
     )
     async def get_order(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["get_order"] += 1
+        world.record("get_order", ctx)
         return lookup(data.orders, str(args["order_id"]), "order")
 
     @tool(
@@ -219,7 +229,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         input_schema=_object({"customer_id": _string("The customer id, e.g. 'c-007'.")}, ["customer_id"]),
     )
     async def get_customer(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["get_customer"] += 1
+        world.record("get_customer", ctx)
         return lookup(data.customers, str(args["customer_id"]), "customer")
 
     @tool(
@@ -234,7 +244,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         ),
     )
     async def search_customers(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["search_customers"] += 1
+        world.record("search_customers", ctx)
         name = str(args.get("name", "")).lower()
         found: list[JSONValue] = [
             {"id": c["id"], "name": c["name"]}
@@ -250,7 +260,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         input_schema=_object({"product_id": _string("The product id, e.g. 'p-012'.")}, ["product_id"]),
     )
     async def get_product(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["get_product"] += 1
+        world.record("get_product", ctx)
         return lookup(data.products, str(args["product_id"]), "product")
 
     @tool(
@@ -266,7 +276,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         ),
     )
     async def search_products(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["search_products"] += 1
+        world.record("search_products", ctx)
         query = str(args.get("query", "")).lower()
         found: list[JSONValue] = [
             {"id": p["id"], "name": p["name"]}
@@ -282,7 +292,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         input_schema=_object({"product_id": _string("The product id, e.g. 'p-012'.")}, ["product_id"]),
     )
     async def warehouse_stock(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["warehouse_stock"] += 1
+        world.record("warehouse_stock", ctx)
         if not world.stock_failed:
             # The inventory service's first answer of every run is an outage: the recovery task's error.
             world.stock_failed = True
@@ -299,7 +309,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         input_schema=_object({"country": _string("ISO country code, e.g. 'DE'.", enum=list(COUNTRIES))}, ["country"]),
     )
     async def tax_rate(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["tax_rate"] += 1
+        world.record("tax_rate", ctx)
         country = str(args["country"])
         return {"country": country, "standard_rate": TAX_RATES[country]}
 
@@ -315,7 +325,7 @@ def world_tools(workspace: Path, world: World) -> list[ToolDefinition]:
         ),
     )
     async def shipping_quote(args: JSONObject, ctx: ToolContext) -> JSONValue:
-        world.calls["shipping_quote"] += 1
+        world.record("shipping_quote", ctx)
         country, weight = str(args["country"]), float(str(args["weight_kg"]))
         return {
             "country": country,

@@ -16,6 +16,9 @@ import contextlib
 import shutil
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 from hookspecs import AgentRef, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure
 from hookspecs.reference import HostError, Model, ReferenceHost
@@ -76,6 +79,29 @@ def _fresh(root: Path) -> Path:
         shutil.rmtree(root)
     root.mkdir(parents=True)
     return root
+
+
+PORTABLE_RUN = "/eval/run"
+"""How the recorded exchanges write the run directory: the host's prompt names the workspace, and its real
+path (``TMPDIR``, the uid, a clone's location) must not change a count."""
+
+
+def _portable(value: Any, real: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(real, PORTABLE_RUN)
+    if isinstance(value, dict):
+        return {key: _portable(inner, real) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_portable(inner, real) for inner in value)
+    return value
+
+
+def portable(exchange: Exchange, root: Path) -> Exchange:
+    """``exchange`` with the run directory ``root`` written as :data:`PORTABLE_RUN` in what the host sent."""
+    real = str(root.resolve())
+    request = exchange.request
+    system, messages = _portable(request.system, real), _portable(request.messages, real)
+    return attrs.evolve(exchange, request=attrs.evolve(request, system=system, messages=messages))
 
 
 def filler_definition(spec: ToolSpec, failures: list[EvaluationError]) -> ToolDefinition:
@@ -197,7 +223,7 @@ async def run_task(
         task=task,
         style=style,
         catalog=catalog,
-        exchanges=tuple(log.exchanges),
+        exchanges=tuple(portable(exchange, root) for exchange in log.exchanges),
         final_text=final_text,
         verdict=verdict,
         error=error,

@@ -99,13 +99,19 @@ class Executor:
         self.task, self.workspace, self.world, self.code = task, workspace, world, code
         self.tools = {d.spec.name: d for d in tools}
         self.called: list[str] = []
+        # A root session's family id is its own session id; a child's is its root's (what the world records).
+        self.caller = AgentRef(session_id="root", agent_id="a", family_id="root")
 
     async def call(self, name: str, arguments: JSONObject) -> JSONValue:
         self.called.append(name)
         if name == "agent":
             child = self.task.child_code if self.code else self.task.child_native
             assert child is not None, f"{self.task.id} calls agent without a child script"
-            return {"answer": await self.run(child)}
+            parent, self.caller = self.caller, AgentRef(session_id="child", agent_id="a", family_id="root")
+            try:
+                return {"answer": await self.run(child)}
+            finally:
+                self.caller = parent
         if name in MCP_TOOLS:
             return await _mcp_time(name, arguments)
         definition = self.tools[name]
@@ -115,7 +121,7 @@ class Executor:
                 call_id=f"c{len(self.called)}",
                 tool=name,
                 arguments=arguments,
-                caller=AgentRef(session_id="s", agent_id="a", family_id="f"),
+                caller=self.caller,
             ),
             services=_Services(self.workspace),  # type: ignore[arg-type]
             cancelled=asyncio.Event(),
@@ -183,7 +189,7 @@ def _shift_digits(text: str) -> str:
 
 
 def test_the_suite_is_versioned_and_large_enough() -> None:
-    assert SUITE.version == "1"
+    assert SUITE.version == "2"
     assert len(SUITE.tasks) >= 16 and len(SUITE.warmup) >= 4
     ids = [task.id for task in ALL_TASKS]
     assert len(ids) == len(set(ids))

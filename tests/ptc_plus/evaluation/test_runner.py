@@ -42,6 +42,21 @@ def assert_passed(result: RunResult) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.needs_bwrap
+@pytest.mark.parametrize("style", [Style.NATIVE, Style.PTC_PLUS_COLD], ids=lambda s: s.value)
+async def test_the_exchanges_are_the_same_whatever_the_run_directorys_path(tmp_path: Path, style: Style) -> None:
+    # The host's prompt names the workspace; a longer TMPDIR (or another uid) must not change what is counted.
+    short = await run_task(SUITE, ONE_CALL, style, CATALOG, workdir=tmp_path / "a", parameters=SMALL)
+    long = await run_task(
+        SUITE, ONE_CALL, style, CATALOG, workdir=tmp_path / "a-much-longer-directory" / "b", parameters=SMALL
+    )
+    assert_passed(short)
+    assert [e.request for e in short.exchanges] == [e.request for e in long.exchanges]
+    assert "/eval/run/workspace" in short.exchanges[0].request.system
+    assert str(tmp_path) not in repr([e.request for e in short.exchanges])
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
 @pytest.mark.parametrize("style", RUN_STYLES, ids=lambda s: s.value)
 async def test_one_call_task_passes_in_every_style(tmp_path: Path, style: Style) -> None:
     result = await run_task(SUITE, ONE_CALL, style, CATALOG, workdir=tmp_path, parameters=SMALL)
