@@ -11,7 +11,7 @@ allows, so a dependency the plan forgot shows as a wrong state or result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +66,18 @@ def _order(steps: tuple[Step, ...], latest_first: bool) -> list[Step]:
 
 
 async def run_plan(
-    plan: TaskPlan, world: BfclWorld, tools: list[ToolDefinition], workspace: Path, *, latest_first: bool = False
+    plan: TaskPlan,
+    world: BfclWorld,
+    tools: list[ToolDefinition],
+    workspace: Path,
+    *,
+    latest_first: bool = False,
+    after_turn: Callable[[int, str], None] | None = None,
 ) -> list[str]:
-    """Run every turn's steps through ``tools`` (validating arguments); each turn's answer, in order."""
+    """Run every turn's steps through ``tools`` (validating arguments); each turn's answer, in order.
+
+    ``after_turn(index, answer)`` is called at the end of each turn, before the next one starts.
+    """
     by_name = {d.spec.name: d for d in tools}
     answers: list[str] = []
     for turn in plan.turns:
@@ -95,4 +104,6 @@ async def run_plan(
             except ToolFailure as failure:
                 results[step.id] = failure.message
         answers.append(turn.answer(tuple(resolve(ref, results) for ref in turn.reads)))
+        if after_turn is not None:
+            after_turn(len(answers) - 1, answers[-1])
     return answers

@@ -25,6 +25,7 @@ state; the plan is written from that (ADR 0095):
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -123,6 +124,28 @@ def leaf_text(value: JSONValue) -> str:
 def required_texts(result: JSONValue) -> list[str]:
     """What an answer must state of ``result``: its non-empty string and number leaves (not flags, not nulls)."""
     return [leaf_text(v) for _, v in leaves(result) if (isinstance(v, str) and v.strip()) or _is_number(v)]
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def missing_from(answer: str, result: JSONValue) -> list[str]:
+    """The :func:`required_texts` of ``result`` that ``answer`` does not state.
+
+    Strings must appear verbatim; a number may be written in any form of the same value (``2400``,
+    ``2,400.0``), as a model writes it.
+    """
+    stated = [float(m.group().replace(",", "")) for m in _NUMBER.finditer(answer)]
+    missing = []
+    for _, leaf in leaves(result):
+        if isinstance(leaf, str):
+            if leaf.strip() and leaf not in answer:
+                missing.append(leaf)
+        elif _is_number(leaf):
+            assert isinstance(leaf, (int, float))
+            if not any(abs(found - leaf) <= 1e-9 * max(1.0, abs(leaf)) for found in stated):
+                missing.append(leaf_text(leaf))
+    return missing
 
 
 def _is_number(value: object) -> bool:

@@ -30,7 +30,7 @@ from ptc_plus.evaluation.task import Action, EndState, Observation, Suite, Task,
 from ptc_plus.evaluation.task_plan import TaskPlan
 
 from .backends import CLASS_MODULES, state_differences
-from .plans import build_plan, execute_ground_truth, required_texts
+from .plans import GroundTruthCall, build_plan, execute_ground_truth, missing_from
 from .schemas import argument_errors, class_specs, distractors
 from .wheel import VERSION, Wheel
 from .world import BfclWorld
@@ -76,22 +76,46 @@ class BfclOracle:
     ground_truth: tuple[tuple[str, ...], ...] = attrs.field(repr=False)
 
     def __call__(self, answer: str, end: EndState) -> Verdict:
+        """The end state after the whole ground truth, and the last result of the last turn with calls."""
         world = end.world
         if not isinstance(world, BfclWorld) or world.task_id != self.entry["id"]:
             return Verdict(passed=False, reason="the world is not this task's BFCL world")
         expected, turns = execute_ground_truth(self.wheel, self.entry, self.ground_truth)
-        failed: list[str] = []
-        for name, instance in expected.items():
-            actual = world.instances.get(name)
-            differing = ["missing"] if actual is None else state_differences(actual, instance)
-            if differing:
-                failed.append(f"{name} differs from the ground truth's state in {', '.join(differing)}")
+        failed = _state_failures(world, expected)
         last = next((calls[-1] for calls in reversed(turns) if calls), None)
         if last is not None:
-            missing = [text for text in required_texts(last.result) if text not in answer]
-            if missing:
-                failed.append(f"the answer does not state {missing[:5]} of {last.tool}'s result")
+            failed += _answer_failures(answer, last)
         return Verdict(passed=not failed, reason="; ".join(failed))
+
+    def check_turn(self, index: int, answer: str, end: EndState, calls_at_start: int = 0) -> Verdict:
+        """BFCL's check after turn ``index``: the state after the ground truth's turns up to it, and that turn's
+        answer (its last result), or, for a turn without ground truth, that no call reached a backend since
+        ``calls_at_start`` (the length of :attr:`BfclWorld.calls` when the turn began)."""
+        world = end.world
+        if not isinstance(world, BfclWorld) or world.task_id != self.entry["id"]:
+            return Verdict(passed=False, reason="the world is not this task's BFCL world")
+        expected, turns = execute_ground_truth(self.wheel, self.entry, self.ground_truth[: index + 1])
+        failed = _state_failures(world, expected)
+        if turns[index]:
+            failed += _answer_failures(answer, turns[index][-1])
+        elif made := [tool for tool, _ in world.calls[calls_at_start:]]:
+            failed.append(f"turn {index} has no ground truth (nothing here can do it), but it called {made}")
+        return Verdict(passed=not failed, reason="; ".join(failed))
+
+
+def _state_failures(world: BfclWorld, expected: Mapping[str, Any]) -> list[str]:
+    failed = []
+    for name, instance in expected.items():
+        actual = world.instances.get(name)
+        differing = ["missing"] if actual is None else state_differences(actual, instance)
+        if differing:
+            failed.append(f"{name} differs from the ground truth's state in {', '.join(differing)}")
+    return failed
+
+
+def _answer_failures(answer: str, last: GroundTruthCall) -> list[str]:
+    missing = missing_from(answer, last.result)
+    return [f"the answer does not state {missing[:5]} of {last.tool}'s result"] if missing else []
 
 
 def load_tasks(wheel: Wheel) -> tuple[BfclTask, ...]:

@@ -67,17 +67,23 @@ class BfclWorld:
         self.instances = fresh_instances(self.wheel, classes, initial_config)
         self.calls.clear()
 
+    def call(self, tool: str, arguments: JSONObject) -> JSONValue:
+        """Run ``tool`` of the loaded classes on this world's instance, recorded in :attr:`calls`.
+
+        :raises ToolFailure: the method raised (:data:`BACKEND_ERROR`).
+        """
+        self.calls.append((tool, dict(arguments)))
+        return invoke(self.instances, method_owners(self.wheel, self.classes), tool, dict(arguments))
+
     def specs(self) -> list[ToolSpec]:
         return [spec for name in self.classes for spec in class_specs(self.wheel, name)]
 
     def tools(self) -> list[ToolDefinition]:
         """The involved classes' methods as executable tools over this world."""
-        owners = method_owners(self.wheel, self.classes)
 
         def bind(spec: ToolSpec) -> ToolDefinition:
             async def handler(arguments: JSONObject, context: ToolContext) -> JSONValue:
-                self.calls.append((spec.name, dict(arguments)))
-                return invoke(self.instances, owners, spec.name, dict(arguments))
+                return self.call(spec.name, arguments)
 
             return ToolDefinition(spec=spec, handler=handler)
 
