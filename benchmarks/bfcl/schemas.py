@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
@@ -204,13 +204,3 @@ def distractors(wheel: Wheel, involved: Iterable[str], taken: Iterable[str], n: 
     if len(found) < n:
         raise ValueError(f"the BFCL distractor pool holds {len(found)} more tools, not {n}")
     return found
-
-
-def pool_size(wheel: Wheel, involved: Sequence[str], taken: Iterable[str]) -> int:
-    """How many distractors :func:`distractors` can give a task (its whole remaining pool)."""
-    own = set(involved)
-    used = set(taken)
-    for owner, spec in _ordered_pool(wheel):
-        if owner not in own:
-            used.add(spec.name)
-    return len(used) - len(set(taken))

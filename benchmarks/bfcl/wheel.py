@@ -113,10 +113,6 @@ class Wheel:
         """A JSON-lines file of the data directory (one object per non-empty line)."""
         return [json.loads(line) for line in self.text(DATA + member).splitlines() if line.strip()]
 
-    def names(self) -> list[str]:
-        with zipfile.ZipFile(self.path) as archive:
-            return archive.namelist()
-
 
 @functools.cache
 def open_wheel(path: Path | None = None) -> Wheel:
