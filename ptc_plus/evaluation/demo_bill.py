@@ -44,6 +44,10 @@ class DemoBill:
     def record(self, model: Model, style: str) -> Model:
         return _Recorded(model, style, self._exchanges.setdefault(style, []))
 
+    def exchanges(self, style: str) -> tuple[Exchange, ...]:
+        """What was recorded under ``style``, in order."""
+        return tuple(self._exchanges.get(style, ()))
+
     def totals(self) -> dict[str, Totals]:
         """Per style, every recorded request metered (tokenizer loaded on first use)."""
         meter = self._meter or Meter()

@@ -94,8 +94,7 @@ async def test_the_demo_ends_with_a_config_change_a_refresh_and_a_cell_on_the_ne
     if mode == "on":
         # The notice the model got at its next step, by its head; then a cell calling the converter directly.
         assert (
-            turn[1]
-            == "The host adds a message for the model's next step [ptc-plus:catalog]: "
+            turn[1] == "The host adds a message for the model's next step [ptc-plus:catalog]: "
             '"# Capability refresh #1: this catalog replaces the previous one."'
         )
         assert turn[2] == "    # No longer callable (calls are refused): write_file"
