@@ -1,4 +1,4 @@
-"""How the demo prints: every line fits the terminal, and a program is shown whole (highlighted on a terminal).
+"""How the demo prints: every line fits the terminal, and a program is shown whole (coloured on a terminal).
 
 The demo is read by a person at a terminal, in a pipe, or in a CI log. A
 :class:`View` knows the width to wrap to and whether colour is wanted (a
@@ -8,18 +8,16 @@ it wraps it.
 
 from __future__ import annotations
 
+import io
+import keyword
 import os
 import shutil
 import sys
 import textwrap
+import tokenize
 from collections.abc import Callable, Iterator
 
 import attrs
-from pygments import format as format_tokens
-from pygments import lex
-from pygments.formatters import TerminalFormatter
-from pygments.lexers import PythonLexer
-from pygments.token import Token, _TokenType
 
 Printer = Callable[[str], None]
 
@@ -66,9 +64,11 @@ class View:
         """A program whole: every line under the gutter, wrapped to the width, highlighted when colour is on."""
         room = max(self.width, MIN_WIDTH) - len(PROGRAM_GUTTER)
         for segments in program_lines(code, room):
-            text = "".join(value for _, value in segments)
-            shown = format_tokens(segments, TerminalFormatter()) if self.color else text
-            self.out(PROGRAM_GUTTER + shown.rstrip("\n"))
+            if self.color:
+                shown = "".join(f"\x1b[{_SGR[kind]}m{value}\x1b[0m" if kind else value for kind, value in segments)
+            else:
+                shown = "".join(value for _, value in segments)
+            self.out(PROGRAM_GUTTER + shown)
 
 
 def wrapped(text: str, width: int) -> list[str]:
@@ -88,27 +88,66 @@ def wrapped(text: str, width: int) -> list[str]:
     ) or [text]
 
 
-Segment = tuple[_TokenType, str]
+Segment = tuple[str, str]
+"""A run of a program line's text and its kind (``""`` plain, else a key of :data:`_SGR`)."""
+
+_SGR = {"keyword": "1;34", "string": "32", "comment": "90", "number": "36"}
+"""Terminal colours by kind: ANSI select-graphic-rendition codes every terminal knows."""
 
 CONTINUATION = "    "
 """A wrapped program line goes on under this indent, so it is not mistaken for a line of its own."""
 
 
 def program_lines(code: str, width: int) -> Iterator[list[Segment]]:
-    """The program's lines as highlighted segments; a line longer than ``width`` goes on in the next, broken
+    """The program's lines as coloured segments; a line longer than ``width`` goes on in the next, broken
     after a space where one is near the end, else at the width.
 
-    Lexing the whole program first keeps a string or comment that wraps coloured as one token.
+    The whole program is tokenized first (the standard library's tokenizer), so a string or comment that
+    wraps keeps its colour.
     """
     width = max(width, MIN_WIDTH // 2)
-    line: list[Segment] = []
-    for kind, value in lex(code.rstrip("\n") + "\n", PythonLexer()):
-        for index, part in enumerate(value.split("\n")):
-            if index:
-                yield from _wrapped_segments(line, width)
-                line = []
-            if part:
-                line.append((kind, part))
+    lines = code.rstrip("\n").split("\n")
+    kinds = _kinds(code, lines)
+    for number, line in enumerate(lines):
+        segments: list[Segment] = []
+        for column, char in enumerate(line):
+            kind = kinds.get((number, column), "")
+            if segments and segments[-1][0] == kind:
+                segments[-1] = (kind, segments[-1][1] + char)
+            else:
+                segments.append((kind, char))
+        yield from _wrapped_segments(segments, width)
+
+
+def _kinds(code: str, lines: list[str]) -> dict[tuple[int, int], str]:
+    """The kind of every coloured character, by (line, column); nothing when the text does not tokenize."""
+    found: dict[tuple[int, int], str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.NAME and (keyword.iskeyword(token.string) or token.string in ("await",)):
+                kind = "keyword"
+            elif token.type == tokenize.STRING or token.type in _FSTRING:
+                kind = "string"
+            else:
+                kind = {tokenize.COMMENT: "comment", tokenize.NUMBER: "number"}.get(token.type, "")
+            if not kind:
+                continue
+            (row, col), (end_row, end_col) = token.start, token.end
+            for line in range(row - 1, end_row):
+                if line >= len(lines):
+                    break
+                first = col if line == row - 1 else 0
+                last = end_col if line == end_row - 1 else len(lines[line])
+                for column in range(first, last):
+                    found[(line, column)] = kind
+    except (tokenize.TokenError, SyntaxError):  # an unfinished program: shown plain, never refused
+        return {}
+    return found
+
+
+_FSTRING = {
+    getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, name)
+}
 
 
 def _wrapped_segments(line: list[Segment], width: int) -> Iterator[list[Segment]]:
@@ -126,7 +165,7 @@ def _wrapped_segments(line: list[Segment], width: int) -> Iterator[list[Segment]
         room = width - len(CONTINUATION)
     spans.append((start, len(text)))
     for number, (low, high) in enumerate(spans):
-        piece: list[Segment] = [(Token.Text, CONTINUATION)] if number else []
+        piece: list[Segment] = [("", CONTINUATION)] if number else []
         position = 0
         for kind, value in line:
             end = position + len(value)

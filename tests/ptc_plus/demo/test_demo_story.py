@@ -65,7 +65,7 @@ def test_at_80_columns_the_program_is_whole_highlighted_and_every_line_fits(tmp_
     if not any(line.startswith("Code mode is on") for line in plain):
         pytest.skip("code mode is off on this machine (no usable sandbox): there is no program to show")
     coloured = [line for line in screen.splitlines() if line.startswith(PROGRAM_GUTTER)]
-    assert any(ANSI.search(line) for line in coloured), "a terminal gets the program highlighted"
+    assert any(ANSI.search(line) for line in coloured), "a terminal gets the program coloured"
     # The first program, whole: its text comes back from the gutter lines, only the wrapping spaces differ.
     shown = [line[len(PROGRAM_GUTTER) :] for line in plain if line.startswith(PROGRAM_GUTTER)]
     program = _first_program()
