@@ -89,6 +89,7 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     "ptc_plus.evaluation": frozenset(
         {
             "ptc_plus.evaluation.charts",
+            "ptc_plus.evaluation.demo_bill",
             "ptc_plus.evaluation.exchange",
             "ptc_plus.evaluation.loading",
             "ptc_plus.evaluation.matrix",

@@ -1,4 +1,4 @@
-"""Capabilities: the catalog, contract cost, search and the discovery API (SPEC §4).
+"""Capabilities: the catalog, contract cost, search and the discovery API.
 
 - :mod:`.capability` — the value types: identities, kinds, revisions, unmanaged marking;
 - :mod:`.catalog` — everything offered, sorted and checked unique;
