@@ -59,6 +59,7 @@ from ptc_plus.capabilities.ranking_rules import (
     _derived,
     _gloss,
     action_factor,
+    operation_bonus,
 )
 from ptc_plus.capabilities.semantic import SemanticLayer
 
@@ -458,6 +459,9 @@ def reference_ranking(
                 for doc, (similarity, gloss_similarity) in enumerate(zip(similarities, gloss_similarities, strict=True))
                 if doc in fused or doc in gloss_lexical or gloss_similarity >= SEMANTIC_FLOOR
             }
+        for doc, bonus in operation_bonus(index, analyse(query, index.keywords, index.exact)).items():
+            if doc in fused:
+                fused[doc] += bonus
     candidates: Iterable[tuple[int, float]] = fused.items()
     if limit is not None and len(fused) > limit:
         # Keys only for the candidates that can reach the top ``limit``: the k-th best raw score, less a
