@@ -36,6 +36,7 @@ from ptc_plus.config import (
 from ptc_plus.i18n import message
 from ptc_plus.plan import CapabilityPlan, plan_to_json, reason_text
 from ptc_plus.session import plan_lines
+from ptc_plus.spelling import closest, did_you_mean
 
 
 def plan_command() -> click.Command:
@@ -144,7 +145,12 @@ def _plan_table(plan: CapabilityPlan, unit: str, verbose: bool) -> str:
 
 def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
     with usage_errors(CapabilityIdentityInvalid, DisclosureValueInvalid):
-        result = set_capability(workspace, identity, chosen)
+        try:
+            result = set_capability(workspace, identity, chosen)
+        except CapabilityIdentityInvalid as error:
+            # A bare tool name ("write_file") is the commonest slip: name the identity it most likely means.
+            suggestion = nearest_identity(workspace, identity)
+            raise CapabilityIdentityInvalid(**error.params, suggestion=suggestion) if suggestion else error from None
     unknown = chosen != INHERIT and _unknown(workspace, identity)
     # The edit is done; problems elsewhere in the effective config (the user file, other keys) still decide
     # what a new session gets, so they are shown now rather than discovered at the next session.
@@ -157,9 +163,11 @@ def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
     report_issues(loaded)
     server = unit_server(identity)
     if unknown and server is not None:
-        click.echo(message("cli.capabilities.set.unknown-server", identity=identity, server=server), err=True)
+        hint = did_you_mean(nearest_identity(workspace, identity))
+        click.echo(message("cli.capabilities.set.unknown-server", identity=identity, server=server) + hint, err=True)
     elif unknown:
-        click.echo(message("cli.capabilities.set.unknown", identity=identity), err=True)
+        hint = did_you_mean(nearest_identity(workspace, identity))
+        click.echo(message("cli.capabilities.set.unknown", identity=identity) + hint, err=True)
     inherited = message("cli.capabilities.set.inherited")
     value = inherited if chosen == INHERIT else chosen
     if result.changed:
@@ -176,6 +184,26 @@ def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
     else:
         click.echo(message("cli.capabilities.set.unchanged", file=str(result.file), identity=identity, value=value))
     return 0
+
+
+def nearest_identity(workspace: Path, identity: str) -> str | None:
+    """The identity of the workspace's catalog, or the server unit ``mcp:<server>`` of its config, that
+    ``identity`` most likely misspells (:func:`~ptc_plus.spelling.closest`; a bare tool name matches the
+    identity of the tool so named), or ``None``."""
+    servers = load_config(workspace).config.mcp.servers
+    server = unit_server(identity)
+    if server is not None:
+        close = closest(server, list(servers))
+        return f"mcp:{close}" if close else None
+    known = {f"mcp:{name}": f"mcp:{name}" for name in servers}
+    try:
+        capabilities = workspace_catalog(workspace).capabilities
+    except CatalogUnavailable:
+        capabilities = ()
+    known |= {c.identity: c.identity for c in capabilities}
+    for capability in capabilities:
+        known.setdefault(capability.name, capability.identity)
+    return closest(identity, known)
 
 
 def _unknown(workspace: Path, identity: str) -> bool:
