@@ -78,6 +78,7 @@ __all__ = [
     "Ranking",
     "action_factor",
     "explain",
+    "operation_bonuses",
     "rank",
     "ranking",
     "reference_ranking",
@@ -496,6 +497,13 @@ def rank(
 ) -> list[Match]:
     """Capabilities matching ``query``, best first (ties by identity); at most ``limit`` (see :func:`ranking`)."""
     return list(ranking(index, query, limit=limit, semantic=semantic).matches)
+
+
+def operation_bonuses(index: SearchIndex, query: str) -> dict[str, float]:
+    """What the query's operation added to each sibling's fused score under the semantic layer (ADR 0099),
+    by identity; capabilities it left alone are absent."""
+    found = operation_bonus(index, analyse(query, index.keywords, index.exact))
+    return {index.identities[doc]: bonus for doc, bonus in found.items()}
 
 
 def explain(index: SearchIndex, query: str, identity: str) -> list[str]:
