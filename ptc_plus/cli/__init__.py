@@ -92,7 +92,9 @@ def build_cli() -> click.Group:
     return cli
 
 
-def print_search(snapshot: Any, query: str, result: Mapping[str, Any], reasons: Mapping[str, Any] | None = None) -> None:
+def print_search(
+    snapshot: Any, query: str, result: Mapping[str, Any], reasons: Mapping[str, Any] | None = None
+) -> None:
     """``ptc-plus capabilities search``'s human list of a discovery answer, for other front ends (``llm
     capabilities search``); imported when called, as the commands are."""
     from ptc_plus.cli.capabilities import print_search as show

@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from llm.cli import cli
 
 from ptc_plus.adapters.llm import plugin
-from ptc_plus.adapters.llm.host_tools import TOOL_SET
 from ptc_plus.adapters.llm.chain_context import latest_conversation
+from ptc_plus.adapters.llm.host_tools import TOOL_SET
 from ptc_plus.i18n import message
 
 USER_CONFIG = 'version = 1\n\n[runtime]\npolicy = "danger-full-access"\n'

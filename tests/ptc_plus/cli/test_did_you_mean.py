@@ -76,10 +76,10 @@ def test_a_misspelt_enum_value_in_config_suggests_the_choice(
     assert "PTC-4010" in done.out + done.err and expected in done.out + done.err
 
 
-def test_mcp_add_without_the_double_dash_says_to_put_it_before_the_command(
-    run_cli: CliRunner, workspace: Path
-) -> None:
-    done = run_cli("mcp", "add", "time", "uvx", "mcp-server-time", "--local-timezone", "UTC", "--workspace", str(workspace))
+def test_mcp_add_without_the_double_dash_says_to_put_it_before_the_command(run_cli: CliRunner, workspace: Path) -> None:
+    done = run_cli(
+        "mcp", "add", "time", "uvx", "mcp-server-time", "--local-timezone", "UTC", "--workspace", str(workspace)
+    )
     assert done.code == 2
     assert "--local-timezone" in done.err and "put -- before the command" in done.err
     assert not (workspace / ".ptc-plus" / "config.toml").exists()
