@@ -8,9 +8,12 @@ its unit scores (the units naming an action at half weight) and is scaled by
 
 - *coverage*: the share of units it matches ("delete branch" prefers both words);
 - *action agreement*: the query's action (the action classes of its first
-  unit that names any) against the capability's (those of its first name
-  word): the same class is rewarded, the same family a little, an exclusive
-  family that differs (``read.list`` against ``produce.create``) is penalised;
+  unit that names any) against the capability's operation (its first name
+  word's, else its description's first word's, else a later name word's; ADR
+  0099): the same class is rewarded, the same family a little, an exclusive
+  family that differs (``read.list`` against ``produce.create``) is penalised
+  (with the semantic layer the same comparison also moves each *sibling*'s fused
+  score, :func:`~ptc_plus.capabilities.ranking_rules.operation_bonus`);
 - *name share*: the share of the capability's own name words the query names;
 - *pairs*: neighbouring query concepts that stand next to each other in its
   name or description.
