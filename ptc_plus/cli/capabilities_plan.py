@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from ptc_plus.capabilities import CatalogUnavailable
+from ptc_plus.capabilities import Catalog, CatalogUnavailable
 from ptc_plus.cli.invocation import ptc_command, usage_errors
 from ptc_plus.cli.options import json_option, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, styled, table
@@ -36,6 +36,7 @@ from ptc_plus.config import (
 from ptc_plus.i18n import message
 from ptc_plus.plan import CapabilityPlan, plan_to_json, reason_text
 from ptc_plus.session import plan_lines
+from ptc_plus.spelling import closest, did_you_mean
 
 
 def plan_command() -> click.Command:
@@ -54,10 +55,11 @@ def set_command() -> click.Command:
     @ptc_command("set", help=message("cli.capabilities.set.help"), epilog=message("cli.capabilities.set.examples"))
     @click.argument("identity")
     @click.argument("value", metavar="full|on-demand|off|inherit")
+    @tools_option("cli.capabilities.set.tools")
     @workspace_option()
     @json_option("cli.capabilities.set.json")
-    def set_(identity: str, value: str, workspace: Path, as_json: bool) -> int:
-        return run_set(workspace, identity, value, as_json)
+    def set_(identity: str, value: str, tools: str | None, workspace: Path, as_json: bool) -> int:
+        return run_set(workspace, identity, value, as_json, tools=tools)
 
     return set_
 
@@ -142,10 +144,17 @@ def _plan_table(plan: CapabilityPlan, unit: str, verbose: bool) -> str:
     return table(headers, rows)
 
 
-def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
+def run_set(workspace: Path, identity: str, chosen: str, as_json: bool, *, tools: str | None = None) -> int:
+    """Edit the workspace file's choice for ``identity``; warn (with the nearest identity) when the catalog of
+    ``tools`` (``--tools``; default: the workspace's own tools) and its MCP servers lacks it."""
     with usage_errors(CapabilityIdentityInvalid, DisclosureValueInvalid):
-        result = set_capability(workspace, identity, chosen)
-    unknown = chosen != INHERIT and _unknown(workspace, identity)
+        try:
+            result = set_capability(workspace, identity, chosen)
+        except CapabilityIdentityInvalid as error:
+            # A bare tool name ("write_file") is the commonest slip: name the identity it most likely means.
+            suggestion = nearest_identity(workspace, identity, tools)
+            raise CapabilityIdentityInvalid(**error.params, suggestion=suggestion) if suggestion else error from None
+    unknown = chosen != INHERIT and _unknown(workspace, identity, tools)
     # The edit is done; problems elsewhere in the effective config (the user file, other keys) still decide
     # what a new session gets, so they are shown now rather than discovered at the next session.
     loaded = load_config(workspace)
@@ -157,9 +166,11 @@ def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
     report_issues(loaded)
     server = unit_server(identity)
     if unknown and server is not None:
-        click.echo(message("cli.capabilities.set.unknown-server", identity=identity, server=server), err=True)
+        hint = did_you_mean(nearest_identity(workspace, identity, tools))
+        click.echo(message("cli.capabilities.set.unknown-server", identity=identity, server=server) + hint, err=True)
     elif unknown:
-        click.echo(message("cli.capabilities.set.unknown", identity=identity), err=True)
+        hint = did_you_mean(nearest_identity(workspace, identity, tools))
+        click.echo(message("cli.capabilities.set.unknown", identity=identity) + hint, err=True)
     inherited = message("cli.capabilities.set.inherited")
     value = inherited if chosen == INHERIT else chosen
     if result.changed:
@@ -178,7 +189,33 @@ def run_set(workspace: Path, identity: str, chosen: str, as_json: bool) -> int:
     return 0
 
 
-def _unknown(workspace: Path, identity: str) -> bool:
+def _catalog(workspace: Path, tools: str | None) -> Catalog:
+    """The catalog of ``tools`` (``--tools``) and the MCP servers, or the workspace's own without it."""
+    sourced = tools_catalog(tools, workspace)
+    return workspace_catalog(workspace) if sourced is None else sourced.catalog
+
+
+def nearest_identity(workspace: Path, identity: str, tools: str | None = None) -> str | None:
+    """The identity of the workspace's catalog, or the server unit ``mcp:<server>`` of its config, that
+    ``identity`` most likely misspells (:func:`~ptc_plus.spelling.closest`; a bare tool name matches the
+    identity of the tool so named), or ``None``."""
+    servers = load_config(workspace).config.mcp.servers
+    server = unit_server(identity)
+    if server is not None:
+        close = closest(server, list(servers))
+        return f"mcp:{close}" if close else None
+    known = {f"mcp:{name}": f"mcp:{name}" for name in servers}
+    try:
+        capabilities = _catalog(workspace, tools).capabilities
+    except CatalogUnavailable:
+        capabilities = ()
+    known |= {c.identity: c.identity for c in capabilities}
+    for capability in capabilities:
+        known.setdefault(capability.name, capability.identity)
+    return closest(identity, known)
+
+
+def _unknown(workspace: Path, identity: str, tools: str | None = None) -> bool:
     """Whether the workspace's current catalog lacks ``identity`` (unknowable catalog: not reported).
 
     A server unit ``mcp:<server>`` is no catalog member: it is known when the config defines the server (ADR 0071).
@@ -187,7 +224,7 @@ def _unknown(workspace: Path, identity: str) -> bool:
     if server is not None:
         return server not in load_config(workspace).config.mcp.servers
     try:
-        catalog = workspace_catalog(workspace)
+        catalog = _catalog(workspace, tools)
     except CatalogUnavailable:
         return False
     return catalog.get(identity) is None

@@ -21,7 +21,7 @@ import click
 
 from ptc_plus.adapters.mcp import check_servers
 from ptc_plus.cli.capabilities_plan import report_issues
-from ptc_plus.cli.invocation import PtcGroup, ptc_command, usage_errors
+from ptc_plus.cli.invocation import PtcCommand, PtcGroup, ptc_command, usage_errors
 from ptc_plus.cli.options import json_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
 from ptc_plus.config import (
@@ -44,6 +44,7 @@ from ptc_plus.config import (
 )
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
+from ptc_plus.spelling import closest
 
 USABLE = "usable"
 """The status of a server that ``--check`` started here (the refused ones carry their refusal)."""
@@ -63,8 +64,21 @@ def _env_pairs(values: Sequence[str]) -> dict[str, str]:
     return env
 
 
+class _AddCommand(PtcCommand):
+    """``mcp add``, whose unknown option most often belongs to the server's command typed without ``--``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if "--" in args:
+                raise
+            hint = message("cli.mcp.add.missing-separator", detail=error.format_message())
+            raise click.UsageError(hint, ctx) from None
+
+
 def add_command() -> click.Command:
-    @ptc_command("add", help=message("cli.mcp.add.help"), epilog=message("cli.mcp.add.examples"))
+    @click.command("add", cls=_AddCommand, help=message("cli.mcp.add.help"), epilog=message("cli.mcp.add.examples"))
     @click.argument("name")
     @click.argument("command_line", metavar="-- COMMAND [ARGS]...", nargs=-1, required=True)
     @click.option("--env", "env", multiple=True, metavar="KEY=VALUE", help=message("cli.mcp.add.env"))
@@ -264,7 +278,9 @@ def trust_command() -> click.Command:
         loaded = load_config(workspace)
         server = loaded.config.mcp.servers.get(name)
         if server is None:
-            raise McpServerUnknown(name=name, file=", ".join(loaded.files) or str(user_config_file()))
+            file = ", ".join(loaded.files) or str(user_config_file())
+            suggestion = closest(name, list(loaded.config.mcp.servers))
+            raise McpServerUnknown(name=name, file=file, **({"suggestion": suggestion} if suggestion else {}))
         needed = name in mcp_servers(loaded, workspace).workspace_servers
         edit = record_consent(user_config_file(), workspace, name, server) if needed else None
         if as_json:
