@@ -6,7 +6,9 @@ else is a user turn. A turn runs as its own task: Ctrl-C while it runs cancels
 it (the host settles what it started as cancelled, a running program is
 aborted) and the session goes on; Ctrl-C at the prompt clears the line, Ctrl-D
 or ``/exit`` ends the session. Every model request's token counts go to the
-session log as a ``chat-model-usage`` event (unknown counts stay ``null``).
+session log as a ``chat-model-usage`` event: the prompt total (``input``), its cached
+and uncached parts, the output; unknown counts stay ``null`` (a server that reports
+``prompt_tokens`` without a cached split gives the total, not the parts).
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ Reader = Callable[[], Awaitable[str | None]]
 def record_usage(session: Session, usage: RequestUsage) -> None:
     session.log.append(
         USAGE_EVENT,
-        {"cached_input": usage.cached_input, "uncached_input": usage.uncached_input, "output": usage.output},
+        {
+            "input": usage.input,
+            "cached_input": usage.cached_input,
+            "uncached_input": usage.uncached_input,
+            "output": usage.output,
+        },
     )
 
 

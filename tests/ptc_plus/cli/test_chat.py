@@ -27,8 +27,10 @@ PLANTED_KEY = "sk-planted-3f9c2a7e1d5b4c8a"
 class FakeOpenAI:
     """A loopback chat-completions server answering each request with the next scripted reply.
 
-    A reply is ``("json", status, body)``, ``("stream", [text pieces], tool_calls or None)`` or
-    ``("hang", [text pieces])`` (sends the pieces, then keeps the stream open until :meth:`close`).
+    A reply is ``("json", status, body)``, ``("stream", [text pieces], tool_calls or None)``,
+    ``("hang", [text pieces])`` (sends the pieces, then keeps the stream open until :meth:`close`) or
+    ``("echo", status)`` (an error whose text repeats the ``Authorization`` header it got, as some
+    providers' "invalid key" answers do).
     """
 
     def __init__(self) -> None:
@@ -48,6 +50,9 @@ class FakeOpenAI:
                 reply = fake.replies.pop(0) if fake.replies else ("json", 500, {"error": {"message": "no reply"}})
                 if reply[0] == "json":
                     self._json(reply[1], reply[2])
+                elif reply[0] == "echo":
+                    said = f"invalid credentials in header Authorization: {self.headers.get('Authorization')}"
+                    self._json(reply[1], {"error": {"message": said}})
                 else:
                     self._stream(reply)
 
@@ -173,7 +178,7 @@ def test_one_shot_streams_the_answer_and_records_usage(tmp_path: Path, server: F
     assert server.requests[0]["stream"] is True
     assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hi"}
     assert "run_code" in {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert usage_events(tmp_path) == [{"cached_input": 20, "uncached_input": 30, "output": 7}]
+    assert usage_events(tmp_path) == [{"input": 50, "cached_input": 20, "uncached_input": 30, "output": 7}]
     assert "ptc-plus chat --resume s-" in done.stderr
 
 
@@ -183,8 +188,8 @@ def test_whole_answers_and_unknown_usage_stays_unknown(tmp_path: Path, server: F
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Whole answer.\n"
     assert "stream" not in server.requests[0]
-    # The server gave prompt tokens but no cache detail: nothing is made up, nothing is zero.
-    assert usage_events(tmp_path) == [{"cached_input": None, "uncached_input": None, "output": None}]
+    # The server gave prompt tokens but no cache detail: the total is kept, the parts are not made up.
+    assert usage_events(tmp_path) == [{"input": 12, "cached_input": None, "uncached_input": None, "output": None}]
 
 
 def test_a_429_is_retried_then_answered(tmp_path: Path, server: FakeOpenAI) -> None:
@@ -240,6 +245,32 @@ def test_the_key_reaches_the_server_and_nothing_else(tmp_path: Path, server: Fak
         assert PLANTED_KEY.encode() not in path.read_bytes(), path
     for request in server.requests:
         assert PLANTED_KEY not in orjson.dumps(request).decode()
+
+
+def test_a_provider_error_echoing_the_key_is_shown_redacted(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("echo", 401))
+    server.replies.append(("echo", 401))
+    env = chat_env(MY_KEY=PLANTED_KEY, HOME=str(tmp_path / "home"))
+    one_shot = chat(tmp_path, server, "-p", "hi", "--api-key-env", "MY_KEY", env=env)
+    command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m"]
+    piped = subprocess.run(
+        [*command, "--api-key-env", "MY_KEY", "--no-stream"],
+        input="hi again\n/exit\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert len(server.requests) == 2  # a 401 is not retried; the server did echo the key it got
+    assert one_shot.returncode == 1 and piped.returncode == 0, piped.stderr
+    assert "invalid credentials in header Authorization: Bearer [redacted]" in one_shot.stderr
+    assert "invalid credentials in header Authorization: Bearer [redacted]" in piped.stdout
+    for output in (one_shot.stdout, one_shot.stderr, piped.stdout, piped.stderr):
+        assert PLANTED_KEY not in output
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any("[redacted]" in p.read_text(errors="replace") for p in written), written
+    for path in written:  # the session log, the history, any record
+        assert PLANTED_KEY.encode() not in path.read_bytes(), path
 
 
 def test_no_key_sends_no_authorization(tmp_path: Path, server: FakeOpenAI) -> None:
