@@ -88,6 +88,8 @@ class OpenAIChatModel:
         self.on_text: TextSink | None = None
         self.on_usage: UsageSink | None = None
         self.usage: list[RequestUsage] = []
+        self.reached = False
+        """Whether any request got an HTTP answer (an error status too): the endpoint was there."""
         # Without a key no Authorization header is sent (a local server needs none); the SDK is
         # never left to read OPENAI_API_KEY itself: the caller decides where a key comes from.
         self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.omit}
@@ -140,8 +142,10 @@ class OpenAIChatModel:
             if self._stream:
                 return await self._streamed(body)
             raw = await self._client.chat.completions.with_raw_response.create(**body, extra_headers=self._headers)
+            self.reached = True
             return self._parse(raw.http_response.content)
         except openai.APIStatusError as exc:
+            self.reached = True
             raise HostError("HOST-0310", url=self._url, reason=_status_reason(exc, self._secret)) from None
         except openai.APIConnectionError as exc:
             reason = redact(str(exc.__cause__ or exc), self._secret)
@@ -159,6 +163,7 @@ class OpenAIChatModel:
         stream = await self._client.chat.completions.create(
             **body, stream=True, stream_options={"include_usage": True}, extra_headers=self._headers
         )
+        self.reached = True
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage: Any = None

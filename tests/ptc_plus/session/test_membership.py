@@ -101,7 +101,10 @@ async def test_off_is_absent_everywhere(
     host, session, value = await run_with(open_host, workspace, "off")
     assert "notes_search" not in value["names"]
     # The program is told why: the plan keeps it out (not "no such tool", no empty list of close matches).
-    assert value["found"] == "missing: tools.notes_search is off in this session's capability plan: a program cannot call it"
+    assert (
+        value["found"]
+        == "missing: tools.notes_search is off in this session's capability plan: a program cannot call it"
+    )
     assert "notes_search" not in catalog_text(session)  # neither contract nor navigation
     assert "notes_search" not in session.system_prompt()
     assert "notes_search" not in [s.name for s in session.model_tools()]
