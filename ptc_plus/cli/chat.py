@@ -169,6 +169,8 @@ def _plan_mark(host: ReferenceHost, session: Session, tool: str) -> str:
     """What ``/tools`` adds to a tool the session's capability plan keeps out (off, or turned off by a refresh)."""
     state = held(host.services)
     found = state.session(session.agent) if state is not None else None
+    if found is not None and tool in found.turned_off:
+        return message("cli.chat.tool-turned-off", sequence=found.turned_off[tool])
     membership = found.membership if found is not None else None
     if membership is None or membership.reaches(tool) or tool not in membership.known:
         return ""

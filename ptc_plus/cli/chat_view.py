@@ -84,9 +84,10 @@ class ChatView:
             first = result.error.message.splitlines()[0] if result.error.message else ""
             # A message that names its code already (run_code's report: "exception (PTC-2101): …") is not
             # prefixed with it again.
-            # Nor is a code that only repeats the status ("cancelled cancelled: …").
-            coded = result.error.code in first or result.error.code == status
-            detail = f" {first}" if coded else f" {result.error.code}: {first}"
+            if result.error.code == status:
+                detail = ""  # the status says it ("cancelled"), not again as a code and a sentence
+            else:
+                detail = f" {first}" if result.error.code in first else f" {result.error.code}: {first}"
         elif self.verbose:
             detail = " " + _short(result.value)
         self.note(paint(f"{indent}← {call.tool} {status}{detail}", fg="green" if result.ok else "red"))
