@@ -42,6 +42,7 @@ HISTORY_FILE = "chat-history"
 RESUMED_TURNS = 3
 """User turns (with their answers) shown when a session is resumed: where the conversation stood."""
 SHOWN_CHARACTERS = 300
+"""Characters of one resumed message shown (the rest is cut and marked)."""
 
 
 def command() -> click.Command:

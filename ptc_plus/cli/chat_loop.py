@@ -1,8 +1,9 @@
 """The ``ptc-plus chat`` session loop: turns, slash commands, Ctrl-C and usage records.
 
 One reference-host session is driven by a person: a line starting with ``/``
-is a slash command (its receipt is shown, the model never sees it), anything
-else is a user turn. A turn runs as its own task: Ctrl-C while it runs cancels
+is a slash command (its receipt is shown, the model never sees it; a name no
+command has lists them all and suggests the nearest), anything else is a user
+turn. A turn runs as its own task: Ctrl-C while it runs cancels
 it (the host settles what it started as cancelled, a running program is
 aborted) and the session goes on; Ctrl-C at the prompt clears the line, Ctrl-D
 or ``/exit`` ends the session. Every model request's token counts go to the
