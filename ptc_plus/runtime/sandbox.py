@@ -23,8 +23,10 @@ machine where any step fails reports ``sandbox-unavailable`` up front.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -223,6 +225,8 @@ def identity_files(uid: int, gid: int) -> tuple[tuple[str, str], ...]:
 @functools.cache
 def _identity_directory(uid: int, gid: int) -> Path:
     directory = Path(tempfile.mkdtemp(prefix="ptc-identity-"))
+    # Removed when this process exits, so that every invocation does not leave one behind in /tmp.
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     (directory / "passwd").write_text(f"{SANDBOX_USER}:x:{uid}:{gid}:PTC Plus sandbox:/nonexistent:/usr/sbin/nologin\n")
     (directory / "group").write_text(f"{SANDBOX_USER}:x:{gid}:\n")
     for path in (directory / "passwd", directory / "group"):
