@@ -46,7 +46,7 @@ import orjson
 
 from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
 from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
-from ptc_plus.cli.invocation import ptc_command
+from ptc_plus.cli.invocation import WrongInvocation, ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.cli.workspace_plan import PlannedTools, planned_tools
@@ -188,11 +188,15 @@ def _run_planned(
             session, loaded, workspace, definitions, limits, arguments, observer, discovery
         )
     shape = result_shape(result)
+    # With durable replay off every cell is volatile and each invocation starts an empty kernel: say so.
+    mode = "durable" if limits.durable_replay else "volatile"
     if as_json:
-        extra = {"repl": recovery.to_json()} if session is not None and recovery is not None else {}
+        extra = {"repl": recovery.to_json() | {"mode": mode}} if session is not None and recovery is not None else {}
         emit_json({"version": JSON_VERSION, **shape, **extra})
     else:
         _print_human(shape, result, terminal)
+        if session is not None and not limits.durable_replay:
+            click.echo(message("cli.exec.replay-off"), err=True)
         if recovery is not None and recovery.cold and (recovery.replayed or recovery.skipped):
             click.echo(
                 message("cli.exec.recovered", kept=recovery.kept, replayed=recovery.replayed, skipped=recovery.skipped),
@@ -224,7 +228,7 @@ def _run_cell(
             cell_limits = attrs.evolve(limits, kernel=KernelMode.SESSION)
             return asyncio.run(_execute_cell(workspace, tools, cell_limits, arguments, observer, kernel, discovery))
     except (SessionDirRefused, SessionDirInWorkspace, SessionBusy) as refused:
-        raise UsageError(detail=f"{refused.code}: {refused.message()}") from None
+        raise WrongInvocation(refused) from None  # exit 2 under the refusal's own code, not PTC-1001 around it
 
 
 def _mcp_server(value: str | None, loaded: LoadedConfig, workspace: Path) -> str | None:
@@ -238,7 +242,7 @@ def _mcp_server(value: str | None, loaded: LoadedConfig, workspace: Path) -> str
     chosen = mcp_servers(loaded, workspace)
     refused = next((r for r in chosen.refused if r.name == name), None)
     if refused is not None:
-        raise UsageError(detail=f"{refused.code}: {refused.message()}")
+        raise WrongInvocation(refused.to_error())
     if name not in chosen.usable:
         known = ", ".join(sorted(chosen.usable)) or "-"
         raise UsageError(detail=message("cli.exec.mcp-unknown", name=name, known=known))

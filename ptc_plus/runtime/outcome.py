@@ -76,13 +76,15 @@ class RunFailure:
     """For ``exception``: the traceback trimmed to the program's own frames."""
     tool_name: str | None = None
     """For an uncaught ``ToolCallError``: the tool that failed."""
+    template: str | None = None
+    """A more specific message key than ``error.<code>`` (same code), e.g. a value over the message limit."""
 
     @property
     def code(self) -> str:
         return self.kind.code
 
     def message(self, lang: str | None = None) -> str:
-        return message(f"error.{self.code}", lang, **self.params)
+        return message(self.template or f"error.{self.code}", lang, **self.params)
 
 
 @attrs.frozen(kw_only=True)

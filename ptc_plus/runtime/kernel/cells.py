@@ -253,7 +253,7 @@ class _CellRun:
             turned_off=self._cell.turned_off,
         )
         recording = RecordingLane(self._lane) if self._lane is not None else None
-        desk = StateDesk(journal, parent, lambda name: self._append(Deleted(name=name)))
+        desk = StateDesk(journal, parent, lambda name: self._append(Deleted(name=name)), durable=self._owner._durable)
         timeout = request.timeout.seconds
         if recovery.replayed:
             # The replay spent part of the cell's deadline: the cell has what is left of it.
