@@ -1,4 +1,4 @@
-"""``ptc-plus chat``: the reference host as an interactive agent with a real model (SPEC §9, ADR 0075).
+"""``ptc-plus chat``: the reference host as an interactive agent with a real model (ADR 0075).
 
 Any OpenAI-compatible endpoint (``--base-url``, ``--model``) answers; the key
 is read from the environment variable ``--api-key-env`` names (default

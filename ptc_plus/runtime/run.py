@@ -9,7 +9,7 @@ and discovery requests through a :class:`~ptc_plus.runtime.discovery.DiscoveryDe
 and turns whatever happens into a :class:`~ptc_plus.runtime.outcome.RunOutcome`.
 It settles only after the child's process group is killed, the process
 has exited and its output is drained (bounded by the grace period) — except
-a kernel-mode cell (SPEC §8) that ended with ``done``: its worker is kept
+a kernel-mode cell that ended with ``done``: its worker is kept
 alive for the next cell (:attr:`ProgramRun.kept_worker`), its descendants killed. On
 timeout or abort, or when it refused one of the program's frames, it also
 cancels the nested calls still running, giving them the same grace (ADR 0051);
@@ -88,7 +88,7 @@ request fails with code ``repl-failed``."""
 
 @attrs.frozen(kw_only=True)
 class KernelBoot:
-    """What makes a run a kernel-mode cell (SPEC §8): the ``kernel`` field of its ``boot`` frame."""
+    """What makes a run a kernel-mode cell: the ``kernel`` field of its ``boot`` frame."""
 
     first_id: int
     """The cell's first request id: the previous cell's :attr:`ProgramRun.next_id` (1 for a new kernel)."""
@@ -441,7 +441,7 @@ class ProgramRun:
 
     async def _finish(self, worker: WorkerProcess, result: RunFailure | Done | None) -> None:
         if isinstance(result, Done) and self._request.kernel is not None and worker.alive:
-            # The cell's orphans go, the kernel stays for the next cell (SPEC §8). Under a sandbox the
+            # The cell's orphans go, the kernel stays for the next cell. Under a sandbox the
             # worker's pid is the sandbox's, which has the kernel itself below it.
             kernel_pid = interpreter_pid(worker.pid, self._limits.python)
             if kernel_pid is not None:

@@ -105,7 +105,7 @@ def run_code_definition(
     ``expanded(agent, contracts)`` is told, from the discovery thread, which contracts
     each of the run's discovery answers delivered in full.
     With ``[runtime] kernel = "session"`` (``limits.kernel``) and ``kernel_for``, each call runs as
-    the next cell of the kernel ``kernel_for(context)`` names (SPEC §8, ADR 0081).
+    the next cell of the kernel ``kernel_for(context)`` names (ADR 0081).
     """
     runtime = runtime or CodeRuntime(limits)
     limits = runtime.limits

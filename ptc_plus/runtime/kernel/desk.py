@@ -1,4 +1,4 @@
-"""The REPL's state operations as a cell sees them: ``repl.save/restore/list/delete`` (SPEC §8).
+"""The REPL's state operations as a cell sees them: ``repl.save/restore/list/delete``.
 
 Answered by the host while the cell runs; nothing here names a journal node to the
 program. ``save`` names the state the current cell ends in, so it is kept only if the

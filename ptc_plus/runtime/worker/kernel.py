@@ -1,4 +1,4 @@
-"""Kernel mode (SPEC §8): one process, one namespace, one cell per ``boot`` frame.
+"""Kernel mode: one process, one namespace, one cell per ``boot`` frame.
 
 The first ``boot`` carrying ``"kernel": {"first_id", "drop", "bindings", "turned_off"}``
 starts it (limits and messages are applied once, by :mod:`.main`). For each

@@ -1,6 +1,6 @@
 """The child's entry point: ``ready`` → wait for ``boot`` → run the program → ``done`` → wait for the host.
 
-A ``boot`` frame carrying ``kernel`` starts kernel mode instead (:mod:`.kernel`, SPEC §8):
+A ``boot`` frame carrying ``kernel`` starts kernel mode instead (:mod:`.kernel`):
 the process keeps one namespace and runs a cell for every further ``boot``.
 
 Started as ``python -I -S -X utf8 -c <starter> <runtime-dir> <control-in-fd> <control-out-fd>``.

@@ -1,5 +1,5 @@
 """``ptc-plus exec FILE --session DIR``: each invocation is a new process and a cold start of the
-kernel, recovered from the journal in DIR without running an earlier tool call again (SPEC §8)."""
+kernel, recovered from the journal in DIR without running an earlier tool call again."""
 
 from __future__ import annotations
 
