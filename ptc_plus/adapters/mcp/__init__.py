@@ -10,11 +10,12 @@
 
 from __future__ import annotations
 
+from ptc_plus.adapters.mcp.errors import SnapshotUnreadable
 from ptc_plus.adapters.mcp.hub import HUB, Hub, ServerKey
 from ptc_plus.adapters.mcp.resources import LIST_TOOL, READ_TOOL, resource_tools
 from ptc_plus.adapters.mcp.resources import TOOLS as RESOURCE_TOOLS
 from ptc_plus.adapters.mcp.snapshots import SnapshotStore, ToolsSnapshot, age_text, default_store
-from ptc_plus.adapters.mcp.sources import McpSources, check_servers
+from ptc_plus.adapters.mcp.sources import McpSources, check_servers, server_key
 
 __all__ = [
     "HUB",
@@ -25,9 +26,11 @@ __all__ = [
     "McpSources",
     "ServerKey",
     "SnapshotStore",
+    "SnapshotUnreadable",
     "ToolsSnapshot",
     "age_text",
     "check_servers",
     "default_store",
     "resource_tools",
+    "server_key",
 ]
