@@ -4,7 +4,9 @@
 reference host's demo tools or the tool set ``--tools`` names, computed
 exactly as session start computes it (:mod:`ptc_plus.cli.workspace_plan`),
 with every config issue (a loosening the workspace file may not make
-included). ``set`` edits the workspace
+included). MCP servers' tools come from their ``tools/list`` snapshots, named
+with their age in the reasons of the entries they gave; ``--refresh-sources``
+starts the servers to list them again (ADR 0097). ``set`` edits the workspace
 config file (atomic, comments kept); running and resumed sessions keep their
 frozen plans. A malformed identity or value is a usage error; an identity
 the current catalog does not offer is saved with a warning (it applies when
@@ -14,10 +16,12 @@ the capability appears).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
+from ptc_plus.adapters.mcp import ToolsSnapshot, age_text
 from ptc_plus.capabilities import Catalog, CatalogUnavailable
 from ptc_plus.cli.invocation import ptc_command, usage_errors
 from ptc_plus.cli.options import json_option, tools_option, workspace_option
@@ -34,7 +38,7 @@ from ptc_plus.config import (
     unit_server,
 )
 from ptc_plus.i18n import message
-from ptc_plus.plan import CapabilityPlan, plan_to_json, reason_text
+from ptc_plus.plan import CapabilityPlan, PlanEntry, plan_to_json, reason_text
 from ptc_plus.session import plan_lines
 from ptc_plus.spelling import closest, did_you_mean
 
@@ -44,9 +48,10 @@ def plan_command() -> click.Command:
     @workspace_option()
     @tools_option("cli.capabilities.plan.tools")
     @click.option("--verbose", "-v", is_flag=True, help=message("cli.capabilities.plan.verbose"))
+    @click.option("--refresh-sources", is_flag=True, help=message("cli.capabilities.plan.refresh-sources"))
     @json_option("cli.capabilities.plan.json")
-    def plan(workspace: Path, tools: str | None, verbose: bool, as_json: bool) -> int:
-        return run_plan(workspace, as_json, verbose=verbose, tools=tools)
+    def plan(workspace: Path, tools: str | None, verbose: bool, refresh_sources: bool, as_json: bool) -> int:
+        return run_plan(workspace, as_json, verbose=verbose, tools=tools, refresh=refresh_sources)
 
     return plan
 
@@ -64,9 +69,12 @@ def set_command() -> click.Command:
     return set_
 
 
-def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: str | None = None) -> int:
-    computed = new_session_plan(workspace, tools_catalog(tools, workspace))
+def run_plan(
+    workspace: Path, as_json: bool, *, verbose: bool = False, tools: str | None = None, refresh: bool = False
+) -> int:
+    computed = new_session_plan(workspace, tools_catalog(tools, workspace, refresh=refresh), refresh=refresh)
     loaded, counter, plan = computed.loaded, computed.counter, computed.plan
+    listed = computed.provenance
     if as_json:
         document = {
             "version": JSON_VERSION,
@@ -76,7 +84,11 @@ def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: st
             "sources": list(computed.notes),
             "token_unit": counter.unit,
             "plan": plan_to_json(plan),
-            "reasons": {entry.identity: reason_text(entry, "en") for entry in plan.entries},
+            "reasons": {entry.identity: _why(entry, listed, "en") for entry in plan.entries},
+            "snapshots": {
+                name: {"taken_at": snapshot.taken_at, "age_s": round(snapshot.age_s(), 3), "tools": len(snapshot.tools)}
+                for name, snapshot in sorted(listed.items())
+            },
         }
         emit_json(document)
         return 0
@@ -87,6 +99,8 @@ def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: st
     report_issues(loaded)
     for note in computed.notes:
         click.echo(note, err=True)
+    for used in listed.values():
+        click.echo(paint(used.provenance(), dim=True), err=True)
     # The /capabilities report's lines: a summary, then exactly one line per entry in plan order.
     lines = plan_lines(plan, counter.unit)
     summary, entry_lines = lines[: len(lines) - len(plan.entries)], lines[len(lines) - len(plan.entries) :]
@@ -95,10 +109,11 @@ def run_plan(workspace: Path, as_json: bool, *, verbose: bool = False, tools: st
     if verbose:
         _verbose_summary(plan, counter.unit)
     if on_terminal():
-        click.echo(_plan_table(plan, counter.unit, verbose))
+        click.echo(_plan_table(plan, counter.unit, verbose, listed))
         return 0
     for entry, line in zip(plan.entries, entry_lines, strict=True):
-        click.echo(line)
+        source = _snapshot_of(entry.identity, listed)
+        click.echo(line if source is None else f"{line} {_snapshot_words(source)}")
         if verbose:
             key = "cli.capabilities.plan.detail-overage" if entry.overage else "cli.capabilities.plan.detail"
             click.echo(message(key, code=str(entry.reason), tokens=entry.cost_tokens, unit=counter.unit))
@@ -122,7 +137,30 @@ def _verbose_summary(plan: CapabilityPlan, unit: str) -> None:
     click.echo(message("cli.capabilities.plan.terms"))
 
 
-def _plan_table(plan: CapabilityPlan, unit: str, verbose: bool) -> str:
+def _snapshot_of(identity: str, listed: Mapping[str, ToolsSnapshot]) -> ToolsSnapshot | None:
+    """The snapshot ``identity``'s server was planned from (``mcp:<server>/<tool>``, ``mcp-resources:<server>``)."""
+    source, _, member = identity.partition(":")
+    if source == "mcp":
+        return listed.get(member.partition("/")[0])
+    if source == "mcp-resources":
+        return listed.get(member)
+    return None
+
+
+def _snapshot_words(snapshot: ToolsSnapshot, lang: str | None = None) -> str:
+    return message(
+        "cli.capabilities.plan.from-snapshot", lang, taken_at=snapshot.taken_text(), age=age_text(snapshot.age_s())
+    )
+
+
+def _why(entry: PlanEntry, listed: Mapping[str, ToolsSnapshot], lang: str | None = None) -> str:
+    """The entry's reason, and for a server's member the snapshot its tools came from (ADR 0097)."""
+    why = reason_text(entry, lang)
+    snapshot = _snapshot_of(entry.identity, listed)
+    return why if snapshot is None else f"{why} {_snapshot_words(snapshot, lang)}"
+
+
+def _plan_table(plan: CapabilityPlan, unit: str, verbose: bool, listed: Mapping[str, ToolsSnapshot]) -> str:
     """The entries as a table: off and absent entries dimmed, explicit full beyond the budget in yellow."""
     absent = message("ptc.report.absent")
     headers = [message("cli.column.capability"), message("cli.column.disclosure")]
@@ -132,7 +170,7 @@ def _plan_table(plan: CapabilityPlan, unit: str, verbose: bool) -> str:
     rows: list[list[str]] = []
     for entry in plan.entries:
         disclosure = entry.disclosure.value if entry.disclosure is not None else absent
-        why = reason_text(entry)
+        why = _why(entry, listed)
         if entry.overage:
             why = paint(message("cli.capabilities.plan.over-budget", reason=why), fg="yellow")
         elif entry.disclosure in (None, Disclosure.OFF):

@@ -527,8 +527,8 @@ class PtcController:
         return sum(1 for s in self._sessions.values() if s.info.agent.parent_session_id == session_id)
 
     def today(self, info: SessionInfo) -> Today:
-        """The facts of now for ``info`` (its MCP servers opened first)."""
-        return read_today(self.services, info, self.mcp)
+        """The facts of now for ``info``, for a refresh: its MCP servers are started to list again (ADR 0097)."""
+        return read_today(self.services, info, self.mcp, refresh=True)
 
     def counter(self) -> TokenCounter:
         return choose_counter(self.services.token_counter)
