@@ -113,9 +113,11 @@ async def test_an_off_server_is_never_started_not_at_start_nor_by_a_program_nor_
     await session.run_turn("go")
     value = settled_values(session)
     assert "add" not in value["names"]  # type: ignore[operator]
-    assert "No tool named 'add'" in str(value["got"])
-    if listed_before:  # the snapshot names its tools: the plan holds them, off
+    if listed_before:  # the snapshot names its tools: the plan holds them, off, and the program is told so
         assert entry_of(plan_of(host, session), "mcp:fixture/add").disclosure is Disclosure.OFF
+        assert "tools.add is off in this session's capability plan" in str(value["got"])
+    else:  # never listed: nothing is known of it, not even that it is off
+        assert "No tool named 'add'" in str(value["got"])
     receipt = controller(host.services).refresh(session.agent)
     assert receipt.status in ("applied", "unchanged"), receipt.text
     assert starts_of(starts) == before  # nothing of this session started it
