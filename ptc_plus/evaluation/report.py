@@ -469,6 +469,8 @@ def _charts(charts: ChartOutcome) -> list[str]:
         return [*lines, charts.skipped, ""]
     for name, title in charts.files:
         lines += [f"![{title}]({name})", ""]
+    for title in charts.unknown:
+        lines += [f"*{title}*: not drawn: every value it would show is unknown.", ""]
     return lines
 
 

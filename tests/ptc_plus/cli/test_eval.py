@@ -6,6 +6,7 @@ The suite here is a one-task package written into ``tmp_path`` (not the real
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ptc_plus.evaluation import results
+from ptc_plus.evaluation import charts, results
 from tests.cli_runner import CliRunner
 from tests.ptc_plus.cli.test_chat import CLI, PLANTED_KEY, FakeOpenAI, completion
 
@@ -227,9 +228,56 @@ def test_real_model_mode_meters_the_providers_usage_and_never_writes_the_key(
         assert record.first_request_input == 50
 
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "| native | unknown | unknown | 11 | 121 | 2 | 1/1 |" in readme
+    assert "| native | unknown | unknown | 11 | 121 | unknown | 2 | 1/1 |" in readme  # no split: no bill
     assert "## Spread over repetitions" in readme
     assert "--api-key-env EVAL_KEY" in readme
     for path in out.iterdir():
         assert PLANTED_KEY.encode() not in path.read_bytes(), path
     assert PLANTED_KEY not in result.stdout + result.stderr
+
+
+def test_real_model_mode_without_usage_writes_its_report_with_unknown_cells(
+    suite: Path, tmp_path: Path, server: FakeOpenAI
+) -> None:
+    """A provider that reports no usage at all (issue 30 item 3): the report is written, every count unknown."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "double", "arguments": '{"n": 21}'}}
+    server.replies.append(("json", 200, completion(None, [call])))  # no "usage" key at all
+    server.replies.append(("json", 200, completion("It is 42.")))
+    out = tmp_path / "no-usage"
+    result = eval_cli(
+        "--tasks", str(suite), "--style", "native", "--catalog", "20", "--model", "m-1",
+        "--base-url", server.url, "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PTC-1000" not in result.stdout + result.stderr
+    measured = results.read(out / "results.json")
+    (record,) = measured.runs
+    assert record.passed and record.requests == 2
+    assert (record.input_cached, record.input_uncached, record.output, record.total) == (None, None, None, None)
+    assert record.first_request_input is None
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert "| native | unknown | unknown | unknown | unknown | unknown | 2 | 1/1 |" in readme
+    if charts.available():  # the charts of token counts are left out, not drawn from zeros
+        assert readme.count("not drawn: every value it would show is unknown") == 2
+        assert (out / charts.REQUESTS_PNG).is_file()
+    # The host prompt was sent to the provider, before the host's own system text.
+    system = server.requests[0]["messages"][0]["content"]
+    assert system.startswith("You are a software engineering agent") and "You are an agent working in" in system
+
+
+def test_counts_do_not_depend_on_tmpdir(suite: Path, tmp_path: Path) -> None:
+    """Two runs under TMPDIRs of different lengths (as two users' machines have): identical counts."""
+    measured = []
+    for name in ("t", "a-much-longer-temporary-directory-of-another-user"):
+        tmpdir = tmp_path / name
+        tmpdir.mkdir()
+        out = tmp_path / f"out-{name}"
+        env = {**os.environ, "TMPDIR": str(tmpdir)}
+        args = ["eval", "--tasks", str(suite), "--style", "native", "--style", "ptc", "--catalog", "20"]
+        result = subprocess.run(
+            [CLI, *args, "--out", str(out)], capture_output=True, text=True, timeout=240, check=False, env=env
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        measured.append(results.read(out / "results.json").runs)
+    assert measured[0] == measured[1]
+    assert all(run.passed and run.total for run in measured[0])

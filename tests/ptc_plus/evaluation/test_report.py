@@ -257,3 +257,28 @@ def test_with_matplotlib_the_three_charts_are_drawn(tmp_path: Path) -> None:
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
     text = report.render(scripted(), outcome)
     assert f"]({charts.TOTALS_PNG})" in text
+
+
+def test_charts_skip_what_is_unknown(tmp_path: Path) -> None:
+    """A provider that reported no usage: no chart of token counts is drawn (none is drawn as zero)."""
+    pytest.importorskip("matplotlib")
+    unknown = tuple(
+        attrs.evolve(r, input_cached=None, input_uncached=None, output=None, total=None, first_request_input=None)
+        for r in scripted().runs
+    )
+    measured = attrs.evolve(scripted(), mode=MODEL, model="m-1", runs=unknown)
+    (tmp_path / charts.TOTALS_PNG).write_bytes(b"an earlier run's chart")
+    outcome = charts.draw(measured, tmp_path)
+    assert [name for name, _ in outcome.files] == [charts.REQUESTS_PNG]  # requests are counted by the host
+    assert len(outcome.unknown) == 2
+    assert not (tmp_path / charts.TOTALS_PNG).exists()
+    text = report.render(measured, outcome)
+    assert "*Total tokens per style per catalog size (all tasks)*: not drawn: every value it would show is unknown." in text
+    # One style known (native, both tasks), the others not: the known one is drawn, the rest left out.
+    known = tuple(r for r in scripted().runs if r.style == "native")
+    partial = attrs.evolve(measured, runs=(*(r for r in unknown if r.style != "native"), *known))
+    assert [name for name, _ in charts.draw(partial, tmp_path).files] == [
+        charts.TOTALS_PNG,
+        charts.PROMPT_PNG,
+        charts.REQUESTS_PNG,
+    ]
