@@ -42,9 +42,9 @@ from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.errors import UsageError
 from ptc_plus.evaluation import charts, report, results
 from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS
-from ptc_plus.evaluation.prices import DEFAULT, SHEETS
 from ptc_plus.evaluation.loading import load_suite
 from ptc_plus.evaluation.matrix import DEFAULT_CATALOGS, run_count, run_matrix, select_tasks
+from ptc_plus.evaluation.prices import DEFAULT, SHEETS
 from ptc_plus.evaluation.results import Results, RunRecord
 from ptc_plus.evaluation.task import Style, Task
 from ptc_plus.i18n import message

@@ -95,7 +95,14 @@ ECOSYSTEMS = (
     ("TypeScript", "package.json", "npm test --", "prettier --write", "tsc --noEmit", "node_modules from the lockfile"),
     ("Go", "go.mod", "go test ./...", "gofmt -w", "go vet ./...", "the module cache"),
     ("Rust", "Cargo.toml", "cargo test", "cargo fmt", "cargo clippy", "the target directory"),
-    ("Java", "pom.xml or build.gradle", "./gradlew test", "the project's formatter plugin", "the compiler", "the wrapper"),
+    (
+        "Java",
+        "pom.xml or build.gradle",
+        "./gradlew test",
+        "the project's formatter plugin",
+        "the compiler",
+        "the wrapper",
+    ),
     ("C#", "the .csproj files", "dotnet test", "dotnet format", "the analyzers", "the restored packages"),
     ("Ruby", "Gemfile", "bundle exec rspec", "rubocop -a", "rubocop", "bundler's vendored gems"),
     ("PHP", "composer.json", "vendor/bin/phpunit", "php-cs-fixer fix", "phpstan", "vendor from composer.lock"),
@@ -113,26 +120,56 @@ NOTE = (
 )
 
 JOBS = (
-    ("a failing test", "reproduce the failure with the single test first, read the assertion and the code under "
-     "test, fix the cause rather than the test, and run the test again together with its neighbours"),
-    ("a new command-line flag", "find where the existing flags are declared, add the flag with a help text in "
-     "the same style, thread its value to the one place that needs it, and add a test that passes the flag"),
-    ("a renamed function", "search for every caller including tests, documentation and string references, "
-     "rename them in one change, and run the type checker to catch the ones the search missed"),
-    ("a dependency upgrade", "read the changelog between the two versions for breaking changes, update the "
-     "manifest and the lockfile together, and run the full test suite before reporting"),
-    ("a slow endpoint", "measure before changing anything, find the query or loop that dominates, change that "
-     "one thing, and measure again with the same input so the numbers compare"),
-    ("a flaky test", "run it repeatedly to see how it fails, look for shared state, ordering and timing "
-     "assumptions, and replace sleeps with waiting on the event the test actually needs"),
-    ("a crash report", "find the line in the stack trace that belongs to the project, read the state that "
-     "reaches it, write a test that crashes the same way, then fix it"),
-    ("a configuration option", "add it with a safe default, validate it where the configuration is loaded with "
-     "an error that names the key, document it next to the other options, and test both values"),
-    ("an unclear module", "read its public functions and their callers, summarise what it owns in a few "
-     "sentences, and point out the parts whose behaviour the tests do not pin down"),
-    ("a security fix", "reproduce the issue with a test that shows the unsafe behaviour, fix it at the "
-     "boundary where untrusted input enters, and check the other entry points for the same pattern"),
+    (
+        "a failing test",
+        "reproduce the failure with the single test first, read the assertion and the code under "
+        "test, fix the cause rather than the test, and run the test again together with its neighbours",
+    ),
+    (
+        "a new command-line flag",
+        "find where the existing flags are declared, add the flag with a help text in "
+        "the same style, thread its value to the one place that needs it, and add a test that passes the flag",
+    ),
+    (
+        "a renamed function",
+        "search for every caller including tests, documentation and string references, "
+        "rename them in one change, and run the type checker to catch the ones the search missed",
+    ),
+    (
+        "a dependency upgrade",
+        "read the changelog between the two versions for breaking changes, update the "
+        "manifest and the lockfile together, and run the full test suite before reporting",
+    ),
+    (
+        "a slow endpoint",
+        "measure before changing anything, find the query or loop that dominates, change that "
+        "one thing, and measure again with the same input so the numbers compare",
+    ),
+    (
+        "a flaky test",
+        "run it repeatedly to see how it fails, look for shared state, ordering and timing "
+        "assumptions, and replace sleeps with waiting on the event the test actually needs",
+    ),
+    (
+        "a crash report",
+        "find the line in the stack trace that belongs to the project, read the state that "
+        "reaches it, write a test that crashes the same way, then fix it",
+    ),
+    (
+        "a configuration option",
+        "add it with a safe default, validate it where the configuration is loaded with "
+        "an error that names the key, document it next to the other options, and test both values",
+    ),
+    (
+        "an unclear module",
+        "read its public functions and their callers, summarise what it owns in a few "
+        "sentences, and point out the parts whose behaviour the tests do not pin down",
+    ),
+    (
+        "a security fix",
+        "reproduce the issue with a test that shows the unsafe behaviour, fix it at the "
+        "boundary where untrusted input enters, and check the other entry points for the same pattern",
+    ),
 )
 
 PLACES = (
@@ -191,8 +228,6 @@ def host_prompt(tokens: int, count: Callable[[str], int]) -> str:
 def _join(head: str, words: list[str]) -> str:
     tail = " ".join(words)
     return f"{head}\n\n{tail}" if head and tail else head or tail
-
-
 
 
 class HostPromptModel:

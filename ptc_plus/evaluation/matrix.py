@@ -27,9 +27,9 @@ from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.evaluation import runner
 from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
-from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS, HostPromptModel
 from ptc_plus.evaluation.host_prompt import host_prompt as host_prompt_text
+from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import (
     MIN_CACHEABLE_PREFIX,
     PROVIDER_UNIT,

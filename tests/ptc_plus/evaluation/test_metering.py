@@ -110,8 +110,12 @@ def test_hand_counted_transcript(meter: Meter) -> None:
     )
     # c1: the child's first request, identical in content to r1's: the run's cache serves it (ADR 0096).
     assert c1 == RequestMeter(
-        session_id="c", input=system + add + user, input_cached=system + add + user, input_uncached=0,
-        output=three, input_written=0,
+        session_id="c",
+        input=system + add + user,
+        input_cached=system + add + user,
+        input_uncached=0,
+        output=three,
+        input_written=0,
     )
     # r2: r1's parts are its prefix; the two new messages are not.
     assert r2 == RequestMeter(

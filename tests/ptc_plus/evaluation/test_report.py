@@ -273,7 +273,10 @@ def test_charts_skip_what_is_unknown(tmp_path: Path) -> None:
     assert len(outcome.unknown) == 2
     assert not (tmp_path / charts.TOTALS_PNG).exists()
     text = report.render(measured, outcome)
-    assert "*Total tokens per style per catalog size (all tasks)*: not drawn: every value it would show is unknown." in text
+    assert (
+        "*Total tokens per style per catalog size (all tasks)*: not drawn: every value it would show is unknown."
+        in text
+    )
     # One style known (native, both tasks), the others not: the known one is drawn, the rest left out.
     known = tuple(r for r in scripted().runs if r.style == "native")
     partial = attrs.evolve(measured, runs=(*(r for r in unknown if r.style != "native"), *known))
