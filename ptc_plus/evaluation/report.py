@@ -210,8 +210,10 @@ def _method(results: Results) -> list[str]:
     else:
         lines += [
             "Metering: every model request exactly as the host sends it, split into parts in the order a "
-            "provider receives them: the host system prompt (below), the system text, each tool schema (name, "
-            "description, input schema as canonical JSON), each chat message (canonical JSON). Input tokens are "
+            "provider receives them: "
+            + ("the host system prompt (below), " if results.host_prompt_tokens else "")
+            + "the system text, each tool schema (name, description, input schema as canonical JSON), each chat "
+            "message (canonical JSON). Input tokens are "
             f"the sum of the parts' counts in {results.unit}. Output tokens are the answer's text plus each tool "
             "call as canonical JSON.",
             "",

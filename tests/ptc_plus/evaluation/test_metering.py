@@ -176,8 +176,11 @@ def sized(tokens: int) -> str:
     return text
 
 
-def two_sessions(system: str) -> list[Exchange]:
-    """A parent's request and a child's: they share only the system text (different user messages)."""
+def two_sessions(system: str, *, child: str = "c") -> list[Exchange]:
+    """A parent's request and a child's: they share only the system text (different user messages).
+
+    ``child="r"`` makes the second request the parent's own next one.
+    """
     return [
         Exchange(
             session_id=session,
@@ -185,7 +188,7 @@ def two_sessions(system: str) -> list[Exchange]:
             request=ModelRequest(system=system, messages=({"role": "user", "content": text},), tools=()),
             answer=AssistantTurn(text="ok"),
         )
-        for session, parent, text in (("r", None, "first"), ("c", "r", "second"))
+        for session, parent, text in (("r", None, "first"), (child, None if child == "r" else "r", "second"))
     ]
 
 
@@ -195,6 +198,8 @@ def test_a_shared_prefix_under_the_minimum_is_not_cached() -> None:
     short = meter.meter(two_sessions(sized(MIN_CACHEABLE_PREFIX - 1))).requests[1]
     assert short.input_cached == 0  # 1,023 shared tokens: a provider caches nothing
     assert short.input_uncached == short.input
+    # Within one session too: 1,023 tokens shared with the previous request are not cached.
+    assert meter.meter(two_sessions(sized(MIN_CACHEABLE_PREFIX - 1), child="r")).requests[1].input_cached == 0
     enough = meter.meter(two_sessions(sized(MIN_CACHEABLE_PREFIX))).requests[1]
     assert enough.input_cached == MIN_CACHEABLE_PREFIX  # exactly the shared system text, from the parent's request
     assert enough.input_uncached == n(meter, message_part({"role": "user", "content": "second"}).decode())
