@@ -19,8 +19,8 @@ of at least that many tokens writes its uncached tokens into the cache
 tokens are the answer's text plus each tool call as canonical JSON.
 
 The run's own directory (whose path holds the user's ``TMPDIR`` and uid) is
-replaced in every part by one fixed path of a real workspace's length
-(:data:`STAND_IN_ROOT`), so the counts do not depend on who runs them where.
+replaced in every part and answer by one fixed path (:data:`STAND_IN_ROOT`), so
+the counts do not depend on who runs them where.
 
 Real-model mode (:func:`meter_provider`) takes the provider's own numbers
 instead; what the provider did not report stays ``None``, and any sum that
@@ -54,9 +54,12 @@ PROVIDER_UNIT = "provider-reported tokens"
 MIN_CACHEABLE_PREFIX = 1024
 """Tokens a shared prefix must hold to be served from the cache (providers publish 1,024 as their minimum)."""
 
-STAND_IN_ROOT = "/home/user/work"
-"""What the run directory's path is metered as: a home-directory path of the length a user's workspace path
-has (``/home/user/work/run/workspace``), instead of ``$TMPDIR/ptc-plus-eval-<uid>``."""
+STAND_IN_ROOT = "/eval"
+"""What the run directory's path is metered as, instead of ``$TMPDIR/ptc-plus-eval-<uid>``: the workspace becomes
+``/eval/run/workspace``, as long as a user's ``/home/<name>/src/<repo>``, and the same path the runner writes
+into recorded requests (``runner.PORTABLE_RUN`` is ``/eval/run``), so the two rewrites agree. The meter's also
+covers what that one does not reach: tool schemas, answers, and the path as given when it differs from the
+resolved one (a symlinked ``TMPDIR``)."""
 
 
 def _add(a: int | None, b: int | None) -> int | None:

@@ -248,9 +248,10 @@ def _cache_rule(results: Results) -> list[str]:
         f"{results.min_cacheable_prefix:,} tokens writes its uncached tokens into the cache (counted for sheets "
         "that price cache writes).",
         "",
-        "The run directory (under `$TMPDIR`, named with the uid) is metered as `/home/user/work`, a path of a "
-        "user's workspace's length, wherever it enters a request (system prompt, messages, tool results): the "
-        "counts do not depend on who runs the evaluation where.",
+        "The run directory (under `$TMPDIR`, named with the uid) is metered as `/eval` (the workspace as "
+        "`/eval/run/workspace`, as long as a user's `/home/<name>/src/<repo>`) wherever it enters a request "
+        "(system prompt, messages, tool results, answers): the counts do not depend on who runs the evaluation "
+        "where.",
     ]
 
 
