@@ -9,6 +9,11 @@ The API key is read from the environment (``OPENAI_API_KEY`` or the variable
 ``--api-key-env`` names) and handed to the model client only: it is never
 printed, written into the results or the report.
 
+``--host-prompt`` sets the coding agent's own system prompt metered (or, with
+``--model``, sent) first in every request (none / 3k, the default / 15k
+tokens); ``--prices`` names the price sheet of the cost-weighted headline
+(ADR 0096).
+
 Writes ``OUT/results.json``, ``OUT/README.md`` and, with matplotlib (the
 ``eval`` extra), the charts. A progress bar ticks on standard error, one tick
 per run.

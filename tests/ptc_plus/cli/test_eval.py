@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from ptc_plus.evaluation import charts, results
+from ptc_plus.evaluation.prices import HALF_CACHE
 from tests.cli_runner import CliRunner
 from tests.ptc_plus.cli.test_chat import CLI, PLANTED_KEY, FakeOpenAI, completion
 
@@ -144,6 +145,10 @@ def test_an_unknown_task_and_model_options_without_a_model_are_usage_errors(run_
     result = run_cli("eval", "--tasks", str(suite), "--repeat", "3")
     assert result.code == 2
     assert "PTC-7423: --repeat is for real-model mode" in result.err
+    for option, value in (("--prices", "cheapest"), ("--host-prompt", "1k")):
+        result = run_cli("eval", "--tasks", str(suite), option, value)
+        assert result.code == 2, result.err
+        assert value in result.err
 
 
 def eval_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -153,7 +158,10 @@ def eval_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    result = eval_cli("--tasks", str(suite), "--catalog", "30", "--out", str(out), "--json")
+    result = eval_cli(
+        "--tasks", str(suite), "--catalog", "30", "--out", str(out), "--json",
+        "--prices", "half-cache", "--host-prompt", "15k",
+    )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     document = orjson.loads(result.stdout)
     assert document["runs"] == 5 and document["failed"] == []
@@ -163,6 +171,8 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
     assert measured.suite_version == "tiny-1"
     assert measured.catalogs == (30,)
     assert measured.unit == "o200k tokens (counted per request part)"
+    assert (measured.prices, measured.host_prompt, measured.host_prompt_tokens) == (HALF_CACHE, "15k", 15000)
+    assert measured.min_cacheable_prefix == 1024
     assert [(r.style, r.catalog) for r in measured.runs] == [
         (s, 30) for s in ("native", "tool-search", "ptc", "ptc-plus-cold", "ptc-plus-mature")
     ]
@@ -170,13 +180,16 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
         assert record.passed, record
         assert record.total == (record.input_cached or 0) + (record.input_uncached or 0) + (record.output or 0)
         assert record.requests >= 2
+        assert (record.first_request_input or 0) > 15000  # the host prompt is in every request, the first too
+        assert record.input_written is not None
     by_style = {r.style: r for r in measured.runs}
     # Native sends all 30 schemas up front; tool search only its search tool.
     assert (by_style["native"].first_request_input or 0) > (by_style["tool-search"].first_request_input or 0)
 
     readme = (out / "README.md").read_text(encoding="utf-8")
     assert "## Catalog of 30 tools" in readme
-    assert f"ptc-plus eval --catalog 30 --out {out} --tasks {suite}" in readme
+    assert f"ptc-plus eval --catalog 30 --out {out} --tasks {suite} --prices half-cache --host-prompt 15k" in readme
+    assert "### Cost-weighted (price sheet `half-cache`)" in readme
     assert "| double-21 | one-call |" in readme
 
 
