@@ -92,15 +92,18 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
         }
     ),
     # The evaluation is public module by module: a task suite imports its task API, ``ptc-plus eval`` the
-    # matrix, results and report; its package imports nothing, so reading results starts no engine.
+    # matrix, results, report and settings (price sheets, host prompts); its package imports nothing, so
+    # reading results starts no engine.
     "ptc_plus.evaluation": frozenset(
         {
             "ptc_plus.evaluation.charts",
             "ptc_plus.evaluation.demo_bill",
             "ptc_plus.evaluation.exchange",
+            "ptc_plus.evaluation.host_prompt",
             "ptc_plus.evaluation.loading",
             "ptc_plus.evaluation.matrix",
             "ptc_plus.evaluation.metering",
+            "ptc_plus.evaluation.prices",
             "ptc_plus.evaluation.report",
             "ptc_plus.evaluation.results",
             "ptc_plus.evaluation.runner",
