@@ -15,7 +15,7 @@ and exec says so. With a tool set, programs can use ``capabilities.*`` over a
 snapshot of those tools, built once before the run.
 
 ``--session DIR`` runs the program as the next cell of the REPL kernel session whose journal
-lives in DIR (SPEC §8, ADR 0081), outside the workspace (inside it a program could rewrite the
+lives in DIR (ADR 0081), outside the workspace (inside it a program could rewrite the
 journal: refused, ADR 0085). Every invocation is a new process, so each cell after the
 first starts cold: the kernel is rebuilt by replaying the journalled cells with their recorded
 tool results (no tool runs twice), and names defined by earlier cells are there. ``--json``

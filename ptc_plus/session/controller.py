@@ -277,7 +277,7 @@ class PtcController:
         tools = [self._definition(state.limits)]
         if self.services.spill_store is not None:
             tools.append(read_spill_definition())
-        if self._resource_servers_allowed(agent):  # off for every server: no resource selector at all (SPEC §4)
+        if self._resource_servers_allowed(agent):  # off for every server: no resource selector at all
             tools.extend(self._resource_tools)
         return [*tools, *sources]
 
@@ -569,7 +569,7 @@ class PtcController:
         return proven
 
     def _kernel_cell(self, context: ToolContext) -> KernelCell | None:
-        """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``, SPEC §8)."""
+        """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``)."""
         state = self.session(context.call.caller)
         if state is None:
             return session_cell(self.services, context, UserBindings())

@@ -1,4 +1,4 @@
-"""MCP servers as capability sources (SPEC §9, ADR 0072).
+"""MCP servers as capability sources (ADR 0072).
 
 - :mod:`.hub` — one background thread and loop owning every MCP client session of the process;
 - :mod:`.launcher` — servers start under ``PR_SET_PDEATHSIG``: they never outlive their host;

@@ -1,5 +1,5 @@
 """A server is a unit: ``mcp:<server>`` off closes its tools and resources in every projection, while a
-per-tool setting under it is kept and applies again when the server is back on (SPEC §9, ADR 0071, ADR 0072).
+per-tool setting under it is kept and applies again when the server is back on (ADR 0071, ADR 0072).
 
 Two servers run the same fixture script: ``fixture`` (turned off) and ``other``, whose tools share the
 fixture's names and are left out (PTC-7006) while its resource source stays — so the resource readers exist
