@@ -20,7 +20,7 @@ import click
 
 from hookspecs import TokenCounter, ToolDefinition, ToolSpec
 from ptc_plus.adapters.mcp import McpSources
-from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, build_catalog, offline_counter
+from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, DeferredCounter, build_catalog
 from ptc_plus.cli.options import read_tool_set
 from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.plan import CapabilityPlan
@@ -97,7 +97,7 @@ def new_session_plan(workspace: Path, sourced: SourcedCatalog | None = None) -> 
     """The plan a new session in ``workspace`` would get over ``sourced`` (default: the workspace's tools)."""
     loaded = load_config(workspace)
     sourced = sourced if sourced is not None else sourced_catalog(workspace, workspace_tool_specs(workspace))
-    counter = offline_counter()
+    counter = DeferredCounter()  # built when the plan measures something: none without tools
     plan = session_plan(sourced.catalog, loaded, counter, workspace=workspace)
     return WorkspacePlan(
         workspace=workspace, loaded=loaded, catalog=sourced.catalog, counter=counter, plan=plan, notes=sourced.notes
