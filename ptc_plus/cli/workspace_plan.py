@@ -22,7 +22,7 @@ import click
 
 from hookspecs import TokenCounter, ToolDefinition, ToolSpec
 from ptc_plus.adapters.mcp import McpSources, ToolsSnapshot
-from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, build_catalog, offline_counter
+from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, DeferredCounter, build_catalog
 from ptc_plus.cli.options import read_tool_set
 from ptc_plus.config import LoadedConfig, load_config
 from ptc_plus.plan import CapabilityPlan
@@ -108,7 +108,7 @@ def new_session_plan(workspace: Path, sourced: SourcedCatalog | None = None, *, 
     loaded = load_config(workspace)
     if sourced is None:
         sourced = sourced_catalog(workspace, workspace_tool_specs(workspace), refresh=refresh)
-    counter = offline_counter()
+    counter = DeferredCounter()  # built when the plan measures something: none without tools
     plan = session_plan(sourced.catalog, loaded, counter, workspace=workspace)
     return WorkspacePlan(
         workspace=workspace,
