@@ -226,6 +226,34 @@ def _bounded(shape: dict[str, Any]) -> dict[str, Any]:
     return shape
 
 
+_SCALAR_TEXT = {"null": "None", "boolean": "bool", "integer": "int", "number": "float", "string": "str"}
+
+
+def summary(shape: Mapping[str, Any], limit: int = 200) -> str:
+    """A compact one-line type of ``shape`` for people (``ptc-plus stats``): ``{rate: float, tags?: [str]}``."""
+    text = _summary(shape)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _summary(shape: Mapping[str, Any]) -> str:
+    if not shape:
+        return "any"
+    if "anyOf" in shape:
+        return " | ".join(_summary(m) for m in shape["anyOf"])
+    kind = shape["type"]
+    if kind == "string" and "contentSchema" in shape:
+        return f"json({_summary(shape['contentSchema'])})"
+    if kind == "array":
+        return f"[{_summary(shape['items'])}]" if "items" in shape else "[]"
+    if kind == "object":
+        if "properties" in shape:
+            required = set(shape["required"])
+            fields = (f"{k}{'' if k in required else '?'}: {_summary(v)}" for k, v in shape["properties"].items())
+            return "{" + ", ".join(fields) + "}"
+        return "{str: " + _summary(shape["additionalProperties"]) + "}"
+    return _SCALAR_TEXT.get(kind, "any")
+
+
 class NotAShape(ValueError):
     """A stored shape outside the grammar (a foreign hand, or a value hidden in it)."""
 
@@ -300,4 +328,5 @@ __all__ = [
     "merge",
     "merge_all",
     "nodes",
+    "summary",
 ]

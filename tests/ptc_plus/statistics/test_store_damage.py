@@ -94,13 +94,13 @@ def test_reset_replaces_a_damaged_store_and_keeps_the_copy(store: StatisticsStor
 
 
 def test_a_future_version_is_left_untouched(store: StatisticsStore) -> None:
-    future = orjson.dumps({"version": 2, "something": "new"})
+    future = orjson.dumps({"version": 3, "something": "new"})
     store.path.write_bytes(future)
     view = store.read()
     assert view.status == "future-version"
     assert isinstance(view.problem, StatisticsStoreFutureVersion)
     assert view.problem.code == "PTC-5003"
-    assert view.problem.params["found"] == 2
+    assert view.problem.params["found"] == 3
     with pytest.raises(StatisticsStoreFutureVersion):
         store.record(sample("f3"))
     assert store.path.read_bytes() == future
