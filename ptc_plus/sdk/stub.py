@@ -9,6 +9,7 @@ JSON name is shown beside them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,22 @@ LEARNED_MARK = "Learned result shape"
 """Starts the docstring paragraph of a tool whose result type was learned from its results (ADR 0102): a reader
 of the contract (the evaluation's policy) finds a stated shape by this text; :attr:`RenderedTool.learned` says
 the same to code."""
+
+
+_STUB = re.compile(r"^async def ([A-Za-z_][A-Za-z0-9_]*)\(", re.MULTILINE)
+
+
+def learned_functions(text: str) -> frozenset[str]:
+    """The functions of a delivered contract text (a catalog message, an inspect answer) whose result shape is
+    stated as learned (:data:`LEARNED_MARK` in their docstring): a reader that sees only the text, like the
+    evaluation's policy, knows their results' keys as it would from a published output schema."""
+    starts = list(_STUB.finditer(text))
+    found = set()
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+        if LEARNED_MARK + " (" in text[match.end() : end]:
+            found.add(match.group(1))
+    return frozenset(found)
 
 
 @attrs.frozen(kw_only=True)

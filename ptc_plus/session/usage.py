@@ -67,8 +67,11 @@ def agent_offers(
     def learn(identity: str, revision: str) -> bool:
         # Results teach a shape only where the contract states none (ADR 0102); the config decides at settlement.
         found = catalog.get(identity)
-        return found is not None and found.revision == revision and found.spec is not None and (
-            found.spec.output_schema is None
+        return (
+            found is not None
+            and found.revision == revision
+            and found.spec is not None
+            and (found.spec.output_schema is None)
         )
 
     if code_mode and environment is not None:

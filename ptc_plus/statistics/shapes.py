@@ -176,7 +176,11 @@ def _merge_same(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
                     else dict(a["properties"].get(k) or b["properties"][k])
                     for k in sorted(keys)
                 }
-                return {"type": "object", "properties": props, "required": sorted(set(a["required"]) & set(b["required"]))}
+                return {
+                    "type": "object",
+                    "properties": props,
+                    "required": sorted(set(a["required"]) & set(b["required"])),
+                }
         values = [v for side in (a, b) for v in _values(side)]
         return {"type": "object", "additionalProperties": _merge_all(values) if values else {}}
     return dict(a)

@@ -122,7 +122,11 @@ class StoreView:
             if entry.revision == revision and entry.learned is not None:
                 found = entry.learned
                 return LearnedShape(
-                    identity=identity, revision=revision, shape=found.shape, results=sum(found.results), since=found.since
+                    identity=identity,
+                    revision=revision,
+                    shape=found.shape,
+                    results=sum(found.results),
+                    since=found.since,
                 )
         return None
 

@@ -6,6 +6,8 @@ there; ``mcp-server-git`` publishes none and answers plain text (learned: ``str`
 ``rates`` publishes none and answers JSON text (learned: a ``TypedDict`` of the parsed text).
 """
 
+# ruff: noqa: F811 - the fixtures are imported from mcp_support (this directory has no conftest of its own)
+
 from __future__ import annotations
 
 import subprocess

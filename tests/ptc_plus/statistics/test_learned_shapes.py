@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hookspecs import ToolSpec
-from ptc_plus.sdk import LEARNED_MARK, LearnedResult, render_tool
+from ptc_plus.sdk import LEARNED_MARK, LearnedResult, learned_functions, render_tool
 from ptc_plus.statistics import Evidence, FamilySample, workspace_store
 from ptc_plus.statistics.shapes import MAX_DEPTH, MAX_PROPERTIES, check, derive, field_name, merge, merge_all
 
@@ -30,7 +30,9 @@ def sample(family: str, shape: dict[str, Any] | None, results: int = 1, revision
         workspace="/w",
         plan_config_revision="c",
         evidence=(
-            Evidence(identity="mcp:s/lookup", revision=revision, disclosure="full", used=True, shape=shape, results=results),
+            Evidence(
+                identity="mcp:s/lookup", revision=revision, disclosure="full", used=True, shape=shape, results=results
+            ),
         ),
     )
 
@@ -77,7 +79,10 @@ def test_keys_that_look_like_data_make_a_mapping() -> None:
     many = {f"field_{chr(97 + i // 26)}{chr(97 + i % 26)}": i for i in range(MAX_PROPERTIES + 1)}
     assert derive(many) == {"type": "object", "additionalProperties": {"type": "integer"}}
     # keys seen over many results count together: past the bound the record becomes a mapping
-    halves = [derive({k: 1 for k in list(many)[: MAX_PROPERTIES // 2 + 1]}), derive({k: 1 for k in list(many)[MAX_PROPERTIES // 2 :]})]
+    halves = [
+        derive({k: 1 for k in list(many)[: MAX_PROPERTIES // 2 + 1]}),
+        derive({k: 1 for k in list(many)[MAX_PROPERTIES // 2 :]}),
+    ]
     assert "additionalProperties" in merge_all(halves)  # type: ignore[operator]
 
 
@@ -150,7 +155,9 @@ def test_the_store_merges_shapes_over_families_and_a_new_revision_starts_over(tm
     view = store.read()
     found = view.learned("mcp:s/lookup", REV)
     assert found is not None and found.results == 5
-    assert found.shape == merge(derive({"rate": 20, "country": "FR"}), derive({"rate": 7.5, "country": "DE", "reduced": [5.5]}))
+    assert found.shape == merge(
+        derive({"rate": 20, "country": "FR"}), derive({"rate": 7.5, "country": "DE", "reduced": [5.5]})
+    )
     assert view.learned("mcp:s/lookup", "sha256:cccccccccccccccc") is None
     store.record(sample("f3", derive({"other": True}), revision="sha256:cccccccccccccccc"))
     assert store.read().learned("mcp:s/lookup", "sha256:cccccccccccccccc").shape == derive({"other": True})  # type: ignore[union-attr]
@@ -287,3 +294,15 @@ def test_the_sdk_renders_a_learned_typeddict_marked_as_learned() -> None:
     assert "-> str:" in text.stub and "json.loads(result) is GetRateResult" in text.stub
     published = ToolSpec(name="x", description="", source="mcp:s", output_schema={"type": "object"})
     assert render_tool(published, learned=LearnedResult(schema=shape, results=1, since="2026-12-01")).learned is None
+
+
+def test_a_reader_of_the_contract_text_finds_which_results_have_a_learned_shape() -> None:
+    learned = render_tool(
+        ToolSpec(name="get_rate", description="VAT.", source="mcp:tax", input_schema={"type": "object"}),
+        learned=LearnedResult(schema=derive({"rate": 1}), results=3, since="2026-12-01"),
+    )
+    plain = render_tool(
+        ToolSpec(name="other", description=f"Mentions {LEARNED_MARK} in prose.", source="mcp:tax", input_schema={})
+    )
+    text = "\n\n".join([plain.stub, learned.stub])
+    assert learned_functions(text) == {"get_rate"}
