@@ -161,7 +161,7 @@ def test_the_v0_fixture_migrates_in_memory_and_keeps_the_original_on_first_write
     backup = store.path.with_name("statistics.json.v0.bak")
     assert backup.read_bytes() == original
     after = store.read()
-    assert after.from_version == 1
+    assert after.from_version == 2  # the current version (2 since ADR 0102)
     assert after.families() == 5
     assert [f.sequence for f in after.payload.families] == [1, 2, 3, 4, 5]
     assert b"family-secret-id" not in store.path.read_bytes()  # v0 kept raw ids; v1 keeps digests
