@@ -41,6 +41,9 @@ MAX_NODES = 400
 """Schema nodes a shape may hold; a larger one is cut to a shallower depth until it fits."""
 MAX_KEY_CHARS = 40
 """A key longer than this is data, not a field name."""
+MAX_JSON_TEXT = 1 << 20
+"""Characters of a text result parsed to learn it as JSON text; a longer one is learned as a plain string (a
+whole file read is not parsed on the hot path)."""
 JSON_TEXT = "application/json"
 
 TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
@@ -76,11 +79,11 @@ def derive(value: Any) -> dict[str, Any]:
 
 def json_text(value: str) -> Any | None:
     """The JSON object or array ``value`` holds (MCP text content), else ``None`` (plain text)."""
-    text = value.strip()
-    if not text or text[0] not in "{[":
+    head = value[:64].lstrip()
+    if not head or head[0] not in "{[" or len(value) > MAX_JSON_TEXT:
         return None
     try:
-        parsed = orjson.loads(text)
+        parsed = orjson.loads(value)
     except orjson.JSONDecodeError:
         return None
     return parsed if isinstance(parsed, dict | list) else None
