@@ -24,6 +24,7 @@ from ptc_plus.capabilities.capability import Capability
 from ptc_plus.capabilities.contract import ToolTally, delivery_text
 from ptc_plus.capabilities.cost import line_counter
 from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.capabilities.ranking_rules import Match, Ranking
 from ptc_plus.capabilities.search import explain as explain_terms
 from ptc_plus.capabilities.search import operation_bonuses, ranking
 from ptc_plus.capabilities.semantic import SemanticLayer, layer_for
@@ -37,6 +38,10 @@ DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_FIND_LIMIT = 20
 DEFAULT_TREE_LIMIT = 50
 MAX_LIMIT = 1000
+MAX_PHRASINGS = 8
+"""Most phrasings one ``search`` may fuse (each is bounded like a single query; ADR 0104)."""
+RRF_K = 60
+"""The reciprocal-rank-fusion constant: a phrasing's rank ``r`` adds ``1 / (RRF_K + r)`` (ADR 0104)."""
 NO_GOOD_MATCH = "no-good-match"
 """``not_expanded`` reason when the best match is below the calibrated bar (``good_match`` false, ADR 0077)."""
 
@@ -145,19 +150,36 @@ def _reference(snapshot: CatalogSnapshot, capability: Capability, reason: str) -
 
 
 def search(
-    snapshot: CatalogSnapshot, query: str, *, budget: int | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+    snapshot: CatalogSnapshot,
+    query: str | Sequence[str],
+    *,
+    budget: int | None = None,
+    limit: int = DEFAULT_SEARCH_LIMIT,
 ) -> Json:
     """The best matches for ``query``: complete contracts within ``budget``, the rest named.
 
     ``limit`` bounds how many matches are considered (expanded or named);
     ``more_matches`` counts the matches beyond it (a narrower query finds them).
+
+    ``query`` may be a list of 1 to :data:`MAX_PHRASINGS` phrasings of one need: each is ranked as a query
+    of its own and the rankings are fused by reciprocal rank (ADR 0104), one answer within one budget. A
+    match found by a confident phrasing ranks before any found only by phrasings with no good match, and
+    only those are expanded; ``more_matches`` is then a lower bound (the phrasings' matches overlap).
+    A single string (or a list of one) is answered exactly as before.
     """
-    query = _text("query", query)
+    phrasings = _phrasings(query)
     spent = _budget(snapshot, budget)
-    ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot))
+    wanted = _limit("limit", limit)
+    layer = semantic_layer(snapshot)
+    if len(phrasings) == 1:
+        ranked = ranking(snapshot.index, phrasings[0], limit=wanted, semantic=layer)
+        trusted = {m.identity for m in ranked.matches} if ranked.confident else set()
+    else:
+        ranked, trusted = _fused([ranking(snapshot.index, p, limit=wanted, semantic=layer) for p in phrasings], wanted)
     found = [c for m in ranked.matches if (c := snapshot.get(m.identity)) is not None]
     if ranked.confident:
-        response = _deliver(snapshot, found, spent)
+        response = _deliver(snapshot, [c for c in found if c.identity in trusted], spent)
+        response["not_expanded"] += [_reference(snapshot, c, NO_GOOD_MATCH) for c in found if c.identity not in trusted]
     else:
         # Nothing fits well: name the nearest capabilities, expand none (a wrong contract costs more than a look).
         response = _deliver(snapshot, [], spent)
@@ -166,14 +188,48 @@ def search(
     for item in (*response["expanded"], *response["not_expanded"]):
         item["score"] = scores[item["identity"]]
     answer = {
-        "query": query,
+        "query": query if isinstance(query, str) else list(phrasings),
         **response,
-        "more_matches": ranked.total - len(ranked.matches),
+        "more_matches": max(0, ranked.total - len(ranked.matches)),
         "good_match": ranked.confident,
     }
     if not ranked.confident:
         answer["hint"] = message("ptc.discovery.no-good-match")
     return answer
+
+
+def _phrasings(query: object) -> tuple[str, ...]:
+    """``query`` as its phrasings: one text, or a list of 1 to :data:`MAX_PHRASINGS` texts."""
+    if isinstance(query, list | tuple):
+        if not 0 < len(query) <= MAX_PHRASINGS or not all(isinstance(q, str) for q in query):
+            raise InvalidDiscoveryArgument(
+                name="query", detail=f"expected text or a list of 1 to {MAX_PHRASINGS} texts"
+            )
+        return tuple(query)
+    return (_text("query", query),)
+
+
+def _fused(rankings: Sequence[Ranking], limit: int) -> tuple[Ranking, set[str]]:
+    """Reciprocal-rank fusion of the phrasings' rankings, and the identities a confident phrasing found.
+
+    A capability's score is the sum over phrasings of ``1 / (RRF_K + rank)`` (rounded to 9 decimals):
+    scale-free, since lexical scores of different phrasings are not comparable, and phrasings that agree
+    lift a capability. Matches a confident phrasing found come first; ties go to the better single rank,
+    then the earlier phrasing, then the identity, so the answer depends on the inputs alone.
+    """
+    sums: dict[str, float] = {}
+    best: dict[str, tuple[int, int]] = {}
+    trusted: set[str] = set()
+    for phrasing, ranked in enumerate(rankings):
+        for position, match in enumerate(ranked.matches, 1):
+            sums[match.identity] = sums.get(match.identity, 0.0) + 1.0 / (RRF_K + position)
+            best[match.identity] = min(best.get(match.identity, (position, phrasing)), (position, phrasing))
+            if ranked.confident:
+                trusted.add(match.identity)
+    order = sorted(sums, key=lambda i: (i not in trusted, -round(sums[i], 9), best[i], i))[:limit]
+    matches = tuple(Match(identity=i, score=round(sums[i], 9)) for i in order)
+    total = max(len(matches), *(r.total for r in rankings))
+    return Ranking(matches=matches, confident=any(r.confident for r in rankings), total=total), trusted
 
 
 def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> dict[str, Json]:
