@@ -10,7 +10,9 @@ runtime's control channel. Budget rules (ADR 0024):
 - a contract larger than the whole budget is returned as a reference
   (``reason: "over-budget"``) with the budget needed to fetch it; one that
   no longer fits beside the others is a reference with ``"budget-exhausted"``;
-- names of further matches are listed, not expanded;
+- names of further matches are listed, not expanded, and the first :data:`NEXT_CANDIDATES` of them are
+  also named in ``candidates``, one line each (identity and the description's first sentence; their
+  measured cost is ``candidate_tokens``, bounded by the lines' count and length, not by the budget; ADR 0104);
 - when no match is good enough (``good_match`` false, ADR 0077) none is expanded: the nearest are
   named with reason ``"no-good-match"``, so a program looks (``inspect``/``tree``) instead of trusting one.
 """
@@ -42,6 +44,10 @@ MAX_PHRASINGS = 8
 """Most phrasings one ``search`` may fuse (each is bounded like a single query; ADR 0104)."""
 RRF_K = 60
 """The reciprocal-rank-fusion constant: a phrasing's rank ``r`` adds ``1 / (RRF_K + r)`` (ADR 0104)."""
+NEXT_CANDIDATES = 5
+"""Most not-expanded matches a ``search`` answer also names as one ``candidates`` line each (ADR 0104)."""
+CANDIDATE_CHARS = 100
+"""Longest ``candidates`` line (characters): the identity, ``: ``, the description's first sentence, cut."""
 NO_GOOD_MATCH = "no-good-match"
 """``not_expanded`` reason when the best match is below the calibrated bar (``good_match`` false, ADR 0077)."""
 
@@ -193,9 +199,33 @@ def search(
         "more_matches": max(0, ranked.total - len(ranked.matches)),
         "good_match": ranked.confident,
     }
+    answer["candidates"], answer["candidate_tokens"] = _candidates(snapshot, response["not_expanded"])
     if not ranked.confident:
         answer["hint"] = message("ptc.discovery.no-good-match")
     return answer
+
+
+def candidate_line(capability: Capability) -> str:
+    """``identity: first sentence of the description``, at most :data:`CANDIDATE_CHARS` characters."""
+    lines = capability.description.strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    for end in (". ", "。", "; "):
+        if end in first:
+            first = first[: first.index(end) + len(end)].rstrip(" ;")
+    line = f"{capability.identity}: {first}" if first else capability.identity
+    return line if len(line) <= CANDIDATE_CHARS else line[: CANDIDATE_CHARS - 1].rstrip() + "…"
+
+
+def _candidates(snapshot: CatalogSnapshot, references: Sequence[Json]) -> tuple[list[str], int]:
+    """One line for each of the first :data:`NEXT_CANDIDATES` references, and what the lines cost together.
+
+    The lines are the cheap next step (``inspect`` the right one rather than search again). Like the
+    references they word, they are not charged to the budget, which bounds the contracts' text (ADR 0024):
+    a tight budget is when a miss costs most. Their cost is bounded instead, by :data:`NEXT_CANDIDATES`
+    lines of at most :data:`CANDIDATE_CHARS` characters (ADR 0104).
+    """
+    lines = [candidate_line(c) for r in references[:NEXT_CANDIDATES] if (c := snapshot.get(r["identity"])) is not None]
+    return lines, snapshot.counter.count("\n".join(lines)) if lines else 0
 
 
 def _phrasings(query: object) -> tuple[str, ...]:
