@@ -36,18 +36,19 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 import filelock
-import mcp.types as mt
 import orjson
-import pydantic
 
 from hookspecs.serialization import canonical_bytes, structure, unstructure
 from ptc_plus.adapters.mcp.errors import SnapshotUnreadable
 from ptc_plus.i18n import message
+
+if TYPE_CHECKING:  # the SDK is imported when a listing is validated or saved (ADR 0105)
+    import mcp.types as mt
 
 VERSION = 1
 APP_DIR = "ptc-plus"
@@ -89,6 +90,8 @@ class ToolsSnapshot:
     """Each tool as the server declared it (``mt.Tool``'s JSON form)."""
 
     def mcp_tools(self) -> tuple[mt.Tool, ...]:
+        import mcp.types as mt
+
         return tuple(mt.Tool.model_validate(tool) for tool in self.tools)
 
     def age_s(self, now: float | None = None) -> float:
@@ -131,6 +134,8 @@ class SnapshotStore:
 
         :raises SnapshotUnreadable: the file exists but does not decode as a snapshot of this digest.
         """
+        import pydantic
+
         path = self.path(digest)
         try:
             data = path.read_bytes()
