@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import attrs
@@ -49,7 +49,7 @@ from ptc_plus.adapters.mcp.errors import (
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv
-from ptc_plus.adapters.mcp.snapshots import ToolsSnapshot, default_store, definition_digest
+from ptc_plus.adapters.mcp.snapshots import SnapshotTool, ToolsSnapshot, default_store, definition_digest
 from ptc_plus.adapters.mcp.startup import StderrTail, check_command, exit_code, record_spawns
 from ptc_plus.errors import PtcError
 
@@ -92,7 +92,8 @@ class ServerKey:
 class Listing:
     """What a started server declared: its tools (as it lists them now), instructions and resource support."""
 
-    tools: tuple[mt.Tool, ...] = ()
+    tools: tuple[mt.Tool | SnapshotTool, ...] = ()
+    """A live listing's are the SDK's; a snapshot's are read without it (ADR 0105)."""
     instructions: str = ""
     resources: bool = False
     generation: int = 0
@@ -101,7 +102,7 @@ class Listing:
     @classmethod
     def of_snapshot(cls, snapshot: ToolsSnapshot) -> Listing:
         """The listing a snapshot kept (generation 0: any live listing of this process is newer)."""
-        return cls(tools=snapshot.mcp_tools(), instructions=snapshot.instructions, resources=snapshot.resources)
+        return cls(tools=snapshot.planned_tools(), instructions=snapshot.instructions, resources=snapshot.resources)
 
 
 class Server:
@@ -297,7 +298,7 @@ class Server:
                 default_store().save,
                 key.digest(),
                 key.name,
-                listing.tools,
+                cast("tuple[mt.Tool, ...]", listing.tools),  # saved listings are live ones: the SDK's tools
                 instructions=listing.instructions,
                 resources=listing.resources,
             )

@@ -17,6 +17,7 @@ import orjson
 from hookspecs import Concurrency, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure, ToolSpec
 from ptc_plus.adapters.mcp.errors import RequestFailed, ToolReportedError
 from ptc_plus.adapters.mcp.hub import HUB, Server
+from ptc_plus.adapters.mcp.snapshots import SnapshotTool
 from ptc_plus.errors import PtcError
 
 if TYPE_CHECKING:  # the SDK is imported when a tool is called (ADR 0105)
@@ -40,7 +41,7 @@ def described(description: str, server: str, instructions: str) -> str:
     return text
 
 
-def tool_spec(server: str, tool: mt.Tool, instructions: str) -> ToolSpec:
+def tool_spec(server: str, tool: mt.Tool | SnapshotTool, instructions: str) -> ToolSpec:
     return ToolSpec(
         name=tool.name,
         description=described(tool.description or tool.title or "", server, instructions),
