@@ -2,7 +2,8 @@
 
 Each round runs, in fresh processes and in alternation, every case from two source trees:
 
-- ``before``: ``git archive`` of ``--baseline`` (default ``main``) unpacked into a temporary directory;
+- ``before``: ``git archive`` of ``--baseline`` (default: ``git merge-base HEAD main``) unpacked into a
+  temporary directory;
 - ``after``: this checkout.
 
 Both run with this interpreter and its site-packages (the same dependencies) under ``python -S``, the tree
@@ -15,7 +16,7 @@ CPU seconds (user + system), the delta of ``resource.getrusage(RUSAGE_CHILDREN)`
 machine inflates far less than wall time. Bytecode is cached (one uncounted warm-up round first), as an
 installed wheel has it. Medians over ``--rounds``; the ratio is before over after.
 
-Run: ``.venv/bin/python benchmarks/cli_startup.py [--rounds 5] [--baseline main]`` →
+Run: ``.venv/bin/python benchmarks/cli_startup.py [--rounds 5] [--baseline COMMIT]`` →
 benchmarks/results/cli_startup.json
 """
 
@@ -77,8 +78,11 @@ def unpack(ref: str, into: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--baseline", default="main")
+    parser.add_argument("--baseline", help="the commit to compare with (default: where this branch left main)")
     options = parser.parse_args()
+    if options.baseline is None:
+        fork = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True)
+        options.baseline = fork.stdout.strip() or "main"
     with tempfile.TemporaryDirectory(prefix="ptc-cli-startup-") as scratch:
         base = Path(scratch) / "before"
         base.mkdir()
