@@ -48,7 +48,6 @@ from ptc_plus.errors import UsageError
 from ptc_plus.evaluation import charts, report, results
 from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS
 from ptc_plus.evaluation.loading import load_suite
-from ptc_plus.evaluation.matrix import DEFAULT_CATALOGS, run_count, run_matrix, select_tasks
 from ptc_plus.evaluation.prices import DEFAULT, SHEETS
 from ptc_plus.evaluation.results import Results, RunRecord
 from ptc_plus.evaluation.task import Style, Task
@@ -135,6 +134,9 @@ def command() -> click.Command:
             for option, value in (("--base-url", base_url), ("--api-key-env", api_key_env), ("--repeat", repeat)):
                 if value is not None:
                     raise ModelOptionWithoutModel(option=option)
+        # The runner (and with it the MCP SDK, for its MCP task) is loaded when an evaluation runs (ADR 0105).
+        from ptc_plus.evaluation.matrix import DEFAULT_CATALOGS, run_count, run_matrix, select_tasks
+
         factory = None if model is None else ClientFactory.from_options(model, base_url, api_key_env)
         suite = load_suite(Path(tasks))
         chosen = select_tasks(suite, task_ids)

@@ -23,7 +23,6 @@ from typing import Any
 import click
 
 from hookspecs import ToolDefinition
-from ptc_plus.adapters.mcp.serve import PROMPT_REFRESH, PROMPT_SHOW, serve_stdio
 from ptc_plus.adapters.mcp.serve_errors import ServeNotOpened
 from ptc_plus.adapters.mcp.serve_session import ServedSession
 from ptc_plus.cli.invocation import ptc_command
@@ -71,6 +70,8 @@ def run(workspace: Path, tools: str | None, check: bool, as_json: bool) -> int:
         return 0
     if sys.stdin.isatty():
         click.echo(message("cli.mcp-serve.terminal"), err=True)
+    from ptc_plus.adapters.mcp.serve import serve_stdio  # the SDK's server, loaded when serving (ADR 0105)
+
     asyncio.run(serve_stdio(workspace, definitions, user_id=user, opened=report))
     return 0
 
@@ -88,6 +89,7 @@ async def _check(
 ) -> dict[str, Any]:
     """What a client connecting now would be offered, read from a session opened as for it."""
     from hookspecs.reference import ReferenceHost
+    from ptc_plus.adapters.mcp.serve import PROMPT_REFRESH, PROMPT_SHOW
 
     with scratch_state_dir("ptc-mcp-check-") as state:
         async with ReferenceHost(workspace=workspace, state_dir=Path(state), tools=tools, user_id=user) as host:

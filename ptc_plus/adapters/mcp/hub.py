@@ -34,15 +34,10 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import attrs
-import mcp.types as mt
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from ptc_plus.adapters.mcp.errors import (
     HandshakeTimedOut,
@@ -54,9 +49,13 @@ from ptc_plus.adapters.mcp.errors import (
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv
-from ptc_plus.adapters.mcp.snapshots import ToolsSnapshot, default_store, definition_digest
+from ptc_plus.adapters.mcp.snapshots import SnapshotTool, ToolsSnapshot, default_store, definition_digest
 from ptc_plus.adapters.mcp.startup import StderrTail, check_command, exit_code, record_spawns
 from ptc_plus.errors import PtcError
+
+if TYPE_CHECKING:  # the SDK is imported where a server starts or is asked (ADR 0105), not with the hub
+    import mcp.types as mt
+    from mcp import ClientSession
 
 T = TypeVar("T")
 
@@ -93,7 +92,8 @@ class ServerKey:
 class Listing:
     """What a started server declared: its tools (as it lists them now), instructions and resource support."""
 
-    tools: tuple[mt.Tool, ...] = ()
+    tools: tuple[mt.Tool | SnapshotTool, ...] = ()
+    """A live listing's are the SDK's; a snapshot's are read without it (ADR 0105)."""
     instructions: str = ""
     resources: bool = False
     generation: int = 0
@@ -102,7 +102,7 @@ class Listing:
     @classmethod
     def of_snapshot(cls, snapshot: ToolsSnapshot) -> Listing:
         """The listing a snapshot kept (generation 0: any live listing of this process is newer)."""
-        return cls(tools=snapshot.mcp_tools(), instructions=snapshot.instructions, resources=snapshot.resources)
+        return cls(tools=snapshot.planned_tools(), instructions=snapshot.instructions, resources=snapshot.resources)
 
 
 class Server:
@@ -220,6 +220,9 @@ class Server:
 
     async def _run(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, connection: int) -> None:
         """Own the connection from spawn to exit in this one task (the SDK's rule)."""
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
         program, arguments = launch_argv(self.key.command, self.key.args)
         params = StdioServerParameters(
             command=program, args=arguments, env=dict(self.key.env) or None, cwd=self.key.cwd
@@ -275,6 +278,8 @@ class Server:
         return ServerExited(server=self.key.name, exit_code=code, stderr=tail.text())
 
     async def _notified(self, message: Any) -> None:
+        import mcp.types as mt
+
         if isinstance(message, mt.ToolListChangedNotification) and self._session is not None:
             # Re-listed at once: the hub's copy follows the server; the frozen plan keeps new tools out
             # until a refresh (ADR 0056).
@@ -293,7 +298,7 @@ class Server:
                 default_store().save,
                 key.digest(),
                 key.name,
-                listing.tools,
+                cast("tuple[mt.Tool, ...]", listing.tools),  # saved listings are live ones: the SDK's tools
                 instructions=listing.instructions,
                 resources=listing.resources,
             )
@@ -329,6 +334,9 @@ class Server:
         :raises ServerCrashed: the process ended while the request was open.
         :raises RequestTimedOut: no answer in ``timeout_s``.
         """
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
         session = await self.session()
         connection = self._connections
         failure: PtcError
@@ -380,6 +388,8 @@ def _watch_eof(read: Any, ended: asyncio.Event) -> tuple[Any, Callable[[], Corou
 
 
 async def _all_tools(session: ClientSession) -> tuple[mt.Tool, ...]:
+    import mcp.types as mt
+
     tools: list[mt.Tool] = []
     cursor: str | None = None
     while True:

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-
-import mcp.types as mt
-from mcp import ClientSession
+from typing import TYPE_CHECKING
 
 from hookspecs import AgentRef, Concurrency, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure, ToolSpec
 from ptc_plus.adapters.mcp.errors import NoResourceServer
 from ptc_plus.adapters.mcp.hub import HUB, Server
 from ptc_plus.errors import PtcError
+
+if TYPE_CHECKING:  # the SDK is imported when a resource is read or listed (ADR 0105)
+    import mcp.types as mt
+    from mcp import ClientSession
 
 READ_TOOL = "read_mcp_resource"
 LIST_TOOL = "list_mcp_resources"
@@ -101,6 +103,8 @@ def resource_tools(servers: Servers, allowed: Allowed) -> tuple[ToolDefinition, 
 
 
 def _content(item: mt.TextResourceContents | mt.BlobResourceContents) -> dict[str, JSONValue]:
+    import mcp.types as mt
+
     out: dict[str, JSONValue] = {"uri": str(item.uri), "mime_type": item.mime_type}
     if isinstance(item, mt.TextResourceContents):
         out["text"] = item.text
@@ -111,6 +115,7 @@ def _content(item: mt.TextResourceContents | mt.BlobResourceContents) -> dict[st
 
 async def _listed(server: Server, name: str) -> dict[str, JSONValue]:
     """Every resource and template of ``server`` (at most :data:`MAX_LISTED` of each)."""
+    import mcp.types as mt
 
     async def resources(session: ClientSession) -> list[mt.Resource]:
         found: list[mt.Resource] = []

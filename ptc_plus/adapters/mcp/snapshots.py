@@ -36,18 +36,19 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
 import filelock
-import mcp.types as mt
 import orjson
-import pydantic
 
 from hookspecs.serialization import canonical_bytes, structure, unstructure
 from ptc_plus.adapters.mcp.errors import SnapshotUnreadable
 from ptc_plus.i18n import message
+
+if TYPE_CHECKING:  # only a live listing, being saved, is the SDK's (ADR 0105)
+    import mcp.types as mt
 
 VERSION = 1
 APP_DIR = "ptc-plus"
@@ -74,6 +75,40 @@ def definition_digest(command: str, args: Sequence[str], env: Sequence[tuple[str
 
 
 @attrs.frozen(kw_only=True)
+class SnapshotTool:
+    """The fields of a snapshot's tool that planning reads, named as on ``mt.Tool`` (the live listing's type).
+
+    Planning from a snapshot must not import the SDK (pydantic and all: most of a start-up's CPU time), so a
+    snapshot's tools are checked and read as plain JSON here; a call starts the server, whose live listing is
+    the SDK's own.
+    """
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+
+    @classmethod
+    def of_json(cls, tool: object) -> SnapshotTool:
+        """``tool`` (``mt.Tool``'s JSON form, by alias) read; :raises ValueError: it is no MCP tool."""
+        if not isinstance(tool, dict):
+            raise ValueError(f"a tool is a {type(tool).__name__}, not an object")
+        name, schema, output = tool.get("name"), tool.get("inputSchema"), tool.get("outputSchema")
+        title, description = tool.get("title"), tool.get("description")
+        if not isinstance(name, str):
+            raise ValueError(f"a tool's name is {name!r}")
+        if not isinstance(schema, dict) or not all(isinstance(key, str) for key in schema):
+            raise ValueError(f"tool {name}: inputSchema is no object")
+        if output is not None and (not isinstance(output, dict) or not all(isinstance(key, str) for key in output)):
+            raise ValueError(f"tool {name}: outputSchema is no object")
+        for field, value in (("title", title), ("description", description)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"tool {name}: {field} is no string")
+        return cls(name=name, title=title, description=description, input_schema=schema, output_schema=output)
+
+
+@attrs.frozen(kw_only=True)
 class ToolsSnapshot:
     """One server definition's last successful ``tools/list`` (and what its handshake declared)."""
 
@@ -88,8 +123,12 @@ class ToolsSnapshot:
     tools: tuple[dict[str, Any], ...] = ()
     """Each tool as the server declared it (``mt.Tool``'s JSON form)."""
 
-    def mcp_tools(self) -> tuple[mt.Tool, ...]:
-        return tuple(mt.Tool.model_validate(tool) for tool in self.tools)
+    def planned_tools(self) -> tuple[SnapshotTool, ...]:
+        """What a plan reads of each tool, decoded without the SDK (ADR 0105).
+
+        :raises ValueError: a tool that is no MCP tool (no string ``name``, an ``inputSchema`` that is no object, …).
+        """
+        return tuple(SnapshotTool.of_json(tool) for tool in self.tools)
 
     def age_s(self, now: float | None = None) -> float:
         return max(0.0, (time.time() if now is None else now) - self.taken_at)
@@ -146,14 +185,8 @@ class SnapshotStore:
             snapshot = structure(document, ToolsSnapshot)
             if snapshot.digest != digest:
                 raise ValueError(f"filed under {digest} but made for {snapshot.digest}")
-            snapshot.mcp_tools()  # a tool the SDK would not accept is a damaged file, found now
-        except (
-            orjson.JSONDecodeError,
-            ValueError,
-            TypeError,
-            cattrs.BaseValidationError,
-            pydantic.ValidationError,
-        ) as e:
+            snapshot.planned_tools()  # a tool that is no MCP tool is a damaged file, found now
+        except (orjson.JSONDecodeError, ValueError, TypeError, cattrs.BaseValidationError) as e:
             raise SnapshotUnreadable(server=server, path=str(path), detail=_short(e)) from None
         return snapshot
 

@@ -18,8 +18,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-import mcp.client.stdio as sdk_stdio
-
 from ptc_plus.adapters.mcp.errors import CommandNotFound
 from ptc_plus.i18n import message
 
@@ -85,7 +83,9 @@ class StderrTail:
 
 
 _SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("ptc_plus_mcp_spawned", default=None)
-_spawn = sdk_stdio._create_platform_compatible_process
+_HOOKED = threading.Lock()
+_spawn: Any = None
+"""The SDK's own spawn, once :func:`_hook_spawns` has put :func:`_recording_spawn` in its place."""
 
 
 async def _recording_spawn(*args: Any, **kwargs: Any) -> Any:
@@ -98,11 +98,22 @@ async def _recording_spawn(*args: Any, **kwargs: Any) -> Any:
     return process
 
 
-sdk_stdio._create_platform_compatible_process = _recording_spawn
+def _hook_spawns() -> None:
+    """Route the SDK's spawns through :func:`_recording_spawn`, once; done at the first start, not at import,
+    so a process that starts no server never imports the SDK (ADR 0105)."""
+    global _spawn
+    with _HOOKED:
+        if _spawn is not None:
+            return
+        import mcp.client.stdio as sdk_stdio
+
+        _spawn = sdk_stdio._create_platform_compatible_process
+        sdk_stdio._create_platform_compatible_process = _recording_spawn
 
 
 def record_spawns() -> list[Any]:
     """From now on in this task (and those it starts), processes the stdio client spawns are appended here."""
+    _hook_spawns()
     spawned: list[Any] = []
     _SPAWNED.set(spawned)
     return spawned

@@ -10,16 +10,19 @@ contract of that server: ADR 0072). The value of a call is the result's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as mt
 import orjson
-from mcp import ClientSession
 
 from hookspecs import Concurrency, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure, ToolSpec
 from ptc_plus.adapters.mcp.errors import RequestFailed, ToolReportedError
 from ptc_plus.adapters.mcp.hub import HUB, Server
+from ptc_plus.adapters.mcp.snapshots import SnapshotTool
 from ptc_plus.errors import PtcError
+
+if TYPE_CHECKING:  # the SDK is imported when a tool is called (ADR 0105)
+    import mcp.types as mt
+    from mcp import ClientSession
 
 MCP_SOURCE = "mcp"
 
@@ -38,7 +41,7 @@ def described(description: str, server: str, instructions: str) -> str:
     return text
 
 
-def tool_spec(server: str, tool: mt.Tool, instructions: str) -> ToolSpec:
+def tool_spec(server: str, tool: mt.Tool | SnapshotTool, instructions: str) -> ToolSpec:
     return ToolSpec(
         name=tool.name,
         description=described(tool.description or tool.title or "", server, instructions),
@@ -76,11 +79,15 @@ def tool_definition(server: Server, spec: ToolSpec) -> ToolDefinition:
 
 
 def content_text(content: list[Any]) -> str:
+    import mcp.types as mt
+
     return "\n".join(item.text for item in content if isinstance(item, mt.TextContent))
 
 
 def content_value(content: list[Any]) -> JSONValue:
     """Text-only content as one string; anything else as its JSON items (images stay base64)."""
+    import mcp.types as mt
+
     if all(isinstance(item, mt.TextContent) for item in content):
         return content_text(content)
     items: list[JSONValue] = [_plain(item.model_dump(mode="json", exclude_none=True)) for item in content]

@@ -1,0 +1,104 @@
+"""A process that starts no MCP server, serves nothing and chats with no model never imports their SDKs
+(issue 32, ADR 0105).
+
+Importing the MCP SDK (pydantic, httpx, starlette…) was most of every ``ptc-plus`` start's CPU time and of
+every host's that loads the plugin. Each case runs in a fresh interpreter and reads its ``sys.modules`` at
+the end: the plugin and the CLI imported, ``--help``, ``gate``, and ``capabilities plan`` without servers and
+with a configured server planned from its ``tools/list`` snapshot (ADR 0097).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ptc_plus.adapters.mcp import SnapshotUnreadable, default_store
+
+FIXTURE = Path(__file__).parents[1] / "adapters" / "mcp_fixture_server.py"
+DEFERRED = ("mcp", "mcp_types", "pydantic", "openai", "prompt_toolkit")
+"""The SDKs (and the MCP SDK's pydantic) only a server start, ``mcp-serve`` or ``chat`` needs."""
+
+_CHILD = """
+import sys, orjson
+argv = sys.argv[1:]
+code = 0
+if argv[0] == "import":
+    __import__(argv[1])
+else:
+    from ptc_plus.cli import main
+    code = main(argv)
+deferred = {deferred!r}
+sys.stdout.flush()
+sys.stderr.write("\\nLOADED " + orjson.dumps(sorted(m for m in deferred if m in sys.modules)).decode() + "\\n")
+sys.exit(code)
+"""
+
+
+def _loaded(*argv: str) -> list[str]:
+    """The :data:`DEFERRED` modules a fresh interpreter has loaded after ``argv`` (``import <module>`` or a command)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(deferred=DEFERRED), *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("LOADED "), done.stderr
+    loaded: list[str] = orjson.loads(line.removeprefix("LOADED "))
+    return loaded
+
+
+@pytest.mark.parametrize("module", ["ptc_plus.plugin", "ptc_plus.cli"])
+def test_importing_the_plugin_or_the_cli_imports_no_sdk(module: str) -> None:
+    assert _loaded("import", module) == []
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("gate", "--user", "u")], ids=["help", "gate"])
+def test_help_and_gate_import_no_sdk(argv: tuple[str, ...]) -> None:
+    assert _loaded(*argv) == []
+
+
+def test_a_plan_without_servers_imports_no_sdk(workspace: Path) -> None:
+    assert _loaded("capabilities", "plan", "--workspace", str(workspace)) == []
+
+
+def test_a_plan_from_a_servers_snapshot_imports_no_sdk(workspace: Path, tmp_path: Path) -> None:
+    user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(
+        f'[mcp.servers.fixture]\ncommand = "{sys.executable}"\nargs = ["{FIXTURE}", "{tmp_path}"]\ntimeout_s = 60\n',
+        "utf-8",
+    )
+    plan = ("capabilities", "plan", "--workspace", str(workspace))
+    assert "mcp" in _loaded(*plan)  # no snapshot yet: the server is started to list its tools
+    assert len(list(default_store().directory.glob("*.json"))) == 1
+    assert _loaded(*plan) == []  # planned from the snapshot: no server, no SDK
+    assert _loaded(*plan, "--verbose") == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [{"name": 7}, {"inputSchema": ["not", "an", "object"]}, {"outputSchema": "x"}, {"description": 1}],
+    ids=["name", "input-schema", "output-schema", "description"],
+)
+def test_a_snapshot_tool_that_is_no_mcp_tool_is_still_unreadable(
+    workspace: Path, tmp_path: Path, damage: dict[str, object]
+) -> None:
+    """Read without the SDK, a snapshot's tools are still checked: a damaged one is PTC-7023, not a plan."""
+    store = default_store()
+    store.directory.mkdir(parents=True)
+    tool = {"name": "add", "inputSchema": {"type": "object"}, **damage}
+    document = {"version": 1, "digest": "d", "server": "s", "taken_at": 0.0, "tools": [tool]}
+    store.path("d").write_bytes(orjson.dumps(document))
+    with pytest.raises(SnapshotUnreadable) as raised:
+        store.load("d", "s")
+    assert raised.value.code == "PTC-7023"
+    store.path("d").write_bytes(orjson.dumps({**document, "tools": [{"name": "add", "inputSchema": {}}]}))
+    loaded = store.load("d", "s")
+    assert loaded is not None and [t.name for t in loaded.planned_tools()] == ["add"]
