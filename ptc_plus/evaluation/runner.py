@@ -4,8 +4,8 @@ Every run is isolated: a fresh directory ``workdir/run`` (emptied first) holding
 workspace, host state and user directories (:mod:`.styles`). Its host tools
 are the suite's world tools, the MCP bridge's tools, the ``agent`` tool and
 schema-only filler tools, exactly ``catalog`` in all. The model is a
-:class:`~ptc_plus.evaluation.driver.ScriptDriver` over the task's script, or
-a real model a factory makes (real-model mode). The oracle judges the root
+:class:`~ptc_plus.evaluation.policy.PlanDriver` over the task's plan in the
+run's style, or a real model a factory makes (real-model mode). The oracle judges the root
 session's final answer and the end state; a run that breaks (an engine error,
 a host error) is a failed verdict that says why.
 """
@@ -25,10 +25,9 @@ from hookspecs.reference import HostError, Model, ReferenceHost
 from hookspecs.types import ToolSpec
 from ptc_plus.errors import PtcError
 from ptc_plus.evaluation.agent_tool import agent_tool
-from ptc_plus.evaluation.driver import RUN_CODE, ExchangeLog, RecordingModel, ScriptDriver, SessionIds
+from ptc_plus.evaluation.driver import RUN_CODE, ExchangeLog, RecordingModel, SessionIds
 from ptc_plus.evaluation.errors import (
     CatalogTooSmall,
-    ChildScriptMissing,
     CodeModeUnavailable,
     ContextExceeded,
     DuplicateToolName,
@@ -155,7 +154,7 @@ async def run_task(
 ) -> RunResult:
     """Run ``task`` in ``style`` with ``catalog`` host tools in ``workdir/run`` (emptied first: same path, same prompt).
 
-    :param model: real-model mode's factory; ``None`` drives the task's scripts.
+    :param model: real-model mode's factory; ``None`` drives the task's plan (:class:`PlanDriver`).
     :param statistics: the store :func:`warm_up` returned; required by (and only used by) the mature style.
     :param parameters: PTC Plus settings this run overrides (default: none, the plugin's defaults).
     :param mcp: a running bridge to share between runs (its server is stateless); ``None`` starts one.
@@ -257,7 +256,8 @@ async def _session(
     schemas: dict[str, bool] = {}
 
     def plan_driver(ids: SessionIds, *, root: bool, prefix: str) -> PlanDriver:
-        assert task.plan is not None
+        if task.plan is None:
+            raise PlanMissing(task=task.id, prompt=task.prompt)
         return PlanDriver(
             task_id=task.id,
             plan=task.plan if root else None,
@@ -276,20 +276,7 @@ async def _session(
         children += 1
         if model is not None:
             return RecordingModel(model(task, style), log=log, ids=ids)
-        if task.plan is not None:
-            return plan_driver(ids, root=False, prefix=f"child{children}")
-        script = task.child_code if style in CODE_STYLES else task.child_native
-        if script is None:
-            raise ChildScriptMissing(task=task.id, style=style.value)
-        return ScriptDriver(
-            task_id=task.id,
-            script=script,
-            style=style,
-            queries=task.queries,
-            log=log,
-            ids=ids,
-            call_prefix=f"child{children}",
-        )
+        return plan_driver(ids, root=False, prefix=f"child{children}")
 
     holder: list[ReferenceHost] = []
     keep = frozenset({RUN_CODE}) if style in CODE_STYLES else frozenset()
@@ -310,15 +297,8 @@ async def _session(
         root_model: Model
         if model is not None:
             root_model = RecordingModel(model(task, style), log=log, ids=ids)
-        elif task.plan is not None:
-            root_model = plan_driver(ids, root=True, prefix="call")
         else:
-            script = task.code if style in CODE_STYLES else task.native
-            if script is None:
-                raise PlanMissing(task=task.id, prompt=task.prompt)
-            root_model = ScriptDriver(
-                task_id=task.id, script=script, style=style, queries=task.queries, log=log, ids=ids
-            )
+            root_model = plan_driver(ids, root=True, prefix="call")
         session = await host.start_session(title=task.id, model=root_model)
         ids.session_id = session.agent.session_id
         if style in CODE_STYLES:

@@ -98,16 +98,18 @@ def test_the_child_task_runs_its_search_in_a_child_session(tmp_path: Path) -> No
     assert [name for name, caller in tools.called if caller.session_id == caller.family_id] == ["get_product"]
 
 
-def test_the_aggregate_plan_is_200_independent_steps(tmp_path: Path) -> None:
+def test_the_aggregate_plan_is_one_fan_out_over_the_200_ids_the_user_named(tmp_path: Path) -> None:
     task = next(t for t in SUITE.tasks if t.category == "aggregate")
-    steps = _steps(PLANS[task.id])
-    assert len(steps) == 200 and all(derived.step_dependencies(step) == frozenset() for step in steps)
+    (step,) = _steps(PLANS[task.id])
+    assert step.each == tuple(f"o-{n:04d}" for n in range(1, 201)) and derived.dependencies(step) == frozenset()
+    _, _, tools, _ = execute(task, tmp_path)
+    assert [name for name, _ in tools.called] == ["get_order"] * 200
 
 
 def test_dependencies_order_the_calls(tmp_path: Path) -> None:
     # t13: the customer and the products both wait for the order and for nothing else; the quote waits for all.
     plan = PLANS["t13-shipping-quote"]
-    deps = {step.id: derived.step_dependencies(step) for step in _steps(plan)}
+    deps = {step.id: derived.dependencies(step) for step in _steps(plan)}
     assert deps == {
         "order": frozenset(),
         "customer": {"order"},
