@@ -209,7 +209,7 @@ async def run_task(
     exceeded = [f for f in failures if isinstance(f, ContextExceeded)]
     if exceeded and not not_runnable:  # a child's request did not fit: the family cannot run either
         not_runnable = _describe(exceeded[0])
-    if failures and not error:
+    if failures:  # an engine error inside a tool body (a filler called, a child's plan) caused what followed
         error = _describe(failures[0])
     if not_runnable:
         error = ""
