@@ -38,7 +38,7 @@ against the model's context: a larger one raises :class:`ContextExceeded`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -107,6 +107,7 @@ class PlanDriver:
     :param output_schemas: per tool name, whether its contract declares an output schema.
     :param context_tokens: the model's context; a larger request raises :class:`ContextExceeded`.
     :param meter: counts request sizes (shared by a run's drivers; its counts are memoized).
+    :param sized_as: the request as it is metered (the run's directory written portably); sizes are of that.
     """
 
     route = "scripted-eval"
@@ -124,6 +125,7 @@ class PlanDriver:
         output_schemas: Mapping[str, bool] | None = None,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
         meter: Meter | None = None,
+        sized_as: Callable[[ModelRequest], ModelRequest] | None = None,
     ) -> None:
         self._task_id = task_id
         self._plan = plan
@@ -135,6 +137,7 @@ class PlanDriver:
         self._schemas = dict(output_schemas or {})
         self._context = context_tokens
         self._meter = meter or Meter()
+        self._sized_as = sized_as
         self._calls = 0
         self._turn = -1
         self._answered = False
@@ -151,7 +154,8 @@ class PlanDriver:
 
     async def complete(self, request: ModelRequest) -> AssistantTurn:
         wire = anchor_request(request) if self._style in SEARCH_STYLES else request
-        size = sum(self._meter.count(part) for part in self._meter.parts(wire))
+        sized = wire if self._sized_as is None else self._sized_as(wire)
+        size = sum(self._meter.count(part) for part in self._meter.parts(sized))
         if size > self._context:
             raise ContextExceeded(style=self._style.value, tokens=size, limit=self._context)
         answer = self._step(request)

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from hookspecs import AgentRef, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure
-from hookspecs.reference import HostError, Model, ReferenceHost
+from hookspecs.reference import HostError, Model, ModelRequest, ReferenceHost
 from hookspecs.types import ToolSpec
 from ptc_plus.errors import PtcError
 from ptc_plus.evaluation.agent_tool import agent_tool
@@ -95,12 +95,15 @@ def _portable(value: Any, real: str) -> Any:
     return value
 
 
+def portable_request(request: ModelRequest, root: Path) -> ModelRequest:
+    """``request`` with the run directory ``root`` written as :data:`PORTABLE_RUN`."""
+    real = str(root.resolve())
+    return attrs.evolve(request, system=_portable(request.system, real), messages=_portable(request.messages, real))
+
+
 def portable(exchange: Exchange, root: Path) -> Exchange:
     """``exchange`` with the run directory ``root`` written as :data:`PORTABLE_RUN` in what the host sent."""
-    real = str(root.resolve())
-    request = exchange.request
-    system, messages = _portable(request.system, real), _portable(request.messages, real)
-    return attrs.evolve(exchange, request=attrs.evolve(request, system=system, messages=messages))
+    return attrs.evolve(exchange, request=portable_request(exchange.request, root))
 
 
 def filler_definition(spec: ToolSpec, failures: list[EvaluationError]) -> ToolDefinition:
@@ -269,6 +272,8 @@ async def _session(
             output_schemas=schemas,
             context_tokens=context_tokens,
             meter=meter,
+            # Sized as metered: the run directory as /eval/run, so whether a run fits never depends on TMPDIR.
+            sized_as=lambda request: portable_request(request, workspace.parent),
         )
 
     def child_model(ids: SessionIds) -> Model:

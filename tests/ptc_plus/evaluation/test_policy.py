@@ -22,9 +22,20 @@ from ptc_plus.evaluation.programs import name_words
 from ptc_plus.evaluation.results import NOT_RUNNABLE, RAN
 from ptc_plus.evaluation.runner import Parameters, run_task, warm_up
 from ptc_plus.evaluation.task import Style, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, dependencies, derive, indexed_fields
 from ptc_plus.evaluation.tool_search import most_used_tools
-from tests.ptc_plus.evaluation.plan_suite import AGGREGATE, CHILD, FLAKY, GROSS, IDS, INDEPENDENT, SUITE
+from tests.ptc_plus.evaluation.plan_suite import (
+    AGGREGATE,
+    CHILD,
+    DERIVED,
+    FLAKY,
+    GROSS,
+    IDS,
+    INDEPENDENT,
+    ORDERS,
+    SUITE,
+    SUMMARY,
+)
 
 CATALOG = 20
 SMALL = Parameters(budget_tokens=40)
@@ -69,6 +80,19 @@ async def test_native_resends_a_failed_call_within_the_steps_retries(tmp_path: P
     assert_passed(result)
     sent = [c.tool for e in result.exchanges for c in e.answer.tool_calls]
     assert sent == ["warehouse_stock", "warehouse_stock"]
+
+
+@pytest.mark.asyncio
+async def test_native_works_a_derived_value_out_and_its_next_call_carries_it(tmp_path: Path) -> None:
+    result = await run_task(SUITE, DERIVED, Style.NATIVE, CATALOG, workdir=tmp_path)
+    assert_passed(result)
+    fetched, noted, answered = (e.answer for e in result.exchanges)
+    assert [c.arguments for c in fetched.tool_calls] == [{"order_id": i} for i in IDS]
+    delivered = sum(o["status"] == "delivered" for o in ORDERS.values())
+    assert [(c.tool, c.arguments) for c in noted.tool_calls] == [
+        ("add_note", {"text": f"{delivered} of {len(IDS)} delivered"})
+    ]
+    assert answered.text and not answered.tool_calls
 
 
 # -- native + tool search -------------------------------------------------------------------------------------
@@ -278,6 +302,42 @@ def test_a_failed_program_is_a_failed_step() -> None:
             ],
             system=stub,
         )
+
+
+def _delivered_ids(orders: list[dict[str, Any]]) -> list[str]:
+    return [order["id"] for order in orders if order.get("status") == "delivered"]
+
+
+def _how_many(orders: list[Any]) -> int:
+    return len(orders)
+
+
+def test_a_derived_value_depends_on_every_source_and_its_code_shows_the_fields_it_indexes() -> None:
+    value = derive((Ref("a", ("rows",)), Ref("b"), Ref("c", (0,))), _delivered_ids)
+    step = Step(id="s", need="n", tool="t", arguments={"ids": value}, after=("z",))
+    assert dependencies(step) == {"a", "b", "c", "z"}
+    assert dependencies(Step(id="e", need="n", tool="t", each=value)) == {"a", "b", "c"}
+    assert value.code.startswith("def _delivered_ids(orders):") and "list[" not in value.code
+    assert indexed_fields(value.code) == {"id", "status"}
+    assert indexed_fields(derive(Ref("a"), _how_many).code) == frozenset()
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_a_program_probes_one_item_before_code_indexes_a_fan_out_then_computes_in_the_program(
+    tmp_path: Path,
+) -> None:
+    result = await run_task(SUITE, DERIVED, Style.PTC, CATALOG, workdir=tmp_path)
+    assert_passed(result)
+    probe, run = codes(result)
+    # get_order has no output schema and the derived code reads order["status"]: one call shows the shape ...
+    assert probe == f"item = {IDS[0]!r}\nreturn await tools.get_order(order_id=item)"
+    # ... then one program fetches all, carries both functions, and returns only what the model needs.
+    assert run.count("def _summary(orders):") == 1 and run.count("def _delivered_revenue(orders):") == 1
+    assert "tools.add_note(text=_summary(v_orders))" in run
+    assert run.endswith("return {'delivered_revenue_orders': _delivered_revenue(v_orders)}")
+    assert len(result.exchanges) == 3  # probe, program, answer: the 12 orders never enter the context
+    assert SUMMARY.name == "_summary"
 
 
 # -- the context limit ------------------------------------------------------------------------------------------
