@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import orjson
 
 from hookspecs.reference import AssistantTurn, ModelRequest, RequestedCall
 from hookspecs.types import JSONValue
@@ -228,6 +229,14 @@ class PlanDriver:
 
     def _read_program(self, sent: _Pending, by_id: Mapping[str, Step], content: str) -> None:
         seen = observe(content, program=True)
+        if not seen.ok and _previewed(content):
+            # Too large to return whole: the host showed a preview. Its head shows the shape of the raw results
+            # the program returned, not their values: the next program runs the steps again and works the
+            # values out inside. A preview that shows no new shape cannot help: the run fails.
+            raw = {by_id[e.step].tool for e in sent.returns if not e.path and e.derived is None}
+            if raw - self._seen:
+                self._seen |= raw
+                return
         if not seen.ok or not isinstance(seen.value, dict):
             raise StepFailed(task=self._task_id, step=",".join(sent.steps), detail=seen.error or str(seen.value))
         for entry in sent.returns:
@@ -462,6 +471,15 @@ class PlanDriver:
         call_id = f"{self._prefix}-{self._calls}"
         self._pending.append(attrs.evolve(sent, call_id=call_id))
         return RequestedCall(tool=tool, arguments=arguments, call_id=call_id)
+
+
+def _previewed(content: str) -> bool:
+    """Whether a program's tool result is a preview standing in for a large result (not JSON at all)."""
+    try:
+        orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _items_of(arguments: Mapping[str, Argument]) -> list[Item]:

@@ -340,6 +340,54 @@ async def test_a_program_probes_one_item_before_code_indexes_a_fan_out_then_comp
     assert SUMMARY.name == "_summary"
 
 
+def _net_total(order: dict[str, Any]) -> float:
+    return order["total"]
+
+
+def test_a_previewed_raw_result_shows_its_shape_and_the_next_program_works_the_value_out_inside() -> None:
+    value = derive(Ref("s"), _net_total)
+    plan = TaskPlan(
+        turns=(
+            Turn(
+                prompt="q",
+                steps=(Step(id="s", need="n", tool="get_order", arguments={"order_id": "o-1"}),),
+                reads=(value,),
+                answer=lambda values: f"total {values[0]}",
+            ),
+        )
+    )
+    driver = PlanDriver(task_id="t", plan=plan, style=Style.PTC, log=ExchangeLog(), ids=SessionIds("s-1"))
+    stub = "async def get_order(*, order_id: str) -> Any:"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+
+    def answer_with(content: str) -> Any:
+        call = driver_step(driver, messages, system=stub).tool_calls[0]
+        messages.extend(
+            [
+                {"role": "assistant", "content": "", "tool_calls": [{"id": call.call_id, "name": "run_code"}]},
+                {"role": "tool", "tool_call_id": call.call_id, "content": content},
+            ]
+        )
+        return call
+
+    # get_order has no output schema: the first program returns the raw result, too large, so the host previews it.
+    first = answer_with('[preview: 41,000 tokens, spill-0001] {"id": "o-1", "total": 10.5, "lines": [')
+    assert first.arguments["code"].endswith("return {'s': v_s}")
+    envelope = '{"calls":1,"logs":[],"notes":[],"value":{"net_total_s":10.5}}'
+    second = answer_with(envelope)
+    assert "def _net_total(order):" in second.arguments["code"]
+    assert second.arguments["code"].endswith("return {'net_total_s': _net_total(v_s)}")
+    assert driver_step(driver, messages, system=stub).text == "total 10.5"
+    # A preview that shows no new shape cannot help: the run fails.
+    again = PlanDriver(task_id="t", plan=plan, style=Style.PTC, log=ExchangeLog(), ids=SessionIds("s-2"))
+    driver = again
+    messages[:] = [{"role": "user", "content": "q"}]
+    answer_with("[preview] {")
+    with pytest.raises(StepFailed):
+        answer_with("[preview] {")
+        driver_step(driver, messages, system=stub)
+
+
 # -- the context limit ------------------------------------------------------------------------------------------
 
 
