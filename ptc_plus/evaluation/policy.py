@@ -150,6 +150,7 @@ class PlanDriver:
         self._rounds: dict[str, int] = {}
         self._seen: set[str] = set()
         self._discovery_calls: list[str] = []
+        self._indirect: set[str] = set()
 
     # -- the model protocol ----------------------------------------------------------------------------
 
@@ -212,6 +213,12 @@ class PlanDriver:
 
     def _read_step(self, step: Step, index: int | None, content: str) -> None:
         seen = observe(content, program=False)
+        if not seen.ok and self._style not in NATIVE_POLICY and _previewed(content) and step.tool not in self._seen:
+            # ``both``: a direct call's result too large for the context; its preview shows the shape, and the
+            # step runs again in a program that works the values out inside.
+            self._seen.add(step.tool)
+            self._indirect.add(step.id)
+            return
         if not seen.ok:
             key = (step.id, index)
             self._attempts[key] = self._attempts.get(key, 0) + 1
@@ -333,7 +340,8 @@ class PlanDriver:
     def _code(self, request: ModelRequest, plan: TaskPlan, turn: Turn, remaining: Sequence[Step]) -> AssistantTurn:
         if self._style is Style.PTC_PLUS_BOTH and len(remaining) == 1:
             only = remaining[0]
-            direct = only.each is None and not only.retries and only.tool in {s.name for s in request.tools}
+            offered = only.tool in {s.name for s in request.tools}
+            direct = only.each is None and not only.retries and offered and only.id not in self._indirect
             if direct and dependencies(only) <= self._values.keys():
                 arguments = self._resolve(only.arguments, None)
                 return AssistantTurn(tool_calls=(self._ask(only.tool, arguments, _Pending("", "step", only.id)),))

@@ -388,6 +388,35 @@ def test_a_previewed_raw_result_shows_its_shape_and_the_next_program_works_the_v
         driver_step(driver, messages, system=stub)
 
 
+def test_both_calls_directly_and_after_a_preview_runs_the_step_again_in_a_program() -> None:
+    plan = TaskPlan(
+        turns=(
+            Turn(
+                prompt="q",
+                steps=(Step(id="s", need="n", tool="get_order", arguments={"order_id": "o-1"}),),
+                reads=(derive(Ref("s"), _net_total),),
+                answer=lambda values: f"total {values[0]}",
+            ),
+        )
+    )
+    driver = PlanDriver(task_id="t", plan=plan, style=Style.PTC_PLUS_BOTH, log=ExchangeLog(), ids=SessionIds("s"))
+    stub = "async def get_order(*, order_id: str) -> Any:"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+    direct = driver_step(driver, messages, tools=("run_code", "get_order"), system=stub).tool_calls[0]
+    assert (direct.tool, direct.arguments) == ("get_order", {"order_id": "o-1"})
+    messages += [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": direct.call_id, "name": "get_order"}]},
+        {
+            "role": "tool",
+            "tool_call_id": direct.call_id,
+            "content": '[preview] {"id": "o-1", "total": 10.5, "lines": [',
+        },
+    ]
+    again = driver_step(driver, messages, tools=("run_code", "get_order"), system=stub).tool_calls[0]
+    assert again.tool == "run_code"
+    assert str(again.arguments["code"]).endswith("return {'net_total_s': _net_total(v_s)}")
+
+
 # -- the context limit ------------------------------------------------------------------------------------------
 
 
