@@ -78,7 +78,8 @@ def _enum(value: Any, kind: type[enum.Enum]) -> enum.Enum:
     try:
         return kind(value)
     except ValueError:
-        raise Rejected("choice", choices=choices) from None
+        # The string given, so a reader can suggest the nearest choice ("sesion" → "session").
+        raise Rejected("choice", choices=choices, given=value) from None
 
 
 def _make_converter() -> cattrs.Converter:

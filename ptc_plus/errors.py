@@ -28,8 +28,11 @@ class PtcError(Exception):
         super().__init__(self.message("en"))
 
     def message(self, lang: str | None = None) -> str:
-        """The localized message (default locale from the environment)."""
-        return message(f"error.{self.code}", lang, **self.params)
+        """The localized message (default locale from the environment); a ``suggestion`` parameter (the
+        nearest known name, :func:`ptc_plus.spelling.closest`) adds the ``ptc.did-you-mean`` clause."""
+        text = message(f"error.{self.code}", lang, **self.params)
+        suggestion = self.params.get("suggestion")
+        return f"{text} {message('ptc.did-you-mean', lang, suggestion=suggestion)}" if suggestion else text
 
     def to_json(self, lang: str | None = None) -> dict[str, Any]:
         """The pinned serialized shape: ``{"code", "message", "params"}``."""

@@ -1,4 +1,4 @@
-"""Tolerant parsers for the raw §5 values, shared by environment and config.
+"""Tolerant parsers for the raw gate values, shared by environment and config.
 
 They sit below both the gate and the config (like :mod:`.sandbox_policy`): the gate parses with them, and the
 config's tighten-only rules (:mod:`ptc_plus.config.tighten`, ADR 0086) compare a workspace file's gate values
@@ -16,7 +16,7 @@ import enum
 import re
 
 DEFAULT_SALT = "ptc-rollout"
-"""The rollout hash's salt when none is configured (SPEC §5)."""
+"""The rollout hash's salt when none is configured."""
 
 _PERCENT = re.compile(r"[0-9]+")
 

@@ -101,7 +101,7 @@ def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> Non
 
 @hookimpl
 def agent_host_family_settled(family: FamilySettlement, services: HostServices) -> None:
-    # The host's proof that the family is at rest: only now is it a sample (SPEC §6, ADR 0067).
+    # The host's proof that the family is at rest: only now is it a sample (ADR 0067).
     if (ctl := held(services)) is not None:
         ctl.family_settled(family)
 

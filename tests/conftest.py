@@ -15,6 +15,7 @@ import io
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # directory, never to the developer's own ~/.cache/ptc-plus (a test that wants another sets its own).
     _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-cache-")]
     os.environ["PTC_PLUS_CACHE_DIR"] = _SCRATCH_CACHE[0]
+    # Likewise the user state (MCP tools/list snapshots, ADR 0097); isolated tests get their own per test.
+    os.environ["XDG_STATE_HOME"] = str(Path(_SCRATCH_CACHE[0]) / "state")
     config.addinivalue_line(
         "markers", f"needs_bwrap: needs bubblewrap; skipped without it, a failure when {BWRAP_REQUIRED}=1"
     )

@@ -80,19 +80,30 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     "hookspecs.reference": frozenset({"hookspecs.reference.demo_tools"}),
     # The root package's __init__ holds only the version; errors, the message catalog, the sandbox policy
     # (used by both the runtime and the config, so owned by neither) and the gate's value parsers (used by
-    # the gate and the config's tighten-only rules) are its shared modules.
+    # the gate and the config's tighten-only rules) and the did-you-mean rule (config and CLI) are its shared modules.
     "ptc_plus": frozenset(
-        {"ptc_plus.errors", "ptc_plus.gate_values", "ptc_plus.i18n", "ptc_plus.migration", "ptc_plus.sandbox_policy"}
+        {
+            "ptc_plus.errors",
+            "ptc_plus.gate_values",
+            "ptc_plus.i18n",
+            "ptc_plus.migration",
+            "ptc_plus.sandbox_policy",
+            "ptc_plus.spelling",
+        }
     ),
     # The evaluation is public module by module: a task suite imports its task API, ``ptc-plus eval`` the
-    # matrix, results and report; its package imports nothing, so reading results starts no engine.
+    # matrix, results, report and settings (price sheets, host prompts); its package imports nothing, so
+    # reading results starts no engine.
     "ptc_plus.evaluation": frozenset(
         {
             "ptc_plus.evaluation.charts",
+            "ptc_plus.evaluation.demo_bill",
             "ptc_plus.evaluation.exchange",
+            "ptc_plus.evaluation.host_prompt",
             "ptc_plus.evaluation.loading",
             "ptc_plus.evaluation.matrix",
             "ptc_plus.evaluation.metering",
+            "ptc_plus.evaluation.prices",
             "ptc_plus.evaluation.report",
             "ptc_plus.evaluation.results",
             "ptc_plus.evaluation.runner",

@@ -12,7 +12,7 @@ and the start of its message. Calls of the model (top-level) and direct
 calls are logged whole as before: the surface is built from them.
 
 Either way what is logged is a copy made when the event is built, so a tool
-mutating its arguments or result afterwards cannot alter the log (SPEC §2).
+mutating its arguments or result afterwards cannot alter the log.
 """
 
 from __future__ import annotations

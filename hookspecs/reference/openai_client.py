@@ -88,9 +88,13 @@ class OpenAIChatModel:
         self.on_text: TextSink | None = None
         self.on_usage: UsageSink | None = None
         self.usage: list[RequestUsage] = []
+        self.reached = False
+        """Whether any request got an HTTP answer (an error status too): the endpoint was there."""
         # Without a key no Authorization header is sent (a local server needs none); the SDK is
         # never left to read OPENAI_API_KEY itself: the caller decides where a key comes from.
         self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.omit}
+        # Kept only to take it out of error texts: a provider may echo the header it got.
+        self._secret = api_key or None
         self._client = openai.AsyncOpenAI(
             api_key=api_key or "no-key",
             base_url=self._base_url,
@@ -138,13 +142,16 @@ class OpenAIChatModel:
             if self._stream:
                 return await self._streamed(body)
             raw = await self._client.chat.completions.with_raw_response.create(**body, extra_headers=self._headers)
+            self.reached = True
             return self._parse(raw.http_response.content)
         except openai.APIStatusError as exc:
-            raise HostError("HOST-0310", url=self._url, reason=_status_reason(exc)) from None
+            self.reached = True
+            raise HostError("HOST-0310", url=self._url, reason=_status_reason(exc, self._secret)) from None
         except openai.APIConnectionError as exc:
-            raise HostError("HOST-0310", url=self._url, reason=str(exc.__cause__ or exc)) from None
+            reason = redact(str(exc.__cause__ or exc), self._secret)
+            raise HostError("HOST-0310", url=self._url, reason=reason) from None
         except openai.APIError as exc:  # a stream that broke off or carried an error event
-            raise HostError("HOST-0311", url=self._url, reason=exc.message) from None
+            raise HostError("HOST-0311", url=self._url, reason=redact(exc.message, self._secret)) from None
 
     def _record(self, usage: Any) -> None:
         counted = RequestUsage.from_wire(usage)
@@ -156,6 +163,7 @@ class OpenAIChatModel:
         stream = await self._client.chat.completions.create(
             **body, stream=True, stream_options={"include_usage": True}, extra_headers=self._headers
         )
+        self.reached = True
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage: Any = None
@@ -215,8 +223,18 @@ def _arguments(text: object) -> dict[str, Any]:
     return value
 
 
-def _status_reason(exc: Any) -> str:
-    """``HTTP <status>: <the server's own error text>``."""
+REDACTED = "[redacted]"
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by :data:`REDACTED` (a server's error text
+    may echo the key it was sent; the text then reaches the terminal, the session log and records)."""
+    return text.replace(secret, REDACTED) if secret else text
+
+
+def _status_reason(exc: Any, secret: str | None) -> str:
+    """``HTTP <status>: <the server's own error text>``, the key taken out before it is shortened (a cut
+    through the key would leave a part of it no replacement finds)."""
     body = exc.body
     text = ""
     if isinstance(body, dict):
@@ -229,7 +247,7 @@ def _status_reason(exc: Any) -> str:
             text = exc.response.text
         except Exception:  # a streamed body already consumed: the status alone then
             text = ""
-    text = " ".join(text.split())
+    text = " ".join(redact(text, secret).split())
     if len(text) > MAX_ERROR_TEXT:
         text = text[: MAX_ERROR_TEXT - 1] + "…"
     return f"HTTP {exc.status_code}: {text}" if text else f"HTTP {exc.status_code}"

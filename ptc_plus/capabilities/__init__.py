@@ -1,4 +1,4 @@
-"""Capabilities: the catalog, contract cost, search and the discovery API (SPEC §4).
+"""Capabilities: the catalog, contract cost, search and the discovery API.
 
 - :mod:`.capability` — the value types: identities, kinds, revisions, unmanaged marking;
 - :mod:`.catalog` — everything offered, sorted and checked unique;
@@ -23,7 +23,7 @@ from ptc_plus.capabilities.capability import (
 )
 from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.contract import delivery_text
-from ptc_plus.capabilities.cost import Cost, choose_counter, measure, offline_counter
+from ptc_plus.capabilities.cost import Cost, DeferredCounter, choose_counter, measure, offline_counter
 from ptc_plus.capabilities.disk_cache import CACHE_DIR_ENV, DiskCache, cache_directory, default_cache
 from ptc_plus.capabilities.errors import CatalogUnavailable, InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.capabilities.semantic import ranker_name
@@ -38,6 +38,7 @@ __all__ = [
     "CatalogSnapshot",
     "CatalogUnavailable",
     "Cost",
+    "DeferredCounter",
     "DiskCache",
     "InvalidBudget",
     "InvalidDiscoveryArgument",

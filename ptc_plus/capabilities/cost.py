@@ -108,6 +108,8 @@ def line_counter(counter: TokenCounter) -> Callable[[str], int] | None:
     share most of their lines — the growing trial deliveries of one discovery answer — then cost only
     their new lines, instead of a whole-text count each.
     """
+    if isinstance(counter, DeferredCounter):
+        counter = counter.resolve()
     if not isinstance(counter, BpeTokenCounter) or not counter.splits_at_line_starts:
         return None
     memo: dict[str, int] = {}
@@ -137,6 +139,32 @@ def offline_counter() -> TokenCounter:
             "the o200k_base tokenizer is unavailable; contract costs are estimated", exc_info=True
         )
         return EstimatedTokenCounter()
+
+
+class DeferredCounter:
+    """:func:`offline_counter`, built at its first count or unit, not when the counter is handed out (ADR 0101).
+
+    Building ``o200k_base`` costs ~0.6 CPU-s (decompressing and decoding 200k ranks, then tiktoken's own
+    tables). A plan with nothing to measure — ``ptc-plus exec`` without tools, a catalog of none — asks
+    for neither, so it no longer pays that on every start. Once resolved it *is* :func:`offline_counter`:
+    the same counts, the same unit, the same fallback to the labelled estimate.
+    """
+
+    def __init__(self) -> None:
+        self._resolved: TokenCounter | None = None
+
+    def resolve(self) -> TokenCounter:
+        """The counter itself (built now if it was not yet)."""
+        if self._resolved is None:
+            self._resolved = offline_counter()
+        return self._resolved
+
+    @property
+    def unit(self) -> str:
+        return self.resolve().unit
+
+    def count(self, text: str) -> int:
+        return self.resolve().count(text)
 
 
 def choose_counter(host_counter: TokenCounter | None) -> TokenCounter:

@@ -25,7 +25,7 @@ from ptc_plus.capabilities.contract import ToolTally, delivery_text
 from ptc_plus.capabilities.cost import line_counter
 from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.capabilities.search import explain as explain_terms
-from ptc_plus.capabilities.search import ranking
+from ptc_plus.capabilities.search import operation_bonuses, ranking
 from ptc_plus.capabilities.semantic import SemanticLayer, layer_for
 from ptc_plus.capabilities.semantic import enabled as semantic_enabled
 from ptc_plus.capabilities.snapshot import CatalogSnapshot
@@ -181,12 +181,15 @@ def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARC
 
     Per identity: ``rank``, the query ``terms`` its document matched (alternatives of one query unit joined
     by ``/``; ``=name`` for an exact name), its ``lexical`` score, its semantic ``similarity`` (``None``
-    without the semantic layer), the fused ``score`` the ranking used, and ``gloss``: ``None``, or when the
+    without the semantic layer), the fused ``score`` the ranking used, ``operation``: what the query's
+    operation added to it (ADR 0099; ``None`` without the semantic layer), and ``gloss``: ``None``, or when the
     query's English gloss was scored beside it (ADR 0084) its ``text``, the gloss ``terms`` the document
     matched, and the gloss's ``lexical`` score and ``similarity``.
     """
     query = _text("query", query)
-    ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot))
+    layer = semantic_layer(snapshot)
+    ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=layer)
+    operations = operation_bonuses(snapshot.index, query) if layer is not None else None
     return {
         m.identity: {
             "identity": m.identity,
@@ -195,6 +198,7 @@ def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARC
             "lexical": m.lexical,
             "similarity": m.similarity,
             "score": m.score,
+            "operation": None if operations is None else operations.get(m.identity, 0.0),
             "gloss": None
             if not ranked.gloss
             else {

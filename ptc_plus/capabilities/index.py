@@ -6,7 +6,8 @@ A posting stores the field-weighted, length-normalised term frequency
 (BM25F style), so ranking is a sum over query terms. Beside the postings the
 index keeps, per document, its *name words* (name terms that are not also
 source words: ``git_add`` in ``mcp:git`` is named by ``add``) and its *action*
-(the action classes of its first name word, ADR 0026), and it indexes
+(the action classes of its first name word that names one, else of its description's first word; ADR
+0026, 0099), and it indexes
 adjacent term *pairs* of names and descriptions, unordered, so a query's
 neighbouring words can be rewarded for appearing together.
 """
@@ -105,8 +106,19 @@ def _pairs(fields: Mapping[str, list[str]]) -> dict[tuple[str, str], float]:
     return found
 
 
-def _action(words_of_name: list[str], keywords: CompiledKeywords) -> frozenset[str]:
-    return keywords.actions.get(words_of_name[0], frozenset()) if words_of_name else frozenset()
+def _action(words_of_name: list[str], description: list[str], keywords: CompiledKeywords) -> frozenset[str]:
+    """The operation a capability performs: the action classes of its first own name word, else of its
+    description's first word (``notes_add``: "Add a note ..."), else of its first later name word that names
+    one (``notes_add`` again, for a description that opens with no verb); none if nothing does.
+
+    The description comes before later name words because a later name word is often the object
+    (``write_query`` runs a query, it does not search).
+    """
+    for word in (*words_of_name[:1], *description[:1], *words_of_name[1:]):
+        found = keywords.actions.get(word)
+        if found:
+            return found
+    return frozenset()
 
 
 class _MemoTerms:
@@ -199,7 +211,7 @@ def _build_index(capabilities: Sequence[Capability], keywords: CompiledKeywords)
         pairs={a: {b: tuple(docs) for b, docs in inner.items()} for a, inner in pairs.items()},
         name_words=tuple(frozenset(w) for w in own),
         named_by={k: tuple(v) for k, v in named_by.items()},
-        actions=tuple(_action(w, keywords) for w in own),
+        actions=tuple(_action(w, doc["description"], keywords) for w, doc in zip(own, fields, strict=True)),
     )
 
 

@@ -40,6 +40,7 @@ from ptc_plus.capabilities.ranking_rules import (
     _derived,
     _gloss,
     action_factor,
+    operation_bonus,
 )
 from ptc_plus.capabilities.semantic import SemanticLayer
 
@@ -249,6 +250,10 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
                 GLOSS_LEXICAL_WEIGHT * (gloss_score * gloss_scale) + GLOSS_SEMANTIC_WEIGHT * gloss_similarities
             )
             keep = keep | gloss_member | (gloss_similarities >= SEMANTIC_FLOOR)
+        bonus = operation_bonus(index, analyse(query, index.keywords, index.exact))
+        if bonus:  # the loops add it to the same documents after the gloss (a 0.0 elsewhere changes nothing)
+            chosen = np.fromiter(bonus, dtype=np.intp, count=len(bonus))
+            fused[chosen] += np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus))
     docs = np.flatnonzero(keep)
     values = fused[docs]
     total = len(docs)

@@ -47,6 +47,12 @@ GLOSS_SEMANTIC_WEIGHT = 1.5
 """With the semantic layer, a query's English gloss (ADR 0084) adds this × its lexical score over its best
 lexical score, plus this × its similarity, to every capability's fused score (chosen on the tuning part of
 ``tests/data/search_eval``)."""
+OPERATION_WEIGHT = 0.25
+"""With the semantic layer, a *sibling* (a capability the query's object matched) whose operation the
+query's verb has an opinion on gets this × (its :func:`action_factor` − 1) added to its fused score (ADR
+0099): there the lexical action factor is divided by the best lexical score and can be outweighed by
+similarity, and the verb must still decide between an object's tools. Chosen on the tuning parts (the
+smallest of 0.25, 0.5, 1, 1.5, 2 under which the operation decides between siblings on both catalogs)."""
 CONFIDENT_LEXICAL = 20.0
 CONFIDENT_FUSED = 0.34
 """With the semantic layer, the top hit is a good match when min(1, best lexical / CONFIDENT_LEXICAL) plus
@@ -99,6 +105,36 @@ def action_factor(wanted: frozenset[str], offered: frozenset[str]) -> float:
     if ours & theirs:
         return ACTION_RELATED
     return ACTION_CONFLICTS if ours and theirs else 1.0
+
+
+def operation_bonus(index: SearchIndex, units: list[Unit]) -> dict[int, float]:
+    """What the semantic fusion adds to the fused score of each *sibling* whose operation the query's verb
+    has an opinion on (ADR 0099): :data:`OPERATION_WEIGHT` × (its :func:`action_factor` − 1), positive when
+    it performs the operation the query names, negative when it performs a conflicting one.
+
+    Siblings are the documents a unit other than the verb's matches by a concept term (the query's object
+    chose them): a capability sharing only the verb (``list_files`` for "list my notes") is not lifted over
+    the object's own tools. Empty when the query names no operation or names nothing else.
+    """
+    verb = next((u for u in units if u.actions), None)
+    if verb is None or not OPERATION_WEIGHT:
+        return {}
+    siblings: set[int] = set()
+    for unit in units:
+        if unit is not verb:
+            for term, weight in unit.terms.items():
+                if weight >= CONCEPT_FLOOR or not unit.concept:
+                    siblings.update(doc for doc, _ in index.postings.get(term, ()))
+    factors: dict[frozenset[str], float] = {}
+    found: dict[int, float] = {}
+    for doc in sorted(siblings):
+        offered = index.actions[doc]
+        factor = factors.get(offered)
+        if factor is None:
+            factor = factors[offered] = action_factor(verb.actions, offered)
+        if factor != 1.0:
+            found[doc] = OPERATION_WEIGHT * (factor - 1.0)
+    return found
 
 
 def _concept_terms(unit: Unit) -> list[str]:

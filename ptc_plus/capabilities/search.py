@@ -8,9 +8,12 @@ its unit scores (the units naming an action at half weight) and is scaled by
 
 - *coverage*: the share of units it matches ("delete branch" prefers both words);
 - *action agreement*: the query's action (the action classes of its first
-  unit that names any) against the capability's (those of its first name
-  word): the same class is rewarded, the same family a little, an exclusive
-  family that differs (``read.list`` against ``produce.create``) is penalised;
+  unit that names any) against the capability's operation (its first name
+  word's, else its description's first word's, else a later name word's; ADR
+  0099): the same class is rewarded, the same family a little, an exclusive
+  family that differs (``read.list`` against ``produce.create``) is penalised
+  (with the semantic layer the same comparison also moves each *sibling*'s fused
+  score, :func:`~ptc_plus.capabilities.ranking_rules.operation_bonus`);
 - *name share*: the share of the capability's own name words the query names;
 - *pairs*: neighbouring query concepts that stand next to each other in its
   name or description.
@@ -59,6 +62,7 @@ from ptc_plus.capabilities.ranking_rules import (
     _derived,
     _gloss,
     action_factor,
+    operation_bonus,
 )
 from ptc_plus.capabilities.semantic import SemanticLayer
 
@@ -77,6 +81,7 @@ __all__ = [
     "Ranking",
     "action_factor",
     "explain",
+    "operation_bonuses",
     "rank",
     "ranking",
     "reference_ranking",
@@ -458,6 +463,9 @@ def reference_ranking(
                 for doc, (similarity, gloss_similarity) in enumerate(zip(similarities, gloss_similarities, strict=True))
                 if doc in fused or doc in gloss_lexical or gloss_similarity >= SEMANTIC_FLOOR
             }
+        for doc, bonus in operation_bonus(index, analyse(query, index.keywords, index.exact)).items():
+            if doc in fused:
+                fused[doc] += bonus
     candidates: Iterable[tuple[int, float]] = fused.items()
     if limit is not None and len(fused) > limit:
         # Keys only for the candidates that can reach the top ``limit``: the k-th best raw score, less a
@@ -492,6 +500,13 @@ def rank(
 ) -> list[Match]:
     """Capabilities matching ``query``, best first (ties by identity); at most ``limit`` (see :func:`ranking`)."""
     return list(ranking(index, query, limit=limit, semantic=semantic).matches)
+
+
+def operation_bonuses(index: SearchIndex, query: str) -> dict[str, float]:
+    """What the query's operation added to each sibling's fused score under the semantic layer (ADR 0099),
+    by identity; capabilities it left alone are absent."""
+    found = operation_bonus(index, analyse(query, index.keywords, index.exact))
+    return {index.identities[doc]: bonus for doc, bonus in found.items()}
 
 
 def explain(index: SearchIndex, query: str, identity: str) -> list[str]:

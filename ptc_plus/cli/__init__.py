@@ -35,7 +35,8 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import click
 
@@ -69,7 +70,7 @@ INTERNAL_ERROR = "PTC-1000"
 TRACEBACK_VARIABLE = "PTC_TRACEBACK"
 """Set it (to anything) to see the Python traceback of an internal error instead of its one line."""
 
-__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "build_cli", "main", "usage_errors"]
+__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "build_cli", "main", "print_search", "usage_errors"]
 
 
 def build_cli() -> click.Group:
@@ -89,6 +90,16 @@ def build_cli() -> click.Group:
         module = importlib.import_module(f"ptc_plus.cli.{name}")
         cli.add_command(module.command(), name.replace("_", "-"))  # module mcp_serve: command mcp-serve
     return cli
+
+
+def print_search(
+    snapshot: Any, query: str, result: Mapping[str, Any], reasons: Mapping[str, Any] | None = None
+) -> None:
+    """``ptc-plus capabilities search``'s human list of a discovery answer, for other front ends (``llm
+    capabilities search``); imported when called, as the commands are."""
+    from ptc_plus.cli.capabilities import print_search as show
+
+    show(snapshot, query, result, reasons)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ a session's own ``capabilities.search``. ``plan`` and ``set`` live in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,56 +61,66 @@ def search_command() -> click.Command:
             emit_json({**result, **extra, "issues": issues, "version": JSON_VERSION})
             return 0
         report_issues(computed.loaded)
-        ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
-        if not ranked:
-            click.echo(message("cli.capabilities.search.none", query=repr(query)))
-            return 0
-        if not result["good_match"]:
-            click.echo(message("cli.capabilities.search.no-good-match", query=repr(query)))
-        if on_terminal() and not explain:
-            click.echo(_search_table(ranked, snapshot, result["unit"]))
-            return 0
-        gloss = next((why["gloss"]["text"] for why in reasons.values() if why["gloss"]), None)
-        if gloss:
-            click.echo(message("cli.capabilities.search.explain-gloss", gloss=gloss))
-        for rank, match in enumerate(ranked, 1):
-            row = message(
-                "cli.capabilities.search.row",
-                rank=rank,
-                identity=paint(match["identity"], bold=True),
-                score=match["score"],
-                tokens=match["tokens"],
-                unit=result["unit"],
-            )
-            click.echo(row)
-            summary = _summary(snapshot, match["identity"])
-            if summary:
-                click.echo("   " + summary)
-            why = reasons.get(match["identity"])
-            if why is not None:
-                similarity = "-" if why["similarity"] is None else f"{why['similarity']:.4f}"
-                terms = ", ".join(why["terms"])
-                click.echo(
-                    message(
-                        "cli.capabilities.search.explain-row",
-                        lexical=why["lexical"],
-                        terms=terms,
-                        similarity=similarity,
-                        score=why["score"],
-                    )
-                )
-                if why["gloss"]:
-                    click.echo(
-                        message(
-                            "cli.capabilities.search.explain-gloss-row",
-                            lexical=why["gloss"]["lexical"],
-                            terms=", ".join(why["gloss"]["terms"]),
-                            similarity=f"{why['gloss']['similarity']:.4f}",
-                        )
-                    )
+        print_search(snapshot, query, result, reasons)
         return 0
 
     return search
+
+
+def print_search(
+    snapshot: CatalogSnapshot, query: str, result: Mapping[str, Any], reasons: Mapping[str, Any] | None = None
+) -> None:
+    """The human list of a :func:`~ptc_plus.capabilities.discovery.search` answer (``ptc-plus capabilities
+    search``, ``llm capabilities search``): a table on a terminal, numbered rows otherwise, and with
+    ``reasons`` (:func:`~ptc_plus.capabilities.discovery.explain`) why each matched."""
+    reasons = reasons or {}
+    ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
+    if not ranked:
+        click.echo(message("cli.capabilities.search.none", query=repr(query)))
+        return
+    if not result["good_match"]:
+        click.echo(message("cli.capabilities.search.no-good-match", query=repr(query)))
+    if on_terminal() and not reasons:
+        click.echo(_search_table(ranked, snapshot, result["unit"]))
+        return
+    gloss = next((why["gloss"]["text"] for why in reasons.values() if why["gloss"]), None)
+    if gloss:
+        click.echo(message("cli.capabilities.search.explain-gloss", gloss=gloss))
+    for rank, match in enumerate(ranked, 1):
+        row = message(
+            "cli.capabilities.search.row",
+            rank=rank,
+            identity=paint(match["identity"], bold=True),
+            score=match["score"],
+            tokens=match["tokens"],
+            unit=result["unit"],
+        )
+        click.echo(row)
+        summary = _summary(snapshot, match["identity"])
+        if summary:
+            click.echo("   " + summary)
+        why = reasons.get(match["identity"])
+        if why is not None:
+            similarity = "-" if why["similarity"] is None else f"{why['similarity']:.4f}"
+            terms = ", ".join(why["terms"])
+            click.echo(
+                message(
+                    "cli.capabilities.search.explain-row",
+                    lexical=why["lexical"],
+                    terms=terms,
+                    similarity=similarity,
+                    score=why["score"],
+                )
+            )
+            if why["gloss"]:
+                click.echo(
+                    message(
+                        "cli.capabilities.search.explain-gloss-row",
+                        lexical=why["gloss"]["lexical"],
+                        terms=", ".join(why["gloss"]["terms"]),
+                        similarity=f"{why['gloss']['similarity']:.4f}",
+                    )
+                )
 
 
 def _summary(snapshot: CatalogSnapshot, identity: str) -> str:

@@ -1,4 +1,4 @@
-"""``ptc-plus chat``: the reference host as an interactive agent with a real model (SPEC §9, ADR 0075).
+"""``ptc-plus chat``: the reference host as an interactive agent with a real model (ADR 0075).
 
 Any OpenAI-compatible endpoint (``--base-url``, ``--model``) answers; the key
 is read from the environment variable ``--api-key-env`` names (default
@@ -19,24 +19,30 @@ import asyncio
 import getpass
 import os
 import sys
+import urllib.parse
 from pathlib import Path
 
 import click
 
 from hookspecs.reference import Approver, OpenAIChatModel, ReferenceHost, Session
 from ptc_plus.cli.chat_approval import approver, marked_tools, terminal_ask
-from ptc_plus.cli.chat_errors import ChatTurnFailed, MissingKey, MissingModel, UnknownSession
+from ptc_plus.cli.chat_errors import BadBaseUrl, ChatTurnFailed, MissingKey, MissingModel, UnknownSession
 from ptc_plus.cli.chat_loop import CANCELLED, FAILED, interactive, prompt_reader, record_usage, run_turn
 from ptc_plus.cli.chat_view import CallObserver, ChatView, report_config_issues
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import read_tool_set, tools_option, workspace_option
 from ptc_plus.i18n import message
+from ptc_plus.plugin import held
 
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_RETRIES = 3
 EXIT_INTERRUPTED = 130
 HISTORY_FILE = "chat-history"
+RESUMED_TURNS = 3
+"""User turns (with their answers) shown when a session is resumed: where the conversation stood."""
+SHOWN_CHARACTERS = 300
+"""Characters of one resumed message shown (the rest is cut and marked)."""
 
 
 def command() -> click.Command:
@@ -90,6 +96,10 @@ def _model(
     if key is None and key_variable is not None:
         raise MissingKey(variable=variable)  # named on purpose: going on without it would only fail later
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        # Without a scheme the SDK sends the requests nowhere useful and the failure names no cause.
+        raise BadBaseUrl(url=url, fixed="http://" + url.split("://", 1)[-1])
     if key is None:
         click.echo(message("cli.chat.no-key", variable=variable), err=True)
     return OpenAIChatModel(base_url=url, model=name, api_key=key, stream=stream, max_retries=retries)
@@ -115,27 +125,60 @@ async def _chat(
     report_config_issues(workspace)
     view = ChatView(verbose=verbose, calls_to_stderr=prompt is not None)
     model.on_text = view.text
+    unreached: Path | None = None  # a new session's log, when none of its requests reached the model
     try:
         async with ReferenceHost(
             workspace=workspace, tools=definitions, plugins=[CallObserver(view)], user_id=_user(), approver=guard
         ) as host:
-            session = await _open(host, model, resume)
+            session = await _open(host, model, resume, view)
             model.on_usage = lambda usage: record_usage(session, usage)
-            if prompt is None:
-                return await interactive(session, view, prompt_reader(host.state_dir / HISTORY_FILE))
-            outcome = await run_turn(session, view, prompt)
-            if outcome == CANCELLED:
-                click.echo(message("cli.interrupted"), err=True)
-                return EXIT_INTERRUPTED
-            if outcome == FAILED:
-                raise ChatTurnFailed(session=session.agent.session_id)
-            click.echo(message("cli.chat.session", session=session.agent.session_id), err=True)
-            return 0
+            try:
+                return await _converse(host, session, model, view, prompt, resumed=resume is not None)
+            finally:
+                if resume is None and not model.reached:
+                    unreached = host.log_path(session.agent.session_id)
     finally:
         await model.aclose()
+        if unreached is not None:
+            # Nothing of such a session is worth going on with: it is not left for `sessions` to list.
+            unreached.unlink(missing_ok=True)
 
 
-async def _open(host: ReferenceHost, model: OpenAIChatModel, resume: str | None) -> Session:
+async def _converse(
+    host: ReferenceHost, session: Session, model: OpenAIChatModel, view: ChatView, prompt: str | None, *, resumed: bool
+) -> int:
+    if prompt is None:
+        reader = prompt_reader(host.state_dir / HISTORY_FILE)
+        code = await interactive(session, view, reader, lambda tool: _plan_mark(host, session, tool))
+        if resumed or model.reached:
+            click.echo(message("cli.chat.session", session=session.agent.session_id), err=True)
+        return code
+    outcome = await run_turn(session, view, prompt)
+    kept = resumed or model.reached
+    if outcome == CANCELLED:
+        click.echo(message("cli.interrupted"), err=True)
+        return EXIT_INTERRUPTED
+    if outcome == FAILED:
+        if not kept:
+            raise ChatTurnFailed("PTC-7306")  # the model was never reached: no session is kept
+        raise ChatTurnFailed(session=session.agent.session_id)
+    click.echo(message("cli.chat.session", session=session.agent.session_id), err=True)
+    return 0
+
+
+def _plan_mark(host: ReferenceHost, session: Session, tool: str) -> str:
+    """What ``/tools`` adds to a tool the session's capability plan keeps out (off, or turned off by a refresh)."""
+    state = held(host.services)
+    found = state.session(session.agent) if state is not None else None
+    if found is not None and tool in found.turned_off:
+        return message("cli.chat.tool-turned-off", sequence=found.turned_off[tool])
+    membership = found.membership if found is not None else None
+    if membership is None or membership.reaches(tool) or tool not in membership.known:
+        return ""
+    return message("cli.chat.tool-off")
+
+
+async def _open(host: ReferenceHost, model: OpenAIChatModel, resume: str | None, view: ChatView) -> Session:
     if resume is None:
         return await host.start_session(title="ptc-plus chat", model=model)
     if not host.log_path(resume).is_file() or "/" in resume:
@@ -143,4 +186,23 @@ async def _open(host: ReferenceHost, model: OpenAIChatModel, resume: str | None)
     session = await host.resume_session(resume, model=model)
     for line in session.diagnostics:
         click.echo(line, err=True)
+    _show_last_turns(session, view)
     return session
+
+
+def _show_last_turns(session: Session, view: ChatView) -> None:
+    """The last :data:`RESUMED_TURNS` user turns and the answers to them, so the person sees where they were."""
+    said = [
+        (m["role"], str(m.get("content") or ""))
+        for m in session.surface.messages()
+        if m.get("role") in ("user", "assistant") and m.get("content")
+    ]
+    starts = [i for i, (role, _) in enumerate(said) if role == "user"]
+    shown = said[starts[-RESUMED_TURNS] :] if len(starts) >= RESUMED_TURNS else said
+    if not shown:
+        return
+    view.note(message("cli.chat.resumed", turns=len([r for r, _ in shown if r == "user"])))
+    for role, text in shown:
+        text = " ".join(text.split())
+        text = text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"
+        view.note(("› " if role == "user" else "  ") + text)

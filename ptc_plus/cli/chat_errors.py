@@ -32,7 +32,17 @@ class UnknownSession(UsageError):
 class ChatTurnFailed(PtcError):
     """The one-shot turn got no answer (the step failure was shown above it).
 
-    :ivar params: ``session``.
+    :ivar params: ``session``. Raised as ``PTC-7306`` (no params) when no request reached the model: the
+        new session was not kept, so there is none to resume.
     """
 
     code = "PTC-7304"
+
+
+class BadBaseUrl(UsageError):
+    """``--base-url`` (or ``OPENAI_BASE_URL``) is not an ``http://`` or ``https://`` URL.
+
+    :ivar params: ``url``, ``fixed`` (the same with ``http://`` in front).
+    """
+
+    code = "PTC-7305"

@@ -1,18 +1,22 @@
 """The ``ptc-plus chat`` session loop: turns, slash commands, Ctrl-C and usage records.
 
 One reference-host session is driven by a person: a line starting with ``/``
-is a slash command (its receipt is shown, the model never sees it), anything
-else is a user turn. A turn runs as its own task: Ctrl-C while it runs cancels
+is a slash command (its receipt is shown, the model never sees it; a name no
+command has lists them all and suggests the nearest), anything else is a user
+turn. A turn runs as its own task: Ctrl-C while it runs cancels
 it (the host settles what it started as cancelled, a running program is
 aborted) and the session goes on; Ctrl-C at the prompt clears the line, Ctrl-D
 or ``/exit`` ends the session. Every model request's token counts go to the
-session log as a ``chat-model-usage`` event (unknown counts stay ``null``).
+session log as a ``chat-model-usage`` event: the prompt total (``input``), its cached
+and uncached parts, the output; unknown counts stay ``null`` (a server that reports
+``prompt_tokens`` without a cached split gives the total, not the parts).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -32,7 +36,12 @@ Reader = Callable[[], Awaitable[str | None]]
 def record_usage(session: Session, usage: RequestUsage) -> None:
     session.log.append(
         USAGE_EVENT,
-        {"cached_input": usage.cached_input, "uncached_input": usage.uncached_input, "output": usage.output},
+        {
+            "input": usage.input,
+            "cached_input": usage.cached_input,
+            "uncached_input": usage.uncached_input,
+            "output": usage.output,
+        },
     )
 
 
@@ -74,11 +83,28 @@ async def run_turn(session: Session, view: ChatView, text: str) -> str:
     return ANSWERED
 
 
-def show_command(session: Session, view: ChatView, line: str) -> None:
+def show_command(session: Session, view: ChatView, line: str, marks: Callable[[str], str] | None = None) -> None:
+    """A slash command's receipt; ``marks(tool)`` adds a word to a ``/tools`` line (e.g. what the plan says)."""
+    name = line[1:].split(maxsplit=1)[0] if len(line) > 1 else ""
+    known = command_names(session)
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = message("cli.chat.unknown-command.nearest", command="/" + close[0]) if close else ""
+        view.line(message("cli.chat.unknown-command", command=line.split()[0], hint=hint))
+        view.line(help_text(session))
+        return
     receipt = session.command(line)
     view.line(f"[{receipt.status.value}]")
+    listed = receipt.data.get("tools") if name == "tools" and isinstance(receipt.data, dict) else None
     for text in receipt.text.splitlines():
-        view.line("  " + text)
+        tool = text.split(" ", 1)[0]
+        mark = marks(tool) if marks is not None and isinstance(listed, list) and tool in listed else ""
+        view.line("  " + text + (f" {mark}" if mark else ""))
+
+
+def command_names(session: Session) -> list[str]:
+    """Every slash command's name: the host's and the plugins', then the chat's own."""
+    return [*(c.name for c in session.host.command_table()), *(c[1:] for c in EXIT_COMMANDS)]
 
 
 def help_text(session: Session) -> str:
@@ -88,7 +114,7 @@ def help_text(session: Session) -> str:
     return "\n".join(lines)
 
 
-async def interactive(session: Session, view: ChatView, read: Reader) -> int:
+async def interactive(session: Session, view: ChatView, read: Reader, marks: Callable[[str], str] | None = None) -> int:
     """Read lines until ``/exit`` or end of input; returns the exit code (0)."""
     view.line(message("cli.chat.welcome", session=session.agent.session_id))
     while True:
@@ -107,7 +133,7 @@ async def interactive(session: Session, view: ChatView, read: Reader) -> int:
         if line == "/help":
             view.line(help_text(session))
         elif line.startswith("/"):
-            show_command(session, view, line)
+            show_command(session, view, line, marks)
         else:
             await run_turn(session, view, line)
 

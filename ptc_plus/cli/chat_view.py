@@ -81,7 +81,13 @@ class ChatView:
         status = result.status.value
         detail = ""
         if result.error is not None:
-            detail = f" {result.error.code}: {result.error.message.splitlines()[0] if result.error.message else ''}"
+            first = result.error.message.splitlines()[0] if result.error.message else ""
+            # A message that names its code already (run_code's report: "exception (PTC-2101): …") is not
+            # prefixed with it again.
+            if result.error.code == status:
+                detail = ""  # the status says it ("cancelled"), not again as a code and a sentence
+            else:
+                detail = f" {first}" if result.error.code in first else f" {result.error.code}: {first}"
         elif self.verbose:
             detail = " " + _short(result.value)
         self.note(paint(f"{indent}← {call.tool} {status}{detail}", fg="green" if result.ok else "red"))

@@ -9,15 +9,17 @@ import click
 
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import workspace_option
-from ptc_plus.demo import run_demo
+from ptc_plus.demo import View, run_demo
+from ptc_plus.evaluation.demo_bill import DemoBill
 from ptc_plus.i18n import message
 
 
 def command() -> click.Command:
     @ptc_command(help=message("cli.demo.help"), epilog=message("cli.demo.examples"))
     @workspace_option("cli.demo.workspace", default_cwd=False)
-    def demo(workspace: Path | None) -> int:
+    @click.option("--verbose", is_flag=True, help=message("cli.demo.verbose"))
+    def demo(workspace: Path | None, verbose: bool) -> int:
         # A workspace the demo refuses (ptc_plus.demo.errors) is a UsageError: exit 2 with this usage.
-        return asyncio.run(run_demo(workspace))
+        return asyncio.run(run_demo(workspace, view=View.for_terminal(verbose=verbose), bill=DemoBill()))
 
     return demo

@@ -10,6 +10,11 @@ The API key is read from the environment (``OPENAI_API_KEY`` or the variable
 ``--api-key-env`` names) and handed to the model client only: it is never
 printed, written into the results or the report.
 
+``--host-prompt`` sets the coding agent's own system prompt metered (or, with
+``--model``, sent) first in every request (none / 3k, the default / 15k
+tokens); ``--prices`` names the price sheet of the cost-weighted headline
+(ADR 0096).
+
 Writes ``OUT/results.json``, ``OUT/README.md`` and, with matplotlib (the
 ``eval`` extra), the charts. A progress bar ticks on standard error, one tick
 per run.
@@ -42,8 +47,10 @@ from ptc_plus.cli.options import integer, json_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.errors import UsageError
 from ptc_plus.evaluation import charts, report, results
+from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS
 from ptc_plus.evaluation.loading import load_suite
 from ptc_plus.evaluation.matrix import DEFAULT_CATALOGS, run_count, run_matrix, select_tasks
+from ptc_plus.evaluation.prices import DEFAULT, SHEETS
 from ptc_plus.evaluation.results import Results, RunRecord
 from ptc_plus.evaluation.task import Style, Task
 from ptc_plus.i18n import message
@@ -96,6 +103,20 @@ def command() -> click.Command:
     @click.option("--base-url", default=None, metavar="URL", help=message("cli.eval.base-url"))
     @click.option("--api-key-env", default=None, metavar="NAME", help=message("cli.eval.api-key-env"))
     @click.option("--repeat", default=None, type=integer(1), metavar="N", help=message("cli.eval.repeat"))
+    @click.option(
+        "--prices",
+        default=DEFAULT.name,
+        show_default=True,
+        type=click.Choice(list(SHEETS)),
+        help=message("cli.eval.prices"),
+    )
+    @click.option(
+        "--host-prompt",
+        default=DEFAULT_SETTING,
+        show_default=True,
+        type=click.Choice(list(SETTINGS)),
+        help=message("cli.eval.host-prompt"),
+    )
     @json_option("cli.eval.json")
     def eval_command(
         catalogs: tuple[int, ...],
@@ -107,6 +128,8 @@ def command() -> click.Command:
         base_url: str | None,
         api_key_env: str | None,
         repeat: int | None,
+        prices: str,
+        host_prompt: str,
         as_json: bool,
     ) -> int:
         if model is None:
@@ -119,7 +142,9 @@ def command() -> click.Command:
         chosen_styles = [Style(s) for s in dict.fromkeys(styles)] or list(Style)
         sizes = tuple(dict.fromkeys(catalogs)) or DEFAULT_CATALOGS
         repetitions = repeat or 1
-        line = regenerate_command(catalogs, out, tasks, styles, task_ids, model, base_url, api_key_env, repeat)
+        line = regenerate_command(
+            catalogs, out, tasks, styles, task_ids, model, base_url, api_key_env, repeat, prices, host_prompt
+        )
         total = run_count(chosen, chosen_styles, sizes, repetitions)
         with (
             run_directory() as workdir,
@@ -142,6 +167,8 @@ def command() -> click.Command:
                     progress=tick,
                     after_run=None if factory is None else factory.close,
                     command=line,
+                    host_prompt=host_prompt,
+                    prices=SHEETS[prices],
                 )
             )
         written = write_outputs(measured, Path(out))
@@ -224,6 +251,8 @@ def regenerate_command(
     base_url: str | None,
     api_key_env: str | None,
     repeat: int | None,
+    prices: str = DEFAULT.name,
+    host_prompt: str = DEFAULT_SETTING,
 ) -> str:
     """The command line that makes these results again (never a key: only the variable's name)."""
     words = ["ptc-plus", "eval"]
@@ -237,6 +266,10 @@ def regenerate_command(
         words += ["--style", style]
     for task in task_ids:
         words += ["--task", task]
+    if prices != DEFAULT.name:
+        words += ["--prices", prices]
+    if host_prompt != DEFAULT_SETTING:
+        words += ["--host-prompt", host_prompt]
     if model is not None:
         words += ["--model", model]
         if base_url is not None:

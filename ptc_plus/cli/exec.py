@@ -15,7 +15,7 @@ and exec says so. With a tool set, programs can use ``capabilities.*`` over a
 snapshot of those tools, built once before the run.
 
 ``--session DIR`` runs the program as the next cell of the REPL kernel session whose journal
-lives in DIR (SPEC §8, ADR 0081), outside the workspace (inside it a program could rewrite the
+lives in DIR (ADR 0081), outside the workspace (inside it a program could rewrite the
 journal: refused, ADR 0085). Every invocation is a new process, so each cell after the
 first starts cold: the kernel is rebuilt by replaying the journalled cells with their recorded
 tool results (no tool runs twice), and names defined by earlier cells are there. ``--json``
@@ -46,11 +46,11 @@ import orjson
 
 from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
 from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
-from ptc_plus.cli.invocation import ptc_command
+from ptc_plus.cli.invocation import WrongInvocation, ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.cli.workspace_plan import PlannedTools, planned_tools
-from ptc_plus.config import WORKSPACE_DIR, LoadedConfig, SandboxPolicy, mcp_servers
+from ptc_plus.config import WORKSPACE_DIR, Disclosure, LoadedConfig, SandboxPolicy, mcp_servers
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
 from ptc_plus.runtime import (
@@ -153,6 +153,8 @@ def run(
     ) as planned:
         for note in planned.plan.notes:
             click.echo(message("cli.exec.source-problem", problem=note), err=True)
+        for name in _off_servers(configured.loaded, workspace, sources or server is not None):
+            click.echo(message("cli.exec.server-off", server=name), err=True)
         if tools is None and not planned.offered:
             click.echo(message("cli.exec.no-tools"), err=True)
         with _no_empty_state_dirs(workspace):
@@ -188,11 +190,17 @@ def _run_planned(
             session, loaded, workspace, definitions, limits, arguments, observer, discovery
         )
     shape = result_shape(result)
+    # With durable replay off every cell is volatile and each invocation starts an empty kernel: say so.
+    mode = "durable" if limits.durable_replay else "volatile"
     if as_json:
-        extra = {"repl": recovery.to_json()} if session is not None and recovery is not None else {}
+        extra = {"repl": recovery.to_json() | {"mode": mode}} if session is not None and recovery is not None else {}
         emit_json({"version": JSON_VERSION, **shape, **extra})
     else:
         _print_human(shape, result, terminal)
+        if session is not None and not limits.durable_replay:
+            click.echo(message("cli.exec.replay-off"), err=True)
+        for hint in _off_hints(shape, planned):
+            click.echo(hint, err=True)
         if recovery is not None and recovery.cold and (recovery.replayed or recovery.skipped):
             click.echo(
                 message("cli.exec.recovered", kept=recovery.kept, replayed=recovery.replayed, skipped=recovery.skipped),
@@ -224,7 +232,7 @@ def _run_cell(
             cell_limits = attrs.evolve(limits, kernel=KernelMode.SESSION)
             return asyncio.run(_execute_cell(workspace, tools, cell_limits, arguments, observer, kernel, discovery))
     except (SessionDirRefused, SessionDirInWorkspace, SessionBusy) as refused:
-        raise UsageError(detail=f"{refused.code}: {refused.message()}") from None
+        raise WrongInvocation(refused) from None  # exit 2 under the refusal's own code, not PTC-1001 around it
 
 
 def _mcp_server(value: str | None, loaded: LoadedConfig, workspace: Path) -> str | None:
@@ -238,7 +246,7 @@ def _mcp_server(value: str | None, loaded: LoadedConfig, workspace: Path) -> str
     chosen = mcp_servers(loaded, workspace)
     refused = next((r for r in chosen.refused if r.name == name), None)
     if refused is not None:
-        raise UsageError(detail=f"{refused.code}: {refused.message()}")
+        raise WrongInvocation(refused.to_error())
     if name not in chosen.usable:
         known = ", ".join(sorted(chosen.usable)) or "-"
         raise UsageError(detail=message("cli.exec.mcp-unknown", name=name, known=known))
@@ -247,6 +255,31 @@ def _mcp_server(value: str | None, loaded: LoadedConfig, workspace: Path) -> str
 
 def _progress(line: str) -> None:
     click.echo(line, err=True)
+
+
+def _off_servers(loaded: LoadedConfig, workspace: Path, sources: bool) -> list[str]:
+    """The allowed servers whose unit ``mcp:<server>`` is ``off``: never started, their tools absent (ADR 0097)."""
+    if not sources:
+        return []
+    usable = mcp_servers(loaded, workspace).usable
+    return [name for name in sorted(usable) if loaded.config.disclosure_of(f"{MCP_PREFIX}{name}") is Disclosure.OFF]
+
+
+def _off_hints(shape: dict[str, Any], planned: PlannedTools) -> list[str]:
+    """For a run that failed on a tool name the plan holds as ``off``: that it is off in this plan, and how to
+    turn it on (the program's own error only knows the name is not in its tools)."""
+    error = shape["error"]
+    if shape["ok"] or error is None:
+        return []
+    text = str(error["message"])
+    hints: list[str] = []
+    for entry in planned.plan.plan.entries:
+        capability = planned.plan.catalog.get(entry.identity) if entry.disclosure is Disclosure.OFF else None
+        if capability is not None and f"'{capability.name}'" in text:
+            chosen = planned.plan.loaded.config.explicit_choice(entry.identity)
+            decided_by = chosen[1] if chosen is not None else entry.identity  # the server's unit, or its own entry
+            hints.append(message("cli.exec.tool-off", tool=capability.name, identity=decided_by))
+    return hints
 
 
 def _plan_discovery(planned: PlannedTools) -> DiscoveryProvider:

@@ -1,4 +1,4 @@
-"""``ptc-plus gate``: evaluate the §5 deployment gate for one user, toolset list and title."""
+"""``ptc-plus gate``: evaluate the deployment gate for one user, toolset list and title."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ comments kept. A server the person adds to a workspace file with ``add`` is
 theirs, so ``add`` also records their consent for it in the user file; a
 server that arrives with a repository's file waits for ``trust``, which shows
 the exact program before recording consent for this workspace and this
-definition. ``list`` shows every configured server and whether it runs here.
+definition. ``list`` shows every configured server, whether it runs here, and
+the age of the ``tools/list`` snapshot plans use for it (ADR 0097); ``--check``
+starts each allowed server, which files a new snapshot.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from typing import Any
 import attrs
 import click
 
-from ptc_plus.adapters.mcp import check_servers
+from ptc_plus.adapters.mcp import SnapshotUnreadable, age_text, check_servers, default_store, server_key
 from ptc_plus.cli.capabilities_plan import report_issues
-from ptc_plus.cli.invocation import PtcGroup, ptc_command, usage_errors
+from ptc_plus.cli.invocation import PtcCommand, PtcGroup, ptc_command, usage_errors
 from ptc_plus.cli.options import json_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
 from ptc_plus.config import (
@@ -44,6 +46,7 @@ from ptc_plus.config import (
 )
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
+from ptc_plus.spelling import closest
 
 USABLE = "usable"
 """The status of a server that ``--check`` started here (the refused ones carry their refusal)."""
@@ -63,8 +66,21 @@ def _env_pairs(values: Sequence[str]) -> dict[str, str]:
     return env
 
 
+class _AddCommand(PtcCommand):
+    """``mcp add``, whose unknown option most often belongs to the server's command typed without ``--``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if "--" in args:
+                raise
+            hint = message("cli.mcp.add.missing-separator", detail=error.format_message())
+            raise click.UsageError(hint, ctx) from None
+
+
 def add_command() -> click.Command:
-    @ptc_command("add", help=message("cli.mcp.add.help"), epilog=message("cli.mcp.add.examples"))
+    @click.command("add", cls=_AddCommand, help=message("cli.mcp.add.help"), epilog=message("cli.mcp.add.examples"))
     @click.argument("name")
     @click.argument("command_line", metavar="-- COMMAND [ARGS]...", nargs=-1, required=True)
     @click.option("--env", "env", multiple=True, metavar="KEY=VALUE", help=message("cli.mcp.add.env"))
@@ -134,7 +150,7 @@ def list_command() -> click.Command:
         loaded = load_config(workspace)
         servers = mcp_servers(loaded, workspace)
         checked = check_servers(loaded, workspace, progress=_progress) if check else None
-        rows = _rows(loaded, servers, checked)
+        rows = _rows(loaded, servers, checked, workspace)
         if as_json:
             document = {"version": JSON_VERSION, "workspace": str(workspace), "servers": rows}
             emit_json({**document, "issues": [issue.message("en") for issue in loaded.issues]})
@@ -156,6 +172,10 @@ def list_command() -> click.Command:
         for row in rows:
             if row["reason"]:
                 click.echo(paint(message("cli.mcp.list.why", name=row["name"], reason=row["reason"]), dim=True))
+        for row in rows:
+            if row["status"] not in (USABLE, CONFIGURED, UNAVAILABLE):
+                continue  # refused here: it never starts, so no snapshot speaks for it
+            click.echo(paint(_listed_line(row), dim=True))
         return 0
 
     return list_
@@ -163,6 +183,32 @@ def list_command() -> click.Command:
 
 def _progress(line: str) -> None:
     click.echo(line, err=True)
+
+
+def _listed_line(row: dict[str, Any]) -> str:
+    """When the server's tools were last listed (its snapshot), or why there is none to plan from."""
+    snapshot = row["snapshot"]
+    if row["snapshot_problem"]:
+        return message("cli.mcp.list.why", name=row["name"], reason=row["snapshot_problem"])
+    if snapshot is None:
+        return message("cli.mcp.list.never-listed", name=row["name"])
+    age = age_text(float(snapshot["age_s"]))
+    return message(
+        "cli.mcp.list.listed", name=row["name"], taken_at=snapshot["taken"], age=age, tools=snapshot["tools"]
+    )
+
+
+def _snapshot_fields(name: str, server: McpServer, workspace: Path, from_workspace: bool) -> dict[str, Any]:
+    """``snapshot`` (when the definition's tools were last listed, ``None``: never) and ``snapshot_problem``."""
+    key = server_key(name, server, workspace, from_workspace=from_workspace)
+    try:
+        found = default_store().load(key.digest(), name)
+    except SnapshotUnreadable as unreadable:
+        return {"snapshot": None, "snapshot_problem": unreadable.message()}
+    if found is None:
+        return {"snapshot": None, "snapshot_problem": None}
+    described = {"taken_at": found.taken_at, "taken": found.taken_text(), "age_s": round(found.age_s(), 3)}
+    return {"snapshot": {**described, "tools": len(found.tools)}, "snapshot_problem": None}
 
 
 def _status_cell(row: dict[str, Any]) -> str:
@@ -173,7 +219,10 @@ def _status_cell(row: dict[str, Any]) -> str:
 
 
 def _rows(
-    loaded: LoadedConfig, servers: McpServers, checked: Mapping[str, PtcError | None] | None = None
+    loaded: LoadedConfig,
+    servers: McpServers,
+    checked: Mapping[str, PtcError | None] | None = None,
+    workspace: Path | None = None,
 ) -> list[dict[str, Any]]:
     refused = {entry.name: entry for entry in servers.refused}
     rows: list[dict[str, Any]] = []
@@ -197,6 +246,11 @@ def _rows(
                 "reason": problem.message() if problem is not None else None,
                 "fingerprint": fingerprint(server),
                 **_definition(server),
+                **(
+                    _snapshot_fields(name, server, workspace, name in servers.workspace_servers)
+                    if workspace is not None and refusal is None
+                    else {"snapshot": None, "snapshot_problem": None}
+                ),
             }
         )
     return rows
@@ -264,7 +318,9 @@ def trust_command() -> click.Command:
         loaded = load_config(workspace)
         server = loaded.config.mcp.servers.get(name)
         if server is None:
-            raise McpServerUnknown(name=name, file=", ".join(loaded.files) or str(user_config_file()))
+            file = ", ".join(loaded.files) or str(user_config_file())
+            suggestion = closest(name, list(loaded.config.mcp.servers))
+            raise McpServerUnknown(name=name, file=file, **({"suggestion": suggestion} if suggestion else {}))
         needed = name in mcp_servers(loaded, workspace).workspace_servers
         edit = record_consent(user_config_file(), workspace, name, server) if needed else None
         if as_json:

@@ -1,4 +1,4 @@
-"""Configuration files: the per-user and per-workspace ``config.toml`` (SPEC §4, §5).
+"""Configuration files: the per-user and per-workspace ``config.toml``.
 
 :func:`load_config` gives the effective configuration (workspace wins per
 key), every problem as a :class:`ConfigIssue` with file, line and key path,

@@ -1,4 +1,4 @@
-"""The stateful REPL's user bindings: ``[repl] bindings`` read into module sources (SPEC §8, ADR 0082, 0086).
+"""The stateful REPL's user bindings: ``[repl] bindings`` read into module sources (ADR 0082, 0086).
 
 A binding is a Python file whose source the kernel runs, as a module named by
 the file's stem, before every cell, in the cell's namespace: it can call the

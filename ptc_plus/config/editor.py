@@ -66,7 +66,9 @@ def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
         if removes_table and original is not None and identity not in doc.get("capabilities", {}):
             text = _keep_neighbour_comments(original, ("capabilities", identity), text)
         if adds_table:
-            text = _set_off(text, ("capabilities", identity))
+            text = _set_off(
+                _keep_section_comments(original, text, ("capabilities", identity)), ("capabilities", identity)
+            )
         if original is not None and text == original:
             return EditResult(file=path, changed=False, previous=previous)
         locked.write(text)
@@ -105,6 +107,42 @@ def _set_off(text: str, path: tuple[str, ...]) -> str:
         if above.strip() and not above.lstrip().startswith("#"):
             lines.insert(index, "\n")
     return "".join(lines)
+
+
+def _keep_section_comments(original: str | None, text: str, path: tuple[str, ...]) -> str:
+    """``text`` with the comment lines tomlkit left above the added ``[path]`` header moved back above the header
+    that follows it, when the original had them directly above that header: they describe that section.
+
+    tomlkit appends a new table after the last item of the table it belongs to, and the comment lines that
+    opened the next section are part of that last item's trivia, so they end up above the new table.
+    """
+    if original is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    headers = [index for index, line in enumerate(lines) if header_path(line) is not None]
+    own = [index for index in headers if header_path(lines[index]) == path]
+    following = [index for index in headers if own and index > own[0]][:1]
+    if len(own) != 1 or not following:
+        return text
+    end = own[0]
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    start = end
+    while start > 0 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1
+    block = lines[start:end]
+    if not block:
+        return text
+    before = original.splitlines(keepends=True)
+    header = lines[following[0]]
+    if header not in before or "".join(before[: before.index(header)]).endswith("".join(block)) is False:
+        return text
+    # The block goes, with the blank lines between it and the new header (the blank above it stays as the
+    # separator); above the following header it is set off by a blank line, as it was.
+    between = lines[own[0] : following[0]]
+    if between and between[-1].strip():
+        between.append("\n")
+    return "".join(lines[:start] + between + block + lines[following[0] :])
 
 
 def _apply(doc: tomlkit.TOMLDocument, identity: str, value: str, path: Path) -> str | None:

@@ -68,8 +68,8 @@ class ConfigIssue:
         if "expected" in params:
             params["expected"] = message(f"config.type.{params['expected']}", lang)
         reason = self.reason
-        if reason == "unknown-key" and "suggestion" in params:
-            reason = "unknown-key-suggestion"
+        if reason in ("unknown-key", "choice") and "suggestion" in params:
+            reason += "-suggestion"
         return message(f"config.reason.{reason}", lang, **params)
 
     def message(self, lang: str | None = None) -> str:

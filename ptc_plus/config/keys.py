@@ -47,7 +47,7 @@ SERVERS_TABLE = f"mcp.servers.{SERVER}"
 CONSENT_TABLE = f'mcp.consent."{WORKSPACE_PATH}"'
 
 SECTION_HELP: Mapping[str, str] = {
-    "gate": "Who gets PTC at all (SPEC §5); an environment variable of the same meaning wins over each key.",
+    "gate": "Who gets PTC at all; an environment variable of the same meaning wins over each key.",
     "management": "Capability management: which contracts the model sees in full, within a token budget.",
     "capabilities": "Explicit disclosure choices, one entry per capability identity (source:member).",
     "statistics": "Whether usage statistics vote in new plans.",

@@ -21,7 +21,7 @@ from ptc_plus.sandbox_policy import SandboxPolicy
 HELP = "help"
 """Field metadata: the one-line explanation of a key (starter file, reference, schema)."""
 ENV = "env"
-"""Field metadata: the environment variable that overrides a ``[gate]`` key (SPEC §5)."""
+"""Field metadata: the environment variable that overrides a ``[gate]`` key."""
 TIGHTEN_ONLY = "tighten_only"
 """Field metadata: a workspace file may only tighten this key (ADR 0045, :mod:`.tighten`)."""
 EXAMPLE = "example"
@@ -42,7 +42,7 @@ CONFIG_VERSION = 1
 
 
 class Disclosure(enum.StrEnum):
-    """How a capability's contract reaches the model (SPEC §4)."""
+    """How a capability's contract reaches the model."""
 
     FULL = "full"
     ON_DEMAND = "on-demand"
@@ -50,7 +50,7 @@ class Disclosure(enum.StrEnum):
 
 
 class Presentation(enum.StrEnum):
-    """How PTC is presented to a session's model (SPEC §2)."""
+    """How PTC is presented to a session's model."""
 
     PTC = "ptc"
     """The model sees ``run_code`` and the discovery bootstrap; managed tools are reached through programs."""
@@ -65,7 +65,7 @@ _POSITIVE = {"exclusiveMinimum": 0}
 
 @attrs.frozen(kw_only=True)
 class GateSection:
-    """``[gate]``: the §5 settings in their *raw* environment-variable shape.
+    """``[gate]``: the gate settings in their *raw* environment-variable shape.
 
     Values are kept as the strings an environment variable would hold (TOML
     arrays are joined with commas, booleans and integers become their text)
@@ -190,7 +190,7 @@ class ContextSection:
     """``[context]``: the token budgets of what PTC Plus adds to the model's context besides the plan.
 
     With ``[management] budget_tokens`` (the contracts shown in full) these are
-    the four budgets of SPEC §7, all in the session's token unit. They are not
+    the four budgets, all in the session's token unit. They are not
     plan decisions: a session reads them when it starts or resumes, and a
     refresh reads them again.
     """
@@ -309,7 +309,7 @@ class RuntimeSection:
 
 @attrs.frozen(kw_only=True)
 class ReplSection:
-    """``[repl]``: the stateful REPL's user bindings (SPEC §8, ADR 0082, 0086).
+    """``[repl]``: the stateful REPL's user bindings (ADR 0082, 0086).
 
     ``bindings`` lists Python files loaded into every kernel cell as modules
     named by their file stem. Only the user file's list loads: a binding runs in

@@ -3,9 +3,10 @@
 Every section is there with its header, and every key commented out at its
 default (or, for a key that is not set by default, at an example value) with
 a one-line explanation, so uncommenting a line gives a valid setting in the
-right table. The first line is the ``#:schema`` directive Taplo and Even
-Better TOML read; it points at the schema installed with this package
-(ADR 0062).
+right table. The user file's first line is the ``#:schema`` directive Taplo
+and Even Better TOML read; it points at the schema installed with this
+package (ADR 0062). The workspace file is meant to be committed, and that
+path is this machine's: it says where the schema is instead of pointing at it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ _INTRO = {
     Scope.WORKSPACE: "PTC Plus workspace config: wins over the user file per key, but only tightens what protects you.",
 }
 
+_SCHEMA_HINT = (
+    "# Editors that read `#:schema` (Taplo, Even Better TOML): the schema ships with PTC Plus as "
+    "ptc_plus/config/config.schema.json."
+)
+"""Where the schema is, for a file that is committed (a ``#:schema`` path would be this machine's)."""
+
 _CAPABILITY_EXAMPLE = '# "host:read_file" = { disclosure = "on-demand" }'
 _MCP_EXAMPLE = [
     "# One server per name (`ptc-plus mcp add NAME -- COMMAND ARGS...` writes it); keys: command, args, env,",
@@ -30,13 +37,16 @@ _MCP_EXAMPLE = [
 
 
 def starter_text(scope: Scope, schema: str | None = None) -> str:
-    """The starter file for ``scope``; ``schema`` replaces the ``#:schema`` target (default :func:`.schema_uri`)."""
+    """The starter file for ``scope``; ``schema`` replaces the user file's ``#:schema`` target (default
+    :func:`.schema_uri`). The workspace file carries no machine path: a teammate's checkout would not have it."""
     keys = config_keys()
+    head = [f"#:schema {schema or schema_uri()}"] if scope is Scope.USER or schema is not None else []
     lines = [
-        f"#:schema {schema or schema_uri()}",
+        *head,
         f"# {_INTRO[scope]}",
         "# Every key below is commented out at its default. Reference: docs/config.md;",
         "# `ptc-plus config check` finds mistakes, `ptc-plus config show` prints what is in force.",
+        *([] if head else [_SCHEMA_HINT]),
         "",
         f"version = {CONFIG_VERSION}",
     ]

@@ -9,7 +9,7 @@ and what "looser" means for each are one table, :data:`RULES`:
   ``danger-full-access``) and ``network`` (``false`` ⊂ ``true``);
 - every ``[runtime]`` limit (time, grace, sizes, memory, pending calls,
   kernel idle time and count): only lower;
-- the gate (SPEC §5): ``mode`` only towards ``off`` (``off`` ⊂ ``partial`` ⊂
+- the gate: ``mode`` only towards ``off`` (``off`` ⊂ ``partial`` ⊂
   ``on``), ``user_allowlist`` and ``toolset_allowlist`` only shrink,
   ``toolset_blocklist`` only grows, ``rollout_percent`` only lowers, the
   ``debug`` title filter only appears, and ``rollout_salt`` never changes (another

@@ -12,7 +12,6 @@ stricter consequences, decided here and applied by the loader:
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -42,6 +41,7 @@ from ptc_plus.config.model import (
     is_valid_identity,
 )
 from ptc_plus.migration import MigrationError, Migrations
+from ptc_plus.spelling import closest
 
 WHOLE_FILE = "*"
 """The gate-blocker key meaning "this file's gate settings could not be read at all"."""
@@ -91,8 +91,8 @@ class CleanLayer:
 def unknown_key(file: str, path: str, name: str, known: Iterable[str]) -> ConfigIssue:
     """An ``unknown-key`` issue for ``name`` at ``path``; ``params["suggestion"]`` is the closest known
     name when one is close enough ("did you mean")."""
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return ConfigIssue(file=file, path=path, reason="unknown-key", params={"suggestion": close[0]} if close else {})
+    close = closest(name, list(known))
+    return ConfigIssue(file=file, path=path, reason="unknown-key", params={"suggestion": close} if close else {})
 
 
 def unusable_layer(issue: ConfigIssue) -> CleanLayer:
@@ -188,7 +188,12 @@ def _issues_from(exc: BaseException, kind: type[Any], root: str, file: str) -> I
             continue
         field = path[len(root) + 1 :].split(".")[0].split("[")[0]
         if isinstance(problem, Rejected):
-            yield field, ConfigIssue(file=file, path=path, reason=problem.reason, params=dict(problem.params))
+            params = {k: str(v) for k, v in problem.params.items() if k != "given"}
+            given = problem.params.get("given")
+            if problem.reason == "choice" and isinstance(given, str):
+                close = closest(given, str(params.get("choices", "")).split(", "))
+                params |= {"suggestion": close} if close else {}
+            yield field, ConfigIssue(file=file, path=path, reason=problem.reason, params=params)
         elif isinstance(problem, KeyError):
             yield field, ConfigIssue(file=file, path=path, reason="required")
         else:

@@ -9,24 +9,24 @@ says is written from the tool results (:mod:`ptc_plus.demo.scripted_model`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
 from pathlib import Path
 
 import orjson
 
 from hookspecs import CommandReceipt, ReceiptStatus
-from hookspecs.reference import ModelRequest, ReferenceHost, Session
+from hookspecs.reference import ReferenceHost, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.config import Disclosure
 from ptc_plus.demo.change import ConfigChange, Edit, change_config, restore_config
 from ptc_plus.demo.learning import statistics_line
+from ptc_plus.demo.native_twin import CODE, Bill, run_native_twin
 from ptc_plus.demo.scripted_model import DemoModel
+from ptc_plus.demo.view import Printer, View
 from ptc_plus.demo.workspace import demo_workspace
 from ptc_plus.i18n import message
 from ptc_plus.plan import reason_text
 from ptc_plus.plugin import controller
-
-Printer = Callable[[str], None]
 
 DEMO_USER = "demo-user"
 
@@ -36,27 +36,62 @@ def _short(value: object, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _print_calls(session: Session, since: int, out: Printer) -> None:
-    for event in session.log.events[since:]:
-        data = event.data
-        indent = "    " if data.get("parent_call_id") else "  "
-        if event.type == "tool-started":
-            out(f"{indent}→ {data['call_id']} {data['tool']}({_short(data['arguments'])})")
-        elif event.type == "tool-settled":
-            result = data["result"]
-            shown = result["value"] if result["status"] == "ok" else result["error"]
-            out(f"{indent}← {data['call_id']} {result['status']}: {_short(shown)}")
+def _print_event(event_type: str, data: dict[str, object], started: dict[str, str], view: View) -> None:
+    """One call of the turn: a program whole, a host tool call on one line, a result cut to the width."""
+    nested = bool(data.get("parent_call_id"))
+    indent = "    " if nested else "  "
+    ident = f"{data['call_id']} " if view.verbose else ""
+    if event_type == "tool-started":
+        started[str(data["call_id"])] = str(data["tool"])
+        arguments = data["arguments"]
+        code = arguments.get("code") if isinstance(arguments, dict) and data["tool"] == "run_code" else None
+        if isinstance(code, str):
+            view.line(f"{indent}→ {ident}" + message("demo.program", lines=len(code.splitlines())))
+            view.program(code)
+            return
+        view.out(view.clip(f"{indent}→ {ident}{data['tool']}({_short(arguments, sys.maxsize)})"))
+    else:
+        result = data["result"]
+        assert isinstance(result, dict)
+        value = result.get("value")
+        if started.get(str(data["call_id"])) == "run_code" and result["status"] == "ok" and isinstance(value, dict):
+            # A program's result: what it printed, line by line, then what it returned.
+            view.line(f"{indent}← {ident}" + message("demo.program-result", calls=value.get("calls", 0)))
+            for log in value.get("logs") or ():
+                for printed in str(log.get("text", "")).splitlines() if isinstance(log, dict) else ():
+                    view.line(f"{indent}  " + message("demo.program-printed", text=printed))
+            view.out(
+                view.clip(
+                    f"{indent}  " + message("demo.program-returned", value=_short(value.get("value"), sys.maxsize))
+                )
+            )
+            return
+        shown = value if result["status"] == "ok" else result["error"]
+        view.out(view.clip(f"{indent}← {ident}{result['status']}: {_short(shown, sys.maxsize)}"))
 
 
-def _print_environment(session: Session, out: Printer) -> bool:
-    """Print what the plugin decided for the session; returns whether code mode is on."""
+def _print_environment(session: Session, view: View) -> bool:
+    """Say what the plugin decided for the session, in words (the plan's terms with ``--verbose``); returns
+    whether code mode is on."""
     state = controller(session.host.services).session(session.agent)
     environment = state.environment if state is not None else None
     if environment is None:
-        out(message("demo.no-environment"))
+        view.line(message("demo.no-environment"))
         return False
     counts = {d: len(environment.with_disclosure(d)) for d in Disclosure}
-    out(
+    if environment.ptc:
+        view.line(
+            message(
+                "demo.story.code-mode",
+                tools=sum(counts.values()),
+                full=counts[Disclosure.FULL],
+                on_demand=counts[Disclosure.ON_DEMAND],
+                off=counts[Disclosure.OFF],
+            )
+        )
+    else:
+        view.line(message("demo.story.native", reason=native_reason_words(environment.native_reason)))
+    view.detail(
         message(
             "demo.environment",
             ptc=message("demo.on")
@@ -72,7 +107,7 @@ def _print_environment(session: Session, out: Printer) -> bool:
         )
     )
     if environment.native_reason == "sandbox-unavailable":
-        out(message("demo.sandbox-hint"))
+        view.line(message("demo.sandbox-hint"))
     return environment.ptc
 
 
@@ -98,27 +133,39 @@ def loaded_plugins(host: ReferenceHost) -> list[str]:
     return sorted(name for name, plugin in host.facade.pm.list_name_plugin() if plugin is not None)
 
 
-async def run_demo(workspace: Path | None = None, out: Printer = print) -> int:
+async def run_demo(
+    workspace: Path | None = None, out: Printer = print, *, view: View | None = None, bill: Bill | None = None
+) -> int:
     """Run the scripted session and print what happened; returns the exit code.
 
     With ``workspace`` None the demo runs in a temporary directory it removes
     however it ends; a given directory must be empty or a previous demo's
     (else :class:`~ptc_plus.demo.errors.DemoWorkspaceInUse` or
     :class:`~ptc_plus.demo.errors.DemoWorkspaceNotADirectory`, before anything is written).
+    ``view`` says how wide and how detailed the lines are (default: ``out``, unwrapped, the plain story);
+    with a ``bill`` the native twin answers the same questions and the bill's closing line compares them.
     """
+    view = view or View(out=out, width=sys.maxsize)
     with demo_workspace(workspace) as (root, temporary):
-        out(message("demo.scripted"))
-        out(message("demo.workspace-temporary" if temporary else "demo.workspace", path=str(root)))
-        out(statistics_line(root, temporary))
-        requests = await _session(root, out, keep=not temporary)
-        out(message("demo.model-requests", count=requests))
+        view.line(message("demo.scripted"))
+        view.line(message("demo.workspace-temporary" if temporary else "demo.workspace", path=str(root)))
+        # A kept workspace is where the plan learns (run the demo there again): say what it has learnt so far.
+        (view.detail if temporary else view.line)(statistics_line(root, temporary))
+        requests, code_mode = await _session(root, view, bill, keep=not temporary)
+        view.line(message("demo.model-requests", count=requests))
+    if bill is not None and code_mode:
+        await run_native_twin(bill, DEMO_USER)
+        closing = bill.closing_line()
+        if closing:
+            view.line(closing)
     if temporary:
-        out(message("demo.workspace-removed", path=str(root)))
+        view.line(message("demo.workspace-removed", path=str(root)))
     return 0
 
 
-async def _session(workspace: Path, out: Printer, *, keep: bool) -> int:
-    """The demo session, a config change and its refresh, then the resume; returns the scripted model's requests.
+async def _session(workspace: Path, view: View, bill: Bill | None, *, keep: bool) -> tuple[int, bool]:
+    """The demo session, a config change and its refresh, then the resume; returns the scripted model's requests
+    and whether code mode was on.
 
     A workspace the user keeps gets its config back as it was, however the run ends (:mod:`.change`).
     """
@@ -127,122 +174,126 @@ async def _session(workspace: Path, out: Printer, *, keep: bool) -> int:
         async with ReferenceHost(
             workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER
         ) as host:
-            out(message("demo.plugins", names=", ".join(loaded_plugins(host))))
+            view.detail(message("demo.plugins", names=", ".join(loaded_plugins(host))))
             model = DemoModel.named("ptc.jsonl")
             session = await host.start_session(title="demo", model=model)
-            code_mode = _print_environment(session, out)
+            code_mode = _print_environment(session, view)
             if not code_mode:
                 model = DemoModel.named("native.jsonl")
                 session.model = model
-            out(message("demo.prompt-sections"))
+            elif bill is not None:
+                session.model = bill.record(model, CODE)
+            view.detail(message("demo.prompt-sections"))
             for section in session.prompt_sections():
-                out(f"  [{section.order:>3} {section.name}] {_short(section.text, 110)}")
-            out(message("demo.model-tools", names=", ".join(s.name for s in session.model_tools())))
-            await _turn(session, model, message("demo.question"), out)
+                view.detail(view.clip(f"  [{section.order:>3} {section.name}] {_short(section.text, sys.maxsize)}"))
+            view.detail(message("demo.model-tools", names=", ".join(s.name for s in session.model_tools())))
+            await _turn(session, message("demo.question"), view)
             for line in ("/capabilities", "/tools"):
-                _print_receipt(line, session.command(line), out, whole=line == "/capabilities")
-            change = _change_and_refresh(session, workspace, code_mode, out)
-            await _turn(session, model, message("demo.question.units"), out)
-            _print_receipt("/compact", session.command("/compact"), out)
+                if view.verbose:
+                    _print_receipt(line, session.command(line), view, whole=line == "/capabilities")
+            change = _change_and_refresh(session, workspace, code_mode, view)
+            await _turn(session, message("demo.question.units"), view)
+            _print_receipt("/compact", session.command("/compact"), view)
             session_id = session.agent.session_id
         async with ReferenceHost(
             workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER
         ) as host:
             resumed = await host.resume_session(session_id)
-            out(message("demo.resumed", events=len(resumed.log.events), visible=len(resumed.surface.entries)))
+            view.line(message("demo.resumed", events=len(resumed.log.events), visible=len(resumed.surface.entries)))
     finally:
         undone = restore_config(workspace, change) if keep else ()
     if undone:
-        out(message("demo.change.restored", commands="; ".join(edit.undo for edit in undone)))
-    return len(model.requests)
+        view.line(message("demo.change.restored", commands="; ".join(edit.undo for edit in undone)))
+    return len(model.requests), code_mode
 
 
-def _change_and_refresh(session: Session, workspace: Path, code_mode: bool, out: Printer) -> ConfigChange:
+def _change_and_refresh(session: Session, workspace: Path, code_mode: bool, view: View) -> ConfigChange:
     """Edit the config as the user would, then ``/capabilities refresh``; returns the edit (to undo it later)."""
     change = change_config(workspace)
-    _print_edits(change.edits, out)
+    _print_edits(change.edits, view)
     refreshed = session.command("/capabilities refresh")
-    _print_receipt("/capabilities refresh", refreshed, out, whole=True)
+    _print_receipt("/capabilities refresh", refreshed, view, whole=True)
     if refreshed.status is ReceiptStatus.APPLIED:
-        _print_refreshed(session, out)
+        _print_refreshed(session, view)
     # The receipt speaks of the plan; natively the model sees none: name what it does see.
     names = ", ".join(s.name for s in session.model_tools())
     state = controller(session.host.services).session(session.agent)
     if state is None or state.environment is None:
-        out(message("demo.refresh.no-plan", names=names))
+        view.line(message("demo.refresh.no-plan", names=names))
     elif not code_mode:
-        out(message("demo.refresh.native", names=names))
+        view.line(message("demo.refresh.native", names=names))
     return change
 
 
-async def _turn(session: Session, model: DemoModel, question: str, out: Printer) -> None:
-    """One user turn: the context messages its model steps received first, the calls, the answer."""
-    out(message("demo.user", text=question))
+async def _turn(session: Session, question: str, view: View) -> None:
+    """One user turn, in the order it happened: each context message the host added, each call and its result,
+    then the answer. A context message a program's search produced follows the program that caused it."""
+    view.line(message("demo.user", text=question))
     before = len(session.log.events)
-    first_step = len(model.requests)
     summary = await session.run_turn(question)
-    delivered = [(str(e.data["provenance"]), str(e.data["text"])) for e in session.log.of_type("context-message")]
-    seen = _system_texts(model.requests[first_step - 1]) if first_step else set()
-    for step in model.requests[first_step:]:
-        for index, (provenance, text) in enumerate(delivered):
-            if text in _system_texts(step) - seen:
-                earlier = [t for p, t in delivered[:index] if p == provenance]
-                _print_context_message(provenance, text, earlier[-1] if earlier else None, out)
-        seen |= _system_texts(step)
-    _print_calls(session, before, out)
-    out(message("demo.assistant", text=summary.final_text, steps=summary.steps, calls=summary.tool_calls))
+    delivered: dict[str, list[str]] = {}
+    started: dict[str, str] = {}
+    for event in session.log.events[:before]:
+        if event.type == "context-message":
+            delivered.setdefault(str(event.data["provenance"]), []).append(str(event.data["text"]))
+    for event in session.log.events[before:]:
+        if event.type == "context-message":
+            provenance, text = str(event.data["provenance"]), str(event.data["text"])
+            earlier = delivered.setdefault(provenance, [])
+            _print_context_message(provenance, text, earlier[-1] if earlier else None, view)
+            earlier.append(text)
+        elif event.type in ("tool-started", "tool-settled"):
+            _print_event(event.type, event.data, started, view)
+    view.line(message("demo.assistant", text=summary.final_text, steps=summary.steps, calls=summary.tool_calls))
 
 
-def _system_texts(request: ModelRequest) -> set[str]:
-    return {str(m.get("content")) for m in request.messages if m.get("role") == "system"}
-
-
-def _print_context_message(provenance: str, text: str, replaced: str | None, out: Printer) -> None:
+def _print_context_message(provenance: str, text: str, replaced: str | None, view: View) -> None:
     """A context message by its first line; one that replaces ``replaced`` (a refresh notice replacing the
     catalog) by the lines it opens with before the replaced text's first line: what it says changed."""
     lines = text.splitlines()
-    out(message("demo.context-message", provenance=provenance, first=_short(lines[0], 100)))
+    head = message("demo.context-message", provenance=provenance, first="")
+    view.line(head + _short(lines[0], 160))
     anchor = replaced.splitlines()[0] if replaced else None
     if anchor is None or anchor not in lines[1:]:
         return
-    head = lines[: lines.index(anchor, 1)]
-    for line in head[1:]:
+    opening = lines[: lines.index(anchor, 1)]
+    for line in opening[1:]:
         if line.strip():
-            out("    " + line)
-    out("    " + message("demo.context-message-more", lines=len(lines) - len(head)))
+            view.line("    " + line)
+    view.line("    " + message("demo.context-message-more", lines=len(lines) - len(opening)))
 
 
-def _print_refreshed(session: Session, out: Printer) -> None:
+def _print_refreshed(session: Session, view: View) -> None:
     """Each member the last refresh moved, with the reason the refreshed plan gives."""
     state = controller(session.host.services).session(session.agent)
     if state is None or state.environment is None or state.environment.refresh is None:
         return
     diff = state.environment.refresh.diff
     moved = {change.identity for group in (diff.added, diff.removed, diff.changed) for change in group}
-    out(message("demo.refresh.why"))
+    view.line(message("demo.refresh.why"))
     for entry in state.environment.plan.entries:
         if entry.identity in moved:
             shown = entry.disclosure.value if entry.disclosure is not None else message("ptc.report.absent")
-            out(
+            view.line(
                 "  "
                 + message("demo.refresh.member", identity=entry.identity, disclosure=shown, reason=reason_text(entry))
             )
 
 
-def _print_receipt(line: str, receipt: CommandReceipt, out: Printer, *, whole: bool = False) -> None:
+def _print_receipt(line: str, receipt: CommandReceipt, view: View, *, whole: bool = False) -> None:
     if whole:  # worth reading whole: the plan with every reason, a refresh's receipt
-        out(f"{line} [{receipt.status.value}]")
+        view.line(f"{line} [{receipt.status.value}]")
         for text in receipt.text.splitlines():
-            out("  " + text.strip())
+            view.line("  " + text.strip())
         return
-    out(f"{line} [{receipt.status.value}] " + _short(receipt.text.replace("\n", "; "), 200))
+    view.out(view.clip(f"{line} [{receipt.status.value}] " + _short(receipt.text.replace("\n", "; "), sys.maxsize)))
 
 
-def _print_edits(edits: tuple[Edit, ...], out: Printer) -> None:
-    out(message("demo.change.intro"))
+def _print_edits(edits: tuple[Edit, ...], view: View) -> None:
+    view.line(message("demo.change.intro"))
     for edit in edits:
         key = "demo.change.changed" if edit.changed else "demo.change.unchanged"
-        out(
+        view.line(
             "  $ "
             + edit.command
             + "  "

@@ -3,13 +3,17 @@
 Three charts, each from the results object only: total tokens per style per
 catalog size, first-request prompt size against catalog size, and requests per
 task per style (at the largest catalog size). Without matplotlib nothing is
-drawn and :class:`ChartOutcome` says so, with how to get them.
+drawn and :class:`ChartOutcome` says so, with how to get them. An unknown count
+(real-model mode, a provider that did not say) is left out, never drawn as
+zero; a style with no known value has no series, and a chart with no known
+value at all is not drawn (:attr:`ChartOutcome.unknown` names it).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +36,8 @@ class ChartOutcome:
 
     files: tuple[tuple[str, str], ...] = ()
     skipped: str = ""
+    unknown: tuple[str, ...] = ()
+    """Titles of the charts not drawn because every value they would show is unknown."""
 
 
 def available() -> bool:
@@ -54,11 +60,18 @@ def draw(results: Results, out: Path) -> ChartOutcome:
     out.mkdir(parents=True, exist_ok=True)
     styles = _styles(results)
     catalogs = sorted({run.catalog for run in results.runs})
-    drawn = []
-    drawn.append(_totals(plt, results, styles, catalogs, out / TOTALS_PNG))
-    drawn.append(_first_request(plt, results, styles, catalogs, out / PROMPT_PNG))
-    drawn.append(_requests(plt, results, styles, catalogs, out / REQUESTS_PNG))
-    return ChartOutcome(files=tuple(drawn))
+    drawn: list[tuple[str, str]] = []
+    unknown: list[str] = []
+    for outcome in (
+        _totals(plt, results, styles, catalogs, out / TOTALS_PNG),
+        _first_request(plt, results, styles, catalogs, out / PROMPT_PNG),
+        _requests(plt, results, styles, catalogs, out / REQUESTS_PNG),
+    ):
+        if isinstance(outcome, str):
+            unknown.append(outcome)
+        else:
+            drawn.append(outcome)
+    return ChartOutcome(files=tuple(drawn), unknown=tuple(unknown))
 
 
 def _styles(results: Results) -> list[str]:
@@ -78,12 +91,22 @@ def _total(values: Sequence[int | None], repetitions: int) -> float:
     return sum(v for v in values if v is not None) / max(repetitions, 1)
 
 
-def _totals(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str]:
+def _known(values: Sequence[float]) -> bool:
+    return any(not math.isnan(v) and v > 0 for v in values)
+
+
+def _totals(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str] | str:
     title = "Total tokens per style per catalog size (all tasks)"
+    series = {s: [_total(_values(results, s, c, "total"), results.repetitions) for c in catalogs] for s in styles}
+    if not any(_known(heights) for heights in series.values()):
+        path.unlink(missing_ok=True)  # a chart of an earlier run must not pass for this one's
+        return title  # a log axis of nothing but unknowns cannot be drawn, and would say nothing
     figure, axes = plt.subplots(figsize=(9, 5))
     width = 0.8 / max(len(styles), 1)
     for index, style in enumerate(styles):
-        heights = [_total(_values(results, style, c, "total"), results.repetitions) for c in catalogs]
+        heights = series[style]
+        if not _known(heights):
+            continue
         positions = [i + index * width for i in range(len(catalogs))]
         axes.bar(positions, heights, width, label=style)
     axes.set_xticks([i + width * (len(styles) - 1) / 2 for i in range(len(catalogs))])
@@ -96,9 +119,11 @@ def _totals(plt: Any, results: Results, styles: list[str], catalogs: list[int], 
     return path.name, title
 
 
-def _first_request(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str]:
+def _first_request(
+    plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path
+) -> tuple[str, str] | str:
     title = "First-request prompt size vs catalog size (mean over tasks)"
-    figure, axes = plt.subplots(figsize=(9, 5))
+    series: dict[str, list[float]] = {}
     for style in styles:
         means = []
         for catalog in catalogs:
@@ -106,6 +131,14 @@ def _first_request(plt: Any, results: Results, styles: list[str], catalogs: list
             means.append(
                 float("nan") if not known or None in known else statistics.fmean(v for v in known if v is not None)
             )
+        series[style] = means
+    if not any(_known(means) for means in series.values()):
+        path.unlink(missing_ok=True)
+        return title
+    figure, axes = plt.subplots(figsize=(9, 5))
+    for style, means in series.items():
+        if not _known(means):
+            continue
         axes.plot(catalogs, means, marker="o", label=style)
     axes.set_xscale("log")
     axes.set_yscale("log")

@@ -21,14 +21,26 @@ from pathlib import Path
 
 import attrs
 
+from hookspecs.reference import Model
 from ptc_plus.capabilities import ranker_name
 from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.evaluation import runner
 from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
+from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS, HostPromptModel
+from ptc_plus.evaluation.host_prompt import host_prompt as host_prompt_text
 from ptc_plus.evaluation.mcp_bridge import McpBridge
-from ptc_plus.evaluation.metering import PROVIDER_UNIT, UNIT, Meter, RunMeter, meter_provider
+from ptc_plus.evaluation.metering import (
+    MIN_CACHEABLE_PREFIX,
+    PROVIDER_UNIT,
+    UNIT,
+    Meter,
+    RunMeter,
+    meter_provider,
+    o200k_counter,
+)
 from ptc_plus.evaluation.policy import DEFAULT_CONTEXT_TOKENS
+from ptc_plus.evaluation.prices import DEFAULT, PriceSheet
 from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, RAN, SCRIPTED, Results, RunRecord
 from ptc_plus.evaluation.styles import DEFAULTS, STATISTICS_STYLES, Parameters
 from ptc_plus.evaluation.task import Style, Suite, Task
@@ -82,6 +94,8 @@ async def run_matrix(
     warmup_families: int = WARMUP_FAMILIES,
     parameters: Parameters = DEFAULTS,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    host_prompt: str = DEFAULT_SETTING,
+    prices: PriceSheet = DEFAULT,
 ) -> Results:
     """Run every (catalog, style, task, repetition) and return the metered results.
 
@@ -94,9 +108,17 @@ async def run_matrix(
     :param command: the command line that regenerates these results (written into the report).
     :param parameters: PTC Plus settings every run (and the warm-up) uses instead of the plugin's defaults.
     :param context_tokens: the model's context: a run with a larger request is recorded as not runnable.
+    :param host_prompt: the host system prompt setting (:data:`~ptc_plus.evaluation.host_prompt.SETTINGS`):
+        metered first in every scripted request, sent first in every real-model request.
+    :param prices: the price sheet the report's cost-weighted headline uses (recorded in the results).
     :raises CatalogTooSmall: a catalog size below the suite's own tools (no run can be measured there).
     """
-    meter = Meter() if model is None else None
+    counter = o200k_counter()
+    prompt = host_prompt_text(SETTINGS[host_prompt], counter.count)
+    # The run directory's path (TMPDIR, uid) is metered as one fixed path: counts must not depend on who ran.
+    meter = Meter(counter, host_prompt=prompt, run_root=workdir) if model is None else None
+    if model is not None and prompt:
+        model = _sending(model, prompt)
     records: list[RunRecord] = []
     async with McpBridge.time_server() as bridge:
         for catalog in catalogs:
@@ -148,7 +170,18 @@ async def run_matrix(
         command=command,
         discovery=ranker_name(),
         runs=tuple(records),
+        prices=prices,
+        host_prompt=host_prompt,
+        host_prompt_tokens=counter.count(prompt) if prompt else 0,
+        min_cacheable_prefix=MIN_CACHEABLE_PREFIX,
     )
+
+
+def _sending(factory: ModelFactory, prompt: str) -> ModelFactory:
+    def make(task: Task, style: Style) -> Model:
+        return HostPromptModel(factory(task, style), prompt)
+
+    return make
 
 
 @attrs.frozen(kw_only=True)
@@ -213,6 +246,7 @@ def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunR
         reason=result.not_runnable or reason,
         repetition=repetition,
         state=NOT_RUNNABLE if result.not_runnable else RAN,
+        input_written=metered.total.input_written,
     )
 
 

@@ -1,16 +1,26 @@
 """Metering of model requests exactly as the host sends them: cached input, uncached input, output.
 
 A request is a sequence of *parts* in the order a provider receives them: the
+host's own system prompt (the coding agent's instructions a real host sends
+before anything else, :mod:`.host_prompt`; absent when the setting is 0), the
 system text, then each tool schema (name, description and input schema as
 canonical JSON), then each chat message (canonical JSON). Its input tokens are
 the sum of its parts' ``o200k_base`` counts (:data:`UNIT`).
 
-The cached share models a provider's prompt cache: the parts that form the
-longest common prefix with the *previous request of the same session* are
-cached; a session's first request is all uncached. A change anywhere (a new
-tool schema in the middle, an edited system prompt) uncaches everything after
-it, as a real prefix cache would. Output tokens are the answer's text plus
-each tool call as canonical JSON.
+The cached share models a provider's prompt cache (ADR 0096): the parts that
+form the longest common prefix with *any earlier request of the same run* (any
+session of the family: a child agent sending the same system prompt and tools
+as its parent reuses the parent's cache) are cached, when that prefix holds at
+least :data:`MIN_CACHEABLE_PREFIX` tokens; a shorter prefix is not cached at
+all. A change anywhere (a new tool schema in the middle, an edited system
+prompt) uncaches everything after it, as a real prefix cache would. A request
+of at least that many tokens writes its uncached tokens into the cache
+(``input_written``, priced by a sheet with a cache-write surcharge). Output
+tokens are the answer's text plus each tool call as canonical JSON.
+
+The run's own directory (whose path holds the user's ``TMPDIR`` and uid) is
+replaced in every part and answer by one fixed path (:data:`STAND_IN_ROOT`), so
+the counts do not depend on who runs them where.
 
 Real-model mode (:func:`meter_provider`) takes the provider's own numbers
 instead; what the provider did not report stays ``None``, and any sum that
@@ -20,7 +30,9 @@ contains an unknown is unknown: never a zero.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -39,6 +51,16 @@ UNIT = "o200k tokens (counted per request part)"
 PROVIDER_UNIT = "provider-reported tokens"
 """The unit of real-model mode: whatever the provider's tokenizer counted."""
 
+MIN_CACHEABLE_PREFIX = 1024
+"""Tokens a shared prefix must hold to be served from the cache (providers publish 1,024 as their minimum)."""
+
+STAND_IN_ROOT = "/eval"
+"""What the run directory's path is metered as, instead of ``$TMPDIR/ptc-plus-eval-<uid>``: the workspace becomes
+``/eval/run/workspace``, as long as a user's ``/home/<name>/src/<repo>``, and the same path the runner writes
+into recorded requests (``runner.PORTABLE_RUN`` is ``/eval/run``), so the two rewrites agree. The meter's also
+covers what that one does not reach: tool schemas, answers, and the path as given when it differs from the
+resolved one (a symlinked ``TMPDIR``)."""
+
 
 def _add(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b
@@ -54,6 +76,8 @@ class RequestMeter:
     input_cached: int | None
     input_uncached: int | None
     output: int | None
+    input_written: int | None = None
+    """The uncached tokens this request writes into the prompt cache (unknown in real-model mode)."""
 
     @property
     def total(self) -> int | None:
@@ -69,6 +93,7 @@ class Totals:
     input_cached: int | None = 0
     input_uncached: int | None = 0
     output: int | None = 0
+    input_written: int | None = 0
 
     @property
     def total(self) -> int | None:
@@ -82,6 +107,7 @@ class Totals:
             input_cached=_add(self.input_cached, request.input_cached),
             input_uncached=_add(self.input_uncached, request.input_uncached),
             output=_add(self.output, request.output),
+            input_written=_add(self.input_written, request.input_written),
         )
 
 
@@ -110,13 +136,27 @@ class Meter:
     """Counts requests in :data:`UNIT`, memoized by content so a 2,000-schema catalog is counted once.
 
     One instance may meter many runs; the memo only grows with distinct parts.
+
+    :param host_prompt: the host's system prompt, sent first in every request (``""``: none).
+    :param run_root: the run directory whose path is metered as :data:`STAND_IN_ROOT` (``None``: no rewrite).
+    :param min_prefix: the minimum cacheable prefix in tokens (:data:`MIN_CACHEABLE_PREFIX`).
     """
 
-    def __init__(self, counter: TokenCounter | None = None) -> None:
-        self._counter = counter or _o200k()
+    def __init__(
+        self,
+        counter: TokenCounter | None = None,
+        *,
+        host_prompt: str = "",
+        run_root: Path | None = None,
+        min_prefix: int = MIN_CACHEABLE_PREFIX,
+    ) -> None:
+        self._counter = counter or o200k_counter()
         self._counts: dict[bytes, int] = {}
         # A host hands the same ToolSpec objects to every request; keeping the object pins its id.
         self._specs: dict[int, tuple[ToolSpec, bytes]] = {}
+        self._host_prompt = host_prompt.encode("utf-8")
+        self._min_prefix = min_prefix
+        self._stand_ins = _stand_ins(run_root)
 
     def count(self, text: bytes | str) -> int:
         """The token count of ``text`` (memoized by its bytes)."""
@@ -128,36 +168,49 @@ class Meter:
         return known
 
     def parts(self, request: ModelRequest) -> list[bytes]:
-        """The request's parts in the order they are sent: system, tool schemas, messages."""
-        found = [request.system.encode("utf-8")]
+        """The request's parts in the order they are sent: host prompt (if any), system, tool schemas, messages."""
+        found = [self._host_prompt] if self._host_prompt else []
+        found.append(self._normal(request.system.encode("utf-8")))
         found.extend(self._spec_part(spec) for spec in request.tools)
-        found.extend(message_part(message) for message in request.messages)
+        found.extend(self._normal(message_part(message)) for message in request.messages)
         return found
+
+    def _normal(self, part: bytes) -> bytes:
+        # Longest first: the resolved path may extend the given one (a symlinked TMPDIR).
+        for path, stand_in in self._stand_ins:
+            if path in part:
+                part = part.replace(path, stand_in)
+        return part
 
     def _spec_part(self, spec: ToolSpec) -> bytes:
         held = self._specs.get(id(spec))
         if held is not None and held[0] is spec:
             return held[1]
-        part = spec_part(spec)
+        part = self._normal(spec_part(spec))
         self._specs[id(spec)] = (spec, part)
         return part
 
     def output(self, answer: AssistantTurn) -> int:
         """Tokens of the answer: its text plus each tool call as canonical JSON."""
-        counted = self.count(answer.text) if answer.text else 0
-        return counted + sum(self.count(call_part(call.tool, call.arguments)) for call in answer.tool_calls)
+        counted = self.count(self._normal(answer.text.encode("utf-8"))) if answer.text else 0
+        return counted + sum(
+            self.count(self._normal(call_part(call.tool, call.arguments))) for call in answer.tool_calls
+        )
 
     def meter(self, exchanges: Sequence[Exchange]) -> RunMeter:
-        """Scripted mode: every request counted from its content, cached share by the prefix rule."""
-        previous: dict[str, list[bytes]] = {}
+        """Scripted mode: every request counted from its content, cached share by the run's prefix cache."""
+        cache = PrefixCache()
         metered: list[RequestMeter] = []
         for exchange in exchanges:
             parts = self.parts(exchange.request)
-            before = previous.get(exchange.session_id, [])
-            shared = _common_prefix(before, parts)
             counts = [self.count(part) for part in parts]
-            previous[exchange.session_id] = parts
-            cached, uncached = sum(counts[:shared]), sum(counts[shared:])
+            shared = cache.match(parts)
+            cached = sum(counts[:shared])
+            if cached < self._min_prefix:
+                cached, shared = 0, 0  # below the minimum a provider caches nothing of the prefix
+            uncached = sum(counts[shared:])
+            written = uncached if cached + uncached >= self._min_prefix else 0
+            cache.add(parts)
             metered.append(
                 RequestMeter(
                     session_id=exchange.session_id,
@@ -165,9 +218,46 @@ class Meter:
                     input_cached=cached,
                     input_uncached=uncached,
                     output=self.output(exchange.answer),
+                    input_written=written,
                 )
             )
         return _run_meter(exchanges, metered)
+
+
+class PrefixCache:
+    """The prompt cache of one run: every part-prefix of the requests sent so far, as a trie of parts.
+
+    A request sent later matches the longest prefix any earlier request (of any session) shares with it;
+    walking and inserting cost one step per part, so a 2,000-schema request is not compared with each
+    earlier one.
+    """
+
+    def __init__(self) -> None:
+        self._root: dict[bytes, Any] = {}
+
+    def match(self, parts: Sequence[bytes]) -> int:
+        """How many leading parts of ``parts`` some earlier request began with."""
+        node, shared = self._root, 0
+        for part in parts:
+            child = node.get(part)
+            if child is None:
+                break
+            node, shared = child, shared + 1
+        return shared
+
+    def add(self, parts: Sequence[bytes]) -> None:
+        """Remember ``parts`` (and so each of its prefixes) as cached for the requests after it."""
+        node = self._root
+        for part in parts:
+            node = node.setdefault(part, {})
+
+
+def _stand_ins(root: Path | None) -> tuple[tuple[bytes, bytes], ...]:
+    if root is None:
+        return ()
+    seen = {str(root), os.path.realpath(root)}
+    stand_in = STAND_IN_ROOT.encode("utf-8")
+    return tuple((path.encode("utf-8"), stand_in) for path in sorted(seen, key=len, reverse=True))
 
 
 def meter_provider(exchanges: Sequence[Exchange]) -> RunMeter:
@@ -237,15 +327,6 @@ def call_part(tool: str, arguments: Mapping[str, Any]) -> bytes:
     return canonical_bytes({"name": tool, "arguments": arguments})
 
 
-def _common_prefix(a: Sequence[bytes], b: Sequence[bytes]) -> int:
-    shared = 0
-    for left, right in zip(a, b, strict=False):
-        if left != right:
-            break
-        shared += 1
-    return shared
-
-
 class TokenizerUnavailable(PtcError):
     """The ``o200k_base`` tokenizer cannot be loaded: scripted numbers in another unit would be mislabelled.
 
@@ -255,7 +336,8 @@ class TokenizerUnavailable(PtcError):
     code = "PTC-7424"
 
 
-def _o200k() -> TokenCounter:
+def o200k_counter() -> TokenCounter:
+    """The project's ``o200k_base`` counter. Raises :class:`TokenizerUnavailable` without it."""
     counter = offline_counter()
     if not counter.unit.startswith("o200k"):
         raise TokenizerUnavailable(unit=counter.unit)
@@ -263,10 +345,13 @@ def _o200k() -> TokenCounter:
 
 
 __all__ = [
+    "MIN_CACHEABLE_PREFIX",
     "PROVIDER_UNIT",
+    "STAND_IN_ROOT",
     "UNIT",
     "Exchange",
     "Meter",
+    "PrefixCache",
     "RequestMeter",
     "RunMeter",
     "TokenizerUnavailable",
@@ -275,6 +360,7 @@ __all__ = [
     "family_roots",
     "message_part",
     "meter_provider",
+    "o200k_counter",
     "provider_request",
     "spec_part",
     "total",

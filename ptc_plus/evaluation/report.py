@@ -4,18 +4,21 @@ Every number in the report comes from the results file, so the report can be
 regenerated from ``results.json`` alone and never disagrees with it. It is a
 repository document (English), not a CLI message.
 
-What it shows: how to regenerate it, the method, per catalog size the totals
-per style (cached / uncached / output / total / requests / passed) over all
-tasks and over the subset every style completed, the headline ratios of PTC
-Plus (cold and mature) against native, native + tool search and PTC (tokens
-and requests), a per-task table with per-task ratios and the count of tasks
-where PTC Plus costs more than PTC (one huge task cannot hide a regression),
-the failures with their reasons, and in real-model mode the spread over
-repetitions.
+What it shows: how to regenerate it, the method (the caching rule, the host
+prompt, the price sheet), per catalog size the totals per style (cached /
+uncached / output / total / cost / requests / passed) over all tasks and over
+the subset every style completed, the headline ratios of PTC Plus (cold and
+mature) against native, native + tool search and PTC in both weightings (the
+bill a price sheet makes of the counted parts, and raw tokens), each as a
+ratio of sums and as the geometric mean and median of the per-task ratios (so
+one huge task cannot carry the headline), a per-task table and the tasks
+where PTC Plus costs more than each baseline, the failures with their
+reasons, and in real-model mode the spread over repetitions.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,6 +26,7 @@ from pathlib import Path
 import attrs
 
 from ptc_plus.evaluation.charts import ChartOutcome
+from ptc_plus.evaluation.prices import PriceSheet, cost
 from ptc_plus.evaluation.results import MODEL, Results, RunRecord
 from ptc_plus.evaluation.task import Style
 
@@ -42,6 +46,8 @@ BASELINES = (Style.NATIVE.value, Style.TOOL_SEARCH.value, Style.PTC.value)
 CANDIDATES = (Style.PTC_PLUS_COLD.value, Style.PTC_PLUS_MATURE.value)
 STYLE_ORDER = tuple(style.value for style in Style)
 FIELDS = ("input_cached", "input_uncached", "output", "total")
+COST = "cost"
+"""The pseudo-field of a run's bill under the results' price sheet (in uncached-input-token units)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -56,6 +62,22 @@ class Cell:
 
     def mean(self, field: str) -> float | None:
         return _mean(getattr(run, field) for run in self.runs)
+
+    def cost(self, prices: PriceSheet) -> float | None:
+        """The mean bill over repetitions, priced from each run's counted parts (unknown stays unknown)."""
+        bills = [
+            cost(
+                prices,
+                cached=run.input_cached,
+                uncached=run.input_uncached,
+                written=run.input_written,
+                output=run.output,
+            )
+            for run in self.runs
+        ]
+        if not bills or any(b is None for b in bills):
+            return None
+        return statistics.fmean(b for b in bills if b is not None)
 
     @property
     def requests(self) -> float:
@@ -95,13 +117,30 @@ class Table:
                 done.append(task)
         return tuple(done)
 
+    def value(self, task: str, style: str, catalog: int, field: str) -> float | None:
+        """One cell's mean of ``field`` (a record field, ``requests`` or :data:`COST`); ``None``: unknown."""
+        cell = self.cell(task, style, catalog)
+        if cell is None:
+            return None
+        if field == "requests":
+            return cell.requests
+        if field == COST:
+            return cell.cost(self.results.prices)
+        return cell.mean(field)
+
     def sum(self, style: str, catalog: int, tasks: Iterable[str], field: str) -> float | None:
         """The sum over ``tasks`` of the cells' means; unknown when a cell is missing or unknown."""
-        values: list[float | None] = []
-        for task in tasks:
-            cell = self.cell(task, style, catalog)
-            values.append(None if cell is None else cell.requests if field == "requests" else cell.mean(field))
+        values = [self.value(task, style, catalog, field) for task in tasks]
         return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    def task_ratios(self, candidate: str, baseline: str, catalog: int, field: str) -> list[float]:
+        """Per task, candidate / baseline, over the tasks where both are known and positive."""
+        ratios = []
+        for task in self.tasks:
+            a, b = self.value(task, candidate, catalog, field), self.value(task, baseline, catalog, field)
+            if a is not None and b is not None and a > 0 and b > 0:
+                ratios.append(a / b)
+        return ratios
 
 
 def render(results: Results, charts: ChartOutcome) -> str:
@@ -171,14 +210,17 @@ def _method(results: Results) -> list[str]:
     else:
         lines += [
             "Metering: every model request exactly as the host sends it, split into parts in the order a "
-            "provider receives them: the system text, each tool schema (name, description, input schema as "
-            "canonical JSON), each chat message (canonical JSON). Input tokens are the sum of the parts' "
-            f"counts in {results.unit}. Output tokens are the answer's text plus each tool call as canonical JSON.",
+            "provider receives them: "
+            + ("the host system prompt (below), " if results.host_prompt_tokens else "")
+            + "the system text, each tool schema (name, description, input schema as canonical JSON), each chat "
+            "message (canonical JSON). Input tokens are "
+            f"the sum of the parts' counts in {results.unit}. Output tokens are the answer's text plus each tool "
+            "call as canonical JSON.",
             "",
-            "Caching rule (a provider's prompt cache): the parts that form the longest common prefix with the "
-            "previous request *of the same session* are **cached**; the rest is **uncached**. A session's first "
-            "request is all uncached; a schema inserted before the history uncaches everything after it.",
+            *_cache_rule(results),
         ]
+    for paragraph in (_host_prompt(results), _prices(results)):
+        lines += ["", *paragraph] if paragraph else []
     lines += [
         "",
         "Totals are per task family: the main agent, its child agents, discovery, retries, every request. "
@@ -188,36 +230,113 @@ def _method(results: Results) -> list[str]:
     return lines
 
 
+def _cache_rule(results: Results) -> list[str]:
+    if not results.min_cacheable_prefix:
+        return [
+            "Caching rule (a provider's prompt cache): the parts that form the longest common prefix with the "
+            "previous request *of the same session* are **cached**; the rest is **uncached**. A session's first "
+            "request is all uncached; a schema inserted before the history uncaches everything after it.",
+        ]
+    return [
+        "Caching rule (a provider's prompt cache, ADR 0096): the parts that form the longest common prefix with "
+        "*any earlier request of the same run* (the run's main agent, its child agents, discovery: one task in one "
+        "style at one catalog size) are **cached**, provided that prefix holds at least "
+        f"{results.min_cacheable_prefix:,} tokens; a shorter shared prefix is not cached at all. The rest is "
+        "**uncached**. So a child agent sending the host prompt, system text and tools its parent sent gets them "
+        "cached, the run's first request is all uncached, and a schema inserted before the history uncaches "
+        "everything after it. Runs never share a cache (each task starts cold). A request of at least "
+        f"{results.min_cacheable_prefix:,} tokens writes its uncached tokens into the cache (counted for sheets "
+        "that price cache writes).",
+        "",
+        "The run directory (under `$TMPDIR`, named with the uid) is metered as `/eval` (the workspace as "
+        "`/eval/run/workspace`, as long as a user's `/home/<name>/src/<repo>`) wherever it enters a request "
+        "(system prompt, messages, tool results, answers): the counts do not depend on who runs the evaluation "
+        "where.",
+    ]
+
+
+def _host_prompt(results: Results) -> list[str]:
+    if not results.host_prompt:
+        return []
+    if not results.host_prompt_tokens:
+        return [f"Host system prompt: none (setting `{results.host_prompt}`)."]
+    return [
+        f"Host system prompt (setting `{results.host_prompt}`): {results.host_prompt_tokens:,} tokens of a "
+        "coding agent's own instructions (how to edit, test, use version control, report), the same text for "
+        "every style, sent as the first part of every request, before the system text, as a real coding-agent "
+        "host does."
+        + (" It is metered as a part of its own." if results.mode != MODEL else " It is sent to the provider."),
+    ]
+
+
+def _prices(results: Results) -> list[str]:
+    sheet = results.prices
+    write = "" if sheet.cache_write is None else f", cache write {sheet.cache_write:g}x"
+    return [
+        f"Cost (price sheet `{sheet.name}`, version {sheet.version}: cached input {sheet.cached:g}x, uncached "
+        f"input {sheet.uncached:g}x{write}, output {sheet.output:g}x, relative to one uncached input token): each "
+        "run's counted cached, uncached and output tokens priced by the sheet, in uncached-input-token units. "
+        "Other sheets: `ptc-plus eval --prices NAME`.",
+    ]
+
+
 def _headline(table: Table) -> list[str]:
     present = [b for b in BASELINES if b in table.styles]
     candidates = [c for c in CANDIDATES if c in table.styles]
     if not present or not candidates:
         return []
+    sheet = table.results.prices.name
     lines = [
         "## Headline ratios",
         "",
-        "Total tokens and requests of PTC Plus divided by the baseline's (below 1: PTC Plus costs less). "
-        "*All* = every task; *completed* = the tasks every style passed at that catalog size.",
+        "PTC Plus divided by the baseline (below 1: PTC Plus costs less). *All* = the sum over every task; "
+        "*completed* = over the tasks every style passed at that catalog size; *geomean* and *median* = the "
+        "geometric mean and the median of the per-task ratios (every task where both are known weighs the same, "
+        "so one huge task cannot carry the headline).",
         "",
-        "| catalog | comparison | tokens, all | tokens, completed | requests, all | requests, completed |",
+        f"### Cost-weighted (price sheet `{sheet}`)",
+        "",
+        "| catalog | comparison | cost, all | cost, completed | cost, geomean | cost, median |",
         "|---:|---|---:|---:|---:|---:|",
     ]
-    for catalog in table.catalogs:
+    for catalog, candidate, baseline in _comparisons(table, candidates, present):
         done = table.completed(catalog)
-        for candidate in candidates:
-            for baseline in present:
-                cells = []
-                for field in ("total", "requests"):
-                    for tasks in (table.tasks, done):
-                        cells.append(
-                            _ratio(
-                                table.sum(candidate, catalog, tasks, field), table.sum(baseline, catalog, tasks, field)
-                            )
-                            if tasks
-                            else "—"
-                        )
-                lines.append(f"| {catalog:,} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
+        cells = [_sum_ratio(table, candidate, baseline, catalog, tasks, COST) for tasks in (table.tasks, done)]
+        cells += _spread_ratios(table.task_ratios(candidate, baseline, catalog, COST))
+        lines.append(f"| {catalog:,} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "### Raw tokens (cached, uncached and output counted alike)",
+        "",
+        "| catalog | comparison | tokens, all | tokens, completed | tokens, geomean | tokens, median "
+        "| requests, all | requests, completed |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for catalog, candidate, baseline in _comparisons(table, candidates, present):
+        done = table.completed(catalog)
+        cells = [_sum_ratio(table, candidate, baseline, catalog, tasks, "total") for tasks in (table.tasks, done)]
+        cells += _spread_ratios(table.task_ratios(candidate, baseline, catalog, "total"))
+        cells += [_sum_ratio(table, candidate, baseline, catalog, tasks, "requests") for tasks in (table.tasks, done)]
+        lines.append(f"| {catalog:,} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _comparisons(table: Table, candidates: Sequence[str], baselines: Sequence[str]) -> list[tuple[int, str, str]]:
+    return [(c, a, b) for c in table.catalogs for a in candidates for b in baselines]
+
+
+def _sum_ratio(table: Table, candidate: str, baseline: str, catalog: int, tasks: Sequence[str], field: str) -> str:
+    if not tasks:
+        return "—"
+    return _ratio(table.sum(candidate, catalog, tasks, field), table.sum(baseline, catalog, tasks, field))
+
+
+def _spread_ratios(ratios: Sequence[float]) -> list[str]:
+    """The geometric mean and the median of per-task ratios (``unknown`` when no task has both)."""
+    if not ratios:
+        return ["unknown", "unknown"]
+    geomean = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    return [f"{geomean:.2f}", f"{statistics.median(ratios):.2f}"]
 
 
 def _catalog_section(table: Table, catalog: int) -> list[str]:
@@ -234,13 +353,13 @@ def _totals(table: Table, catalog: int, tasks: Sequence[str], title: str) -> lis
     if not tasks:
         return [*lines, "No task.", ""]
     lines += [
-        "| style | cached input | uncached input | output | total | requests | passed |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| style | cached input | uncached input | output | total | cost | requests | passed |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for style in table.styles:
         cells = [table.cell(task, style, catalog) for task in tasks]
         passed = sum(1 for cell in cells if cell is not None and cell.passed)
-        numbers = [_num(table.sum(style, catalog, tasks, field)) for field in (*FIELDS, "requests")]
+        numbers = [_num(table.sum(style, catalog, tasks, field)) for field in (*FIELDS, COST, "requests")]
         lines.append(f"| {style} | " + " | ".join(numbers) + f" | {passed}/{len(tasks)} |")
     return [*lines, ""]
 
@@ -279,24 +398,26 @@ def _per_task(table: Table, catalog: int) -> list[str]:
 
 
 def _losses(table: Table, catalog: int) -> list[str]:
-    """Per PTC Plus style and baseline, the tasks where PTC Plus costs more tokens, named (a total hides them)."""
+    """Per PTC Plus style and baseline, the tasks where PTC Plus costs more, named (a total hides them): by the
+    bill of the results' price sheet and in raw tokens."""
     lines = []
+    sheet = table.results.prices.name
     for candidate in (c for c in CANDIDATES if c in table.styles):
         for baseline in (b for b in BASELINES if b in table.styles):
-            compared, worse = 0, []
-            for task in table.tasks:
-                ours, theirs = table.cell(task, candidate, catalog), table.cell(task, baseline, catalog)
-                a = None if ours is None else ours.mean("total")
-                b = None if theirs is None else theirs.mean("total")
-                if a is None or b is None:
-                    continue
-                compared += 1
-                if a > b:
-                    worse.append(task)
-            named = f": {', '.join(worse)}" if worse else ""
-            lines.append(
-                f"- **{candidate}** costs more tokens than **{baseline}** on {len(worse)} of {compared} tasks{named}."
-            )
+            for field, what in ((COST, f"more by the `{sheet}` bill"), ("total", "more tokens")):
+                compared, worse = 0, []
+                for task in table.tasks:
+                    a = table.value(task, candidate, catalog, field)
+                    b = table.value(task, baseline, catalog, field)
+                    if a is None or b is None:
+                        continue
+                    compared += 1
+                    if a > b:
+                        worse.append(task)
+                named = f": {', '.join(worse)}" if worse else ""
+                lines.append(
+                    f"- **{candidate}** costs {what} than **{baseline}** on {len(worse)} of {compared} tasks{named}."
+                )
     return lines
 
 
@@ -352,6 +473,8 @@ def _charts(charts: ChartOutcome) -> list[str]:
         return [*lines, charts.skipped, ""]
     for name, title in charts.files:
         lines += [f"![{title}]({name})", ""]
+    for title in charts.unknown:
+        lines += [f"*{title}*: not drawn: every value it would show is unknown.", ""]
     return lines
 
 
@@ -394,4 +517,4 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= 300 else flat[:299] + "…"
 
 
-__all__ = ["README", "REGENERATE", "Cell", "Table", "render", "write_report"]
+__all__ = ["COST", "README", "REGENERATE", "Cell", "Table", "render", "write_report"]

@@ -20,6 +20,7 @@ import attrs
 import orjson
 
 from hookspecs.serialization import canonical_bytes, structure, unstructure
+from ptc_plus.evaluation.prices import DEFAULT, PriceSheet
 
 RESULTS_VERSION = 1
 SCRIPTED = "scripted"
@@ -54,6 +55,9 @@ class RunRecord:
     reason: str = ""
     repetition: int = 0
     state: str = RAN
+    input_written: int | None = None
+    """The uncached input written into the prompt cache (ADR 0096); ``None``: unknown (real-model mode, a
+    failed run, a file written before it was counted)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -85,6 +89,14 @@ class Results:
     discovery: str = ""
     """The discovery ranker in force (``ptc_plus.capabilities.ranker_name``): tool search and PTC Plus's
     discovery answers depend on it; ``""`` in results written before it was recorded."""
+    prices: PriceSheet = DEFAULT
+    """The price sheet the report's cost-weighted headline uses (ADR 0096)."""
+    host_prompt: str = ""
+    """The host system prompt setting (``none``, ``3k``, ``15k``); ``""`` in results written before it existed."""
+    host_prompt_tokens: int = 0
+    """The host prompt's own size in :attr:`unit` (metered first in every request)."""
+    min_cacheable_prefix: int = 0
+    """Tokens a shared prefix needs to be cached; ``0`` in results written before the rule (ADR 0096)."""
 
 
 class UnknownResultsVersion(ValueError):

@@ -123,16 +123,18 @@ def write_config(workspace: Path, setup: StyleSetup) -> None:
 
 @attrs.frozen(kw_only=True)
 class UserDirs:
-    """One run's stand-in for the user's home: ``home`` (``HOME``) and ``config`` (``XDG_CONFIG_HOME``)."""
+    """One run's stand-in for the user's home: ``home`` (``HOME``), ``config`` (``XDG_CONFIG_HOME``) and
+    ``state`` (``XDG_STATE_HOME``: the MCP tools snapshots, so a cold run never plans from an earlier run's)."""
 
     home: Path
     config: Path
+    state: Path
 
     @classmethod
     def under(cls, root: Path) -> UserDirs:
-        dirs = cls(home=root / "home", config=root / "config")
-        dirs.home.mkdir(parents=True, exist_ok=True)
-        dirs.config.mkdir(parents=True, exist_ok=True)
+        dirs = cls(home=root / "home", config=root / "config", state=root / "state")
+        for path in (dirs.home, dirs.config, dirs.state):
+            path.mkdir(parents=True, exist_ok=True)
         return dirs
 
 
@@ -143,7 +145,7 @@ def isolated_environment(dirs: UserDirs) -> Iterator[None]:
 
     The process environment is global: runs must not overlap (the runner runs them one at a time).
     """
-    changed = {"HOME": str(dirs.home), "XDG_CONFIG_HOME": str(dirs.config)}
+    changed = {"HOME": str(dirs.home), "XDG_CONFIG_HOME": str(dirs.config), "XDG_STATE_HOME": str(dirs.state)}
     cache = cache_directory()
     if cache is not None:
         # The catalog cache is content-addressed (byte-identical to a fresh build, ADR 0078): keeping the user's

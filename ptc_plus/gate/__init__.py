@@ -1,4 +1,4 @@
-"""The deployment gate (SPEC §5): who gets PTC at all.
+"""The deployment gate: who gets PTC at all.
 
 Typical use::
 

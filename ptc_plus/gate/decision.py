@@ -1,4 +1,4 @@
-"""The §5 deployment gate: mode -> toolsets -> rollout -> debug title filter, short-circuit.
+"""The deployment gate: mode -> toolsets -> rollout -> debug title filter, short-circuit.
 
 The debug filter runs only when every earlier stage allowed PTC, so no
 title can revive a user the earlier stages refused (the Refly precedence fix).

@@ -1,4 +1,4 @@
-"""Deterministic percentage rollout (SPEC §5 stage 3)."""
+"""Deterministic percentage rollout."""
 
 from __future__ import annotations
 

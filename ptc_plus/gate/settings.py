@@ -35,7 +35,7 @@ ENV_VARS: Mapping[str, str] = {
 
 @attrs.frozen(kw_only=True)
 class GateSettings:
-    """Parsed §5 settings. ``debug_raw`` is the effective raw debug text (``PTC_DEBUG_RUN`` derives from it)."""
+    """Parsed gate settings. ``debug_raw`` is the effective raw debug text (``PTC_DEBUG_RUN`` derives from it)."""
 
     mode: GateMode = parse.DEFAULT_MODE
     mode_invalid: bool = False

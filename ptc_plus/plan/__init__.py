@@ -1,4 +1,4 @@
-"""Capability plan computation (SPEC §4): a pure function from facts and config to a plan.
+"""Capability plan computation: a pure function from facts and config to a plan.
 
 The input types (:class:`PlanCandidate`, :class:`ScopeStats`, :class:`PlanInput`)
 belong to this package; the catalog and the statistics store map onto them.

@@ -1,4 +1,4 @@
-"""Plan computation for one agent, in the six steps of SPEC §4.
+"""Plan computation for one agent, in six steps.
 
 1. take the host's capability facts, drop unmanaged ones (and anything
    outside the parent agent's scope);

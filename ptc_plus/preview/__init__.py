@@ -1,4 +1,4 @@
-"""Bounded previews of large results and reading the rest back (SPEC §7, ADR 0069).
+"""Bounded previews of large results and reading the rest back (ADR 0069).
 
 - :mod:`.fit` — the preview itself: head, notice, tail within a token budget (pure);
 - :mod:`.seam` — the ``tool-result`` seam's decision: measure, spill, annotate or keep and flag;

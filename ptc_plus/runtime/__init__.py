@@ -1,4 +1,4 @@
-"""The ``run_code`` runtime: isolated Python programs that call the host's tools (SPEC §2).
+"""The ``run_code`` runtime: isolated Python programs that call the host's tools.
 
 Public surface: :func:`run_code_definition` (the tool a host registers),
 :class:`CodeRuntime` (runs programs; close it on unload), :class:`RunLimits`
@@ -8,7 +8,7 @@ and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
 besides: the errors it reports, the sandbox probe and :func:`scratch_state_dir` (a short-lived host's state
 directory, stale ones swept). Discovery served outside a run (``mcp-serve``) takes the bounds and thread
-programs' does (:func:`check_discovery_bounds`, :func:`in_discovery_thread`). The REPL kernel (SPEC §8, ADR 0081):
+programs' does (:func:`check_discovery_bounds`, :func:`in_discovery_thread`). The REPL kernel (ADR 0081):
 :class:`KernelCell` (what ``run_code_definition(kernel_for=...)`` returns per call),
 :class:`Recovery`, the journal stores and the ``hidden`` record provenance appends. Other packages import these
 names from here, never a module of the subpackage (ADR 0057); ``worker/`` is the

@@ -76,13 +76,15 @@ class RunFailure:
     """For ``exception``: the traceback trimmed to the program's own frames."""
     tool_name: str | None = None
     """For an uncaught ``ToolCallError``: the tool that failed."""
+    template: str | None = None
+    """A more specific message key than ``error.<code>`` (same code), e.g. a value over the message limit."""
 
     @property
     def code(self) -> str:
         return self.kind.code
 
     def message(self, lang: str | None = None) -> str:
-        return message(f"error.{self.code}", lang, **self.params)
+        return message(self.template or f"error.{self.code}", lang, **self.params)
 
 
 @attrs.frozen(kw_only=True)
@@ -97,11 +99,11 @@ class RunOutcome:
     notes: tuple[str, ...] = ()
     """Things the caller should know (for example a clamped timeout)."""
     notices: tuple[str, ...] = ()
-    """REPL notices of a failed kernel cell (``PTC-R002``/``R003``, SPEC §8): :meth:`report` puts them right
+    """REPL notices of a failed kernel cell (``PTC-R002``/``R003``): :meth:`report` puts them right
     after the main error, apart from the captured output. A successful cell's notices are in its logs."""
     volatile: tuple[str, str] | None = None
     """Kernel mode: the cell's first OS-touching event ``(kind, detail)``, which replay cannot
-    reproduce (SPEC §8); the session's journal keeps it, the model is not shown it here."""
+    reproduce; the session's journal keeps it, the model is not shown it here."""
 
     @property
     def ok(self) -> bool:

@@ -41,7 +41,7 @@ DISCOVERY_METHODS: Mapping[str, frozenset[str]] = {
 }
 """The fixed set of ``capabilities.*`` methods and the argument names each may carry."""
 REPL_OPS = frozenset({"save", "restore", "list", "delete"})
-"""The state operations of a kernel-mode ``repl`` frame (SPEC §8)."""
+"""The state operations of a kernel-mode ``repl`` frame."""
 MAX_STATE_NAME = 200
 """The longest state name a ``repl`` frame may carry."""
 _PAUSE_ABOVE = 1 << 16
@@ -114,7 +114,7 @@ class Done:
     """Decoded by orjson and depth-checked: lossless (ADR 0011, 0051)."""
     error: dict[str, JSONValue] | None = None
     volatile: tuple[str, str] | None = None
-    """Kernel mode: the first OS-touching event of the cell, ``(kind, detail)`` (SPEC §8)."""
+    """Kernel mode: the first OS-touching event of the cell, ``(kind, detail)``."""
 
 
 ChildFrame = Ready | Call | Discover | Repl | Log | Done

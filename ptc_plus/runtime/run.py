@@ -9,7 +9,7 @@ and discovery requests through a :class:`~ptc_plus.runtime.discovery.DiscoveryDe
 and turns whatever happens into a :class:`~ptc_plus.runtime.outcome.RunOutcome`.
 It settles only after the child's process group is killed, the process
 has exited and its output is drained (bounded by the grace period) — except
-a kernel-mode cell (SPEC §8) that ended with ``done``: its worker is kept
+a kernel-mode cell that ended with ``done``: its worker is kept
 alive for the next cell (:attr:`ProgramRun.kept_worker`), its descendants killed. On
 timeout or abort, or when it refused one of the program's frames, it also
 cancels the nested calls still running, giving them the same grace (ADR 0051);
@@ -70,6 +70,7 @@ from ptc_plus.runtime.run_limits import ResolvedTimeout
 from ptc_plus.runtime.worker import messages as worker_messages
 
 _CHILD_KINDS = {OutcomeKind.EXCEPTION, OutcomeKind.INVALID_OUTPUT, OutcomeKind.OUTPUT_LIMIT}
+_VALUE_LIMIT_KEYS = ("max_message_bytes", "max_output_bytes", "memory_bytes")
 _CANCELLING = {OutcomeKind.TIMEOUT, OutcomeKind.ABORT}
 """Kinds on which nested calls still running are cancelled rather than drained by the host (so are they
 when the host refused one of the program's frames: it stops serving a program that broke the protocol)."""
@@ -87,7 +88,7 @@ request fails with code ``repl-failed``."""
 
 @attrs.frozen(kw_only=True)
 class KernelBoot:
-    """What makes a run a kernel-mode cell (SPEC §8): the ``kernel`` field of its ``boot`` frame."""
+    """What makes a run a kernel-mode cell: the ``kernel`` field of its ``boot`` frame."""
 
     first_id: int
     """The cell's first request id: the previous cell's :attr:`ProgramRun.next_id` (1 for a new kernel)."""
@@ -105,6 +106,8 @@ class RunRequest:
     code: str
     workspace: Path
     tool_names: tuple[str, ...] = ()
+    off_names: tuple[str, ...] = ()
+    """Tools the session's plan keeps from the program: named so when the program reaches for one."""
     timeout: ResolvedTimeout
     protected: tuple[Path, ...] = ()
     """Existing paths inside the workspace bound read-only under a confined policy (ADR 0040)."""
@@ -244,6 +247,7 @@ class ProgramRun:
             "version": VERSION,
             "code": self._request.code,
             "tools": sorted(self._names),
+            "off": sorted(self._request.off_names),
             "limits": {
                 "memory_bytes": limits.memory_bytes,
                 "cpu_seconds": limits.cpu_seconds,
@@ -437,7 +441,7 @@ class ProgramRun:
 
     async def _finish(self, worker: WorkerProcess, result: RunFailure | Done | None) -> None:
         if isinstance(result, Done) and self._request.kernel is not None and worker.alive:
-            # The cell's orphans go, the kernel stays for the next cell (SPEC §8). Under a sandbox the
+            # The cell's orphans go, the kernel stays for the next cell. Under a sandbox the
             # worker's pid is the sandbox's, which has the kernel itself below it.
             kernel_pid = interpreter_pid(worker.pid, self._limits.python)
             if kernel_pid is not None:
@@ -511,15 +515,37 @@ class ProgramRun:
         text = str(error.get("message", ""))
         if kind is OutcomeKind.EXCEPTION:
             tool_name = error.get("tool_name")
+            raised = str(error.get("type", "Exception"))
+            memory = raised == "MemoryError"  # name the limit the program ran into, and its value
+            params: dict[str, Any] = {"type": raised, "message": text}
+            if memory:  # MemoryError's text is mostly empty: the clause after the limit only when it says something
+                params = {"type": raised, "message": f": {text}" if text else "", "limit": self._limits.memory_bytes}
             return RunFailure(
                 kind=kind,
-                params={"type": str(error.get("type", "Exception")), "message": text},
+                params=params,
                 traceback=str(error.get("traceback", "")) or None,
                 tool_name=tool_name if isinstance(tool_name, str) else None,
+                template="runtime.outcome.memory-error" if memory else None,
             )
         if kind is OutcomeKind.OUTPUT_LIMIT:
-            return self._output_limit_failure()
+            return self._value_too_large(error) or self._output_limit_failure()
         return RunFailure(kind=kind, params={"detail": text})
+
+    def _value_too_large(self, error: dict[str, Any]) -> RunFailure | None:
+        """The child's own ``output-limit`` for the program's value: its size (at least) and the key that
+        stopped it; ``None`` when the frame does not say (then the output budget is named)."""
+        size, key = error.get("size"), error.get("key")
+        if type(size) is not int or size < 0 or key not in _VALUE_LIMIT_KEYS:
+            return None
+        limits = self._limits
+        if key == "memory_bytes":
+            limit, template = limits.memory_bytes, "runtime.outcome.value-unencodable"
+        else:
+            limit = limits.max_message_bytes if key == "max_message_bytes" else limits.max_output_bytes
+            template = "runtime.outcome.value-too-large"
+        return RunFailure(
+            kind=OutcomeKind.OUTPUT_LIMIT, params={"size": size, "limit": limit, "setting": key}, template=template
+        )
 
 
 def interpreter_pid(pid: int, python: str) -> int | None:

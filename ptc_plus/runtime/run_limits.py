@@ -1,4 +1,4 @@
-"""Runtime limits and options: one frozen value, defaults from SPEC §2.
+"""Runtime limits and options: one frozen value, defaults as the sandbox's limits documented in docs/config.md.
 
 Every field is configurable; deployments lower or raise the caps. The
 model-facing ``timeout_s`` is resolved against :attr:`RunLimits.max_timeout_s`
@@ -23,7 +23,7 @@ MIB = 1024 * 1024
 
 
 class KernelMode(enum.StrEnum):
-    """How successive ``run_code`` calls of one session relate (SPEC §8)."""
+    """How successive ``run_code`` calls of one session relate."""
 
     PROCESS = "process"
     """A fresh process per run: nothing a program defines outlives it."""
@@ -70,9 +70,9 @@ class RunLimits:
     cgroup: bool = True
     """Put each run in its own cgroup (total memory and process count) when this machine allows it."""
     kernel: KernelMode = attrs.field(default=KernelMode.PROCESS, converter=KernelMode)
-    """``session``: a session's runs are cells of one stateful kernel (SPEC §8, ADR 0081)."""
+    """``session``: a session's runs are cells of one stateful kernel (ADR 0081)."""
     durable_replay: bool = True
-    """``False``: a kernel is never rebuilt by replay; it starts empty and every cell is volatile (SPEC §8)."""
+    """``False``: a kernel is never rebuilt by replay; it starts empty and every cell is volatile."""
     kernel_idle_s: float = attrs.field(default=600.0, validator=_positive)
     """Seconds an idle kernel stays alive before it is stopped (its journal remains)."""
     max_kernels: int = attrs.field(default=8, validator=_positive)

@@ -23,8 +23,10 @@ machine where any step fails reports ``sandbox-unavailable`` up front.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -49,6 +51,8 @@ _ROOT_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID")
 _MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates")
 _BASE_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+SANDBOX_USER = "sandbox"
+"""The name ``/etc/passwd`` and ``/etc/group`` give the program's uid and gid inside the sandbox."""
 
 
 @attrs.frozen(kw_only=True)
@@ -160,6 +164,10 @@ def confine(
             argv += ["--ro-bind", path, path]
     for path in _BASE_FILES + (_NETWORK_FILES if limits.network else ()):
         argv += [*_traversable_parents(path, made), "--ro-bind-try", path, path]
+    root = os.geteuid() == 0 if host_is_root is None else host_is_root
+    uid, gid = (SANDBOX_UID, SANDBOX_GID) if root else (os.getuid(), os.getgid())
+    for path, source in identity_files(uid, gid):
+        argv += [*_traversable_parents(path, made), "--ro-bind", source, path]
     prefix = python_prefix(limits.python)
     if not prefix.startswith("/usr/"):
         argv += [*_traversable_parents(prefix, made), "--ro-bind", prefix, prefix]
@@ -188,13 +196,43 @@ def confine(
         argv += ["--unshare-net"]
     argv += ["--die-with-parent", "--cap-drop", "ALL"]
     settings: dict[str, object] = {}
-    if os.geteuid() == 0 if host_is_root is None else host_is_root:
+    if root:
         for capability in _ROOT_CAPABILITIES:
             argv += ["--cap-add", capability]
         settings = {"drop": [SANDBOX_UID, SANDBOX_GID], "workspace": ws}
     argv += ["--chdir", ws, "--"]
     inner = [SANDBOX_RUNTIME_DIR if arg == str(runtime_dir) else arg for arg in command]
     return [*argv, *inner, CONFINE_FLAG + orjson.dumps(settings).decode()]
+
+
+def identity_files(uid: int, gid: int) -> tuple[tuple[str, str], ...]:
+    """``(path in the sandbox, host file)`` for a minimal ``/etc/passwd`` and ``/etc/group`` naming only the
+    program's uid and gid (:data:`SANDBOX_USER`), so ``pwd.getpwuid(os.getuid())`` and ``getpass.getuser()``
+    answer as library code expects; nothing of the host's own account files is shown.
+
+    Written once per process into a private directory only this process can change (recreated if it went
+    away, e.g. a cleaner emptied ``/tmp``); readable by all, as the program runs as another uid.
+    """
+    directory = _identity_directory(uid, gid)
+    passwd, group = directory / "passwd", directory / "group"
+    if not (passwd.is_file() and group.is_file()):
+        _identity_directory.cache_clear()
+        directory = _identity_directory(uid, gid)
+        passwd, group = directory / "passwd", directory / "group"
+    return (("/etc/passwd", str(passwd)), ("/etc/group", str(group)))
+
+
+@functools.cache
+def _identity_directory(uid: int, gid: int) -> Path:
+    directory = Path(tempfile.mkdtemp(prefix="ptc-identity-"))
+    # Removed when this process exits, so that every invocation does not leave one behind in /tmp.
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    (directory / "passwd").write_text(f"{SANDBOX_USER}:x:{uid}:{gid}:PTC Plus sandbox:/nonexistent:/usr/sbin/nologin\n")
+    (directory / "group").write_text(f"{SANDBOX_USER}:x:{gid}:\n")
+    for path in (directory / "passwd", directory / "group"):
+        path.chmod(0o644)
+    directory.chmod(0o755)  # written before it is opened to others: nobody else can change it
+    return directory
 
 
 @functools.cache

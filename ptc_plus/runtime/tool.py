@@ -72,10 +72,18 @@ def concurrency_for(policy: SandboxPolicy) -> Concurrency:
 
 def namespace_names(context: ToolContext, namespace_filter: NamespaceFilter | None = None) -> tuple[str, ...]:
     """The tool names of the program's ``tools``: the caller's current view minus ``run_code``."""
+    return _namespace(context, namespace_filter)[0]
+
+
+def _namespace(
+    context: ToolContext, namespace_filter: NamespaceFilter | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The program's tool names, and those of the caller's view the filter (the session's plan) kept out."""
     view: Sequence[ToolSpec] = context.services.tool_view(context.call.caller)
-    if namespace_filter is not None:
-        view = namespace_filter(context.call.caller, view)
-    return tuple(spec.name for spec in view if spec.name != TOOL_NAME)
+    kept = view if namespace_filter is None else namespace_filter(context.call.caller, view)
+    names = tuple(spec.name for spec in kept if spec.name != TOOL_NAME)
+    left_out = set(names) | {TOOL_NAME}
+    return names, tuple(spec.name for spec in view if spec.name not in left_out)
 
 
 def run_code_definition(
@@ -97,7 +105,7 @@ def run_code_definition(
     ``expanded(agent, contracts)`` is told, from the discovery thread, which contracts
     each of the run's discovery answers delivered in full.
     With ``[runtime] kernel = "session"`` (``limits.kernel``) and ``kernel_for``, each call runs as
-    the next cell of the kernel ``kernel_for(context)`` names (SPEC §8, ADR 0081).
+    the next cell of the kernel ``kernel_for(context)`` names (ADR 0081).
     """
     runtime = runtime or CodeRuntime(limits)
     limits = runtime.limits
@@ -116,12 +124,14 @@ def run_code_definition(
             raise ToolFailure(error.code, error.message()) from None
         lane = NestedLane(context.services, context.call, sequential=limits.sequential)
         kernel = kernel_for(context) if kernel_for is not None and limits.kernel is KernelMode.SESSION else None
+        names, off = _namespace(context, namespace_filter)
         try:
             outcome = await runtime.run(
                 str(arguments["code"]),
                 workspace=context.services.workspace,
                 timeout=timeout,
-                tool_names=namespace_names(context, namespace_filter),
+                tool_names=names,
+                off_names=off,
                 lane=lane,
                 cancelled=context.cancelled,
                 discovery=source_for(discovery, context.call.caller, expanded),

@@ -1,4 +1,4 @@
-"""SDK projection: JSON Schema tool contracts → Python declarations (SPEC §3).
+"""SDK projection: JSON Schema tool contracts → Python declarations.
 
 The text only *describes* the tools; the host still validates every call.
 """

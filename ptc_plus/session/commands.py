@@ -1,4 +1,4 @@
-"""``/capabilities`` and ``/capabilities refresh`` for one controller (SPEC §7, ADR 0068).
+"""``/capabilities`` and ``/capabilities refresh`` for one controller (ADR 0068).
 
 The commands read and replace the controller's per-session state only through
 :class:`PlanHolder`; the transition itself (prepare, validate) lives in
@@ -122,7 +122,7 @@ class CapabilitiesCommands:
         return candidate.sequence, diff_summary(candidate.diff, presentation=live), False
 
     def refresh(self, agent: AgentRef, *, dry_run: bool = False) -> CommandReceipt:
-        """Re-plan ``agent``'s session from the facts of now, as one transition (SPEC §7, ADR 0068).
+        """Re-plan ``agent``'s session from the facts of now, as one transition (ADR 0068).
 
         Prepare and validate the candidate without touching the live plan;
         then (unless ``dry_run``) apply it at once when no cell of the session

@@ -277,7 +277,7 @@ class PtcController:
         tools = [self._definition(state.limits)]
         if self.services.spill_store is not None:
             tools.append(read_spill_definition())
-        if self._resource_servers_allowed(agent):  # off for every server: no resource selector at all (SPEC §4)
+        if self._resource_servers_allowed(agent):  # off for every server: no resource selector at all
             tools.extend(self._resource_tools)
         return [*tools, *sources]
 
@@ -527,8 +527,8 @@ class PtcController:
         return sum(1 for s in self._sessions.values() if s.info.agent.parent_session_id == session_id)
 
     def today(self, info: SessionInfo) -> Today:
-        """The facts of now for ``info`` (its MCP servers opened first)."""
-        return read_today(self.services, info, self.mcp)
+        """The facts of now for ``info``, for a refresh: its MCP servers are started to list again (ADR 0097)."""
+        return read_today(self.services, info, self.mcp, refresh=True)
 
     def counter(self) -> TokenCounter:
         return choose_counter(self.services.token_counter)
@@ -569,7 +569,7 @@ class PtcController:
         return proven
 
     def _kernel_cell(self, context: ToolContext) -> KernelCell | None:
-        """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``, SPEC §8)."""
+        """The kernel cell a ``run_code`` call runs as (``[runtime] kernel = "session"``)."""
         state = self.session(context.call.caller)
         if state is None:
             return session_cell(self.services, context, UserBindings())

@@ -5,7 +5,7 @@ One record format (ADR 0035): the payload is the session's
 contract revisions, full/on-demand/off sets, budget, overage, reasons) plus
 how PTC is presented to the session (gate summary, code mode, token unit).
 Computed once at session start, persisted through the host's session
-records, and restored unchanged on resume (SPEC §4 "Frozen per session").
+records, and restored unchanged on resume.
 Reading distinguishes a missing record (a session from before the plugin),
 a corrupt one, and an unknown format — each with its own diagnostic — and
 never recomputes silently.

@@ -76,11 +76,15 @@ def host_revisions(services: HostServices, agent: AgentRef, identities: Collecti
     return {c.identity: c.revision for c in build_catalog(tools=specs, cache=None).capabilities}
 
 
-def read_today(services: HostServices, info: SessionInfo, mcp: McpSources | None = None) -> Today:
+def read_today(
+    services: HostServices, info: SessionInfo, mcp: McpSources | None = None, *, refresh: bool = False
+) -> Today:
     """Read config and run limits, the host's view and skills, and evaluate the gate, for ``info``.
 
-    With ``mcp``, the session's configured MCP servers are (re)opened first — their first need: the
-    catalog holds their tools and one resource source per server declaring resources (ADR 0072).
+    With ``mcp``, the session's configured MCP servers are (re)opened first: the catalog holds their
+    tools and one resource source per server declaring resources (ADR 0072). Their tools come from each
+    definition's ``tools/list`` snapshot; only a server without one is started, and every server (not
+    ``off``) with ``refresh`` — a capability refresh lists them again (ADR 0097).
     """
     configured = configured_limits(info.workspace)
     loaded, settings = configured.loaded, configured.gate
@@ -88,7 +92,7 @@ def read_today(services: HostServices, info: SessionInfo, mcp: McpSources | None
     bindings = load_bindings(loaded) if kernel else UserBindings()
     session_id = info.agent.session_id
     if mcp is not None:
-        mcp.open(session_id, loaded, info.workspace)
+        mcp.open(session_id, loaded, info.workspace, refresh=refresh)
     view = host_view(services, info.agent)
     if mcp is not None:
         view = mcp.settle(session_id, view)

@@ -1,4 +1,4 @@
-"""Which presentation is in force for a session, and why (SPEC §2 "Presentation", ADR 0053).
+"""Which presentation is in force for a session, and why (ADR 0053).
 
 The configured presentation (``[runtime] presentation``) is frozen with the
 session's environment; the gate and the sandbox are facts of the moment they

@@ -3,7 +3,7 @@
 The bootstrap is fixed language (stable prefix: it never mentions the plan).
 The catalog message carries complete contracts of ``full`` capabilities and a
 bounded navigation of ``on-demand`` ones; explicit choices and navigation come
-before anything that varies with statistics (SPEC §4 "Where the plan goes").
+before anything that varies with statistics.
 The navigation is bounded in count *and* in measured tokens (ADR 0054).
 """
 

@@ -8,7 +8,7 @@ scopes say (:func:`read_statistics`); the budget counts the delivery of the
 the default, ADR 0080) the plan is the host's own provision: everything
 ``full``, reason ``management-off``.
 
-Whether statistics vote follows the two stores' state (SPEC §6, "corrupt
+Whether statistics vote follows the two stores' state ("corrupt
 statistics lose their vote"):
 
 - neither store exists yet: ``unavailable`` (no vote, never a guess);

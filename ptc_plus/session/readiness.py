@@ -1,4 +1,4 @@
-"""Whether the runtime can actually run programs for a session here (SPEC §2 "presentation").
+"""Whether the runtime can actually run programs for a session here.
 
 SDK text is injected only when the gate passed *and* the sandbox policy is
 satisfiable on this machine; otherwise the session is presented natively and

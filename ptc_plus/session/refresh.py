@@ -1,4 +1,4 @@
-"""``/capabilities refresh`` as a transition (SPEC §7, ADR 0068): prepare, validate, then apply.
+"""``/capabilities refresh`` as a transition (ADR 0068): prepare, validate, then apply.
 
 :func:`prepare` computes the candidate environment from the facts of now —
 config, the host's tools and skills, the gate, the sandbox and statistics —

@@ -1,4 +1,4 @@
-"""The REPL journal of a host session, kept in the session's own records (SPEC §8, ADR 0081).
+"""The REPL journal of a host session, kept in the session's own records (ADR 0081).
 
 Each journal record is one ``ptc-repl-journal/v1`` session record: the host persists it with
 the session and a resumed session reads it back, so a kernel rebuilt after a host restart
@@ -107,7 +107,7 @@ def session_cell(
 
 
 def hide_compacted_cells(services: HostServices, compaction: CompactionInfo) -> None:
-    """Journal which kernel cells a compaction took off the model-visible surface (provenance, SPEC §8).
+    """Journal which kernel cells a compaction took off the model-visible surface (provenance).
 
     A cell stays visible only while its ``run_code`` call is among ``kept_call_ids``; the names it
     declared, and what depends on them, are dropped before the next cell.

@@ -41,7 +41,7 @@ class SessionState:
     context: ContextSection = attrs.field(factory=ContextSection)
     """The context budgets read with the config when the session opened (or last refreshed)."""
     bindings: UserBindings = attrs.field(factory=UserBindings)
-    """The REPL's user bindings read with the config when the session opened or resumed (SPEC §8)."""
+    """The REPL's user bindings read with the config when the session opened or resumed."""
     pending: Candidate | None = None
     """A validated refresh waiting for the session's running programs to end."""
     turned_off: Mapping[str, int] = attrs.field(factory=dict)

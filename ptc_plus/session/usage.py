@@ -1,4 +1,4 @@
-"""A session's part in its family's usage statistics (SPEC §6, ADR 0067).
+"""A session's part in its family's usage statistics (ADR 0067).
 
 :func:`agent_offers` says what one agent had available when its plan was
 held. :class:`FamilyUsage` is the record ``ptc-family-usage/v1`` the plugin

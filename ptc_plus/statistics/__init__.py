@@ -1,4 +1,4 @@
-"""Usage statistics by session family (SPEC §6): samples, the store of each scope, coverage, carry-over.
+"""Usage statistics by session family: samples, the store of each scope, coverage, carry-over.
 
 - :mod:`.sample` — what a settled family contributes (:class:`Evidence`, :class:`FamilySample`);
 - :mod:`.store` — one scope's file: locked idempotent upserts, bounded, damage that loses the vote;

@@ -1,4 +1,4 @@
-"""Usage observation per session family, from host facts only (SPEC §6, ADR 0067).
+"""Usage observation per session family, from host facts only (ADR 0067).
 
 What counts, and where it comes from:
 

@@ -1,4 +1,4 @@
-"""PTC Plus as an llm plugin (SPEC §9, ADR 0074): code mode with the plan for every llm conversation.
+"""PTC Plus as an llm plugin (ADR 0074): code mode with the plan for every llm conversation.
 
 llm loads :mod:`ptc_plus.adapters.llm.plugin` from its entry-point group
 ``llm`` (``llm install ptc-plus``, or ``pip install ptc-plus`` into llm's

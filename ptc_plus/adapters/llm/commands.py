@@ -57,7 +57,7 @@ class _Capabilities(click.Group):
 
 
 def _mounted(name: str) -> click.Command:
-    """``ptc-plus capabilities <name>`` itself; ``plan`` over llm's tools unless ``--tools`` names others."""
+    """``ptc-plus capabilities <name>`` itself, over llm's tools unless ``--tools`` names others."""
     from ptc_plus.cli import build_cli
 
     ptc_capabilities = build_cli().commands["capabilities"]
@@ -99,11 +99,19 @@ def capabilities_group(tools: ToolSource) -> click.Group:
     @_cid_option()
     @click.option("--limit", type=click.IntRange(min=1), default=SEARCH_LIMIT, show_default=True)
     @click.option("--budget", type=click.IntRange(min=1), default=None)
-    def search(query: str, conversation: str | None, limit: int, budget: int | None) -> None:
+    @click.option("--json", "as_json", is_flag=True, help=message("ptc.llm.capabilities.search.json"))
+    def search(query: str, conversation: str | None, limit: int, budget: int | None, as_json: bool) -> None:
         from ptc_plus.adapters.llm.conversation import blocking
+        from ptc_plus.cli import print_search
 
-        found = blocking(lambda: _search(tools, _conversation(conversation), query, limit, budget))
-        click.echo(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode())
+        snapshot, found = blocking(lambda: _search(tools, _conversation(conversation), query, limit, budget))
+        if as_json:
+            click.echo(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode())
+        elif snapshot is None:  # the conversation's session offers no discovery (a native presentation)
+            click.echo(message("cli.capabilities.search.none", query=repr(query)))
+        else:
+            # The same list as ``ptc-plus capabilities search``, over this conversation's plan.
+            print_search(snapshot, query, found)
 
     return group
 
@@ -128,15 +136,18 @@ def _command(tools: ToolSource, given: str | None, text: str) -> CommandReceipt:
     return blocking(run)
 
 
-async def _search(tools: ToolSource, conversation: str, query: str, limit: int, budget: int | None) -> dict[str, Any]:
+async def _search(
+    tools: ToolSource, conversation: str, query: str, limit: int, budget: int | None
+) -> tuple[Any, dict[str, Any]]:
+    """The conversation's snapshot (``None`` without discovery) and its discovery answer for ``query``."""
     from ptc_plus.adapters.llm.conversation import opened
     from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, discovery
 
     async with opened(conversation, host_tools.definitions(tools(), ChainContext()), create=False) as session:
         snapshot = session.snapshot()
         if snapshot is None:
-            return {"expanded": [], "not_expanded": [], "presentation": "native"}
+            return None, {"expanded": [], "not_expanded": [], "presentation": "native"}
         try:
-            return dict(discovery.search(snapshot, query, budget=budget, limit=limit))
+            return snapshot, dict(discovery.search(snapshot, query, budget=budget, limit=limit))
         except (InvalidDiscoveryArgument, InvalidBudget) as error:
             raise click.UsageError(f"{error.code}: {error.message()}") from error

@@ -245,6 +245,9 @@ def _presented(result: ToolResult) -> str:
         return result.value if isinstance(result.value, str) else canonical_bytes(result.value).decode()
     if result.error is None:
         return str(result.status)
+    # A message that names its code already (run_code's "exception (PTC-2101): …") is not prefixed again.
+    if result.error.code in result.error.message:
+        return result.error.message
     return f"{result.error.code}: {result.error.message}"
 
 

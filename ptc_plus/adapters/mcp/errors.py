@@ -36,6 +36,12 @@ class HandshakeTimedOut(ServerUnavailable):
     code = "PTC-7022"
 
 
+class SnapshotUnreadable(PtcError):
+    """A server's saved ``tools/list`` snapshot does not decode: it is not used, and the server is started."""
+
+    code = "PTC-7023"
+
+
 class ServerCrashed(PtcError):
     """The server's process ended while a request to it was open; the next call starts it again."""
 

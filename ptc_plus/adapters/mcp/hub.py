@@ -17,6 +17,12 @@ once per connection, and a successful call resets the count; after
 :data:`MAX_FAILURES` in a row it rests (PTC-7004) until :data:`GIVE_UP_S`
 pass. A start (handshake and first listing) is bounded by ``start_timeout_s``,
 each request by ``timeout_s`` alone (ADR 0093).
+
+A server is started by its first request (a program's call, a resource read)
+or by :meth:`Server.session` from a refresh or a check; a plan needs only its
+tools, which :attr:`Server.known` gives from the last successful listing of
+its definition when it has not started in this process (ADR 0097). Every
+successful listing is written to that snapshot.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from ptc_plus.adapters.mcp.errors import (
     ServerUnavailable,
 )
 from ptc_plus.adapters.mcp.launcher import launch_argv
+from ptc_plus.adapters.mcp.snapshots import ToolsSnapshot, default_store, definition_digest
 from ptc_plus.adapters.mcp.startup import StderrTail, check_command, exit_code, record_spawns
 from ptc_plus.errors import PtcError
 
@@ -77,6 +84,10 @@ class ServerKey:
     timeout_s: float = 30.0
     start_timeout_s: float = 60.0
 
+    def digest(self) -> str:
+        """What the definition's ``tools/list`` snapshot is filed under (name and timeouts list nothing)."""
+        return definition_digest(self.command, self.args, self.env, self.cwd)
+
 
 @attrs.frozen(kw_only=True)
 class Listing:
@@ -88,6 +99,11 @@ class Listing:
     generation: int = 0
     """Bumped at every (re)start and ``tools/list_changed``: a caller can tell its copy is stale."""
 
+    @classmethod
+    def of_snapshot(cls, snapshot: ToolsSnapshot) -> Listing:
+        """The listing a snapshot kept (generation 0: any live listing of this process is newer)."""
+        return cls(tools=snapshot.mcp_tools(), instructions=snapshot.instructions, resources=snapshot.resources)
+
 
 class Server:
     """One MCP server: at most one live connection, restarted on demand. Used on the hub's loop only."""
@@ -95,6 +111,9 @@ class Server:
     def __init__(self, key: ServerKey) -> None:
         self.key = key
         self.listing: Listing | None = None
+        """What the live (or last live) connection of this process listed; ``None``: never started here."""
+        self._snapshot: ToolsSnapshot | None = None
+        self._snapshot_listing: Listing | None = None
         self._session: ClientSession | None = None
         self._starting: asyncio.Future[ClientSession] | None = None
         self._stop: asyncio.Event | None = None
@@ -154,6 +173,21 @@ class Server:
             raise ServerUnavailable(server=self.key.name, detail=f"{type(error).__name__}: {error}") from None
 
     @property
+    def snapshot(self) -> ToolsSnapshot | None:
+        """The definition's saved listing as last read or written here (what :attr:`known` falls back to)."""
+        return self._snapshot
+
+    @snapshot.setter
+    def snapshot(self, snapshot: ToolsSnapshot | None) -> None:
+        self._snapshot = snapshot
+        self._snapshot_listing = Listing.of_snapshot(snapshot) if snapshot is not None else None
+
+    @property
+    def known(self) -> Listing | None:
+        """The server's tools as best known without starting it: the live listing, else the snapshot's."""
+        return self.listing if self.listing is not None else self._snapshot_listing
+
+    @property
     def failures(self) -> int:
         """Consecutive failures now (0 after a successful call)."""
         return self._failures
@@ -211,6 +245,7 @@ class Server:
                                 resources=init.capabilities.resources is not None,
                                 generation=self._generation,
                             )
+                            await self._save(self.listing)
                             self._session = mine = session
                             if not ready.done():
                                 ready.set_result(session)
@@ -248,6 +283,20 @@ class Server:
                 self._generation += 1
                 base = self.listing or Listing()
                 self.listing = attrs.evolve(base, tools=tools, generation=self._generation)
+                await self._save(self.listing)
+
+    async def _save(self, listing: Listing) -> None:
+        """File ``listing`` as the definition's snapshot; a store that cannot be written only costs a later start."""
+        key = self.key
+        with contextlib.suppress(Exception):
+            self.snapshot = await asyncio.to_thread(
+                default_store().save,
+                key.digest(),
+                key.name,
+                listing.tools,
+                instructions=listing.instructions,
+                resources=listing.resources,
+            )
 
     async def drop(self) -> None:
         """End the connection (stops the process) and wait for it, and for connections still retiring."""

@@ -1,4 +1,4 @@
-"""``ptc-plus mcp-serve``: PTC Plus served to any MCP client over stdio (SPEC §9, ADR 0073).
+"""``ptc-plus mcp-serve``: PTC Plus served to any MCP client over stdio (ADR 0073).
 
 One process serves one client connection: the embedded reference host, with
 the plugins installed (PTC Plus among them), opens one session for it before the

@@ -1,8 +1,11 @@
 """One controller's MCP sources: which servers each session uses, their tools and resource sources.
 
 :meth:`McpSources.open` (session start, resume, refresh) holds the session's
-servers in the hub and starts them — their first need, since the plan is
-computed over their tools. Until :meth:`McpSources.settle` has seen the
+servers in the hub. It does not start them: the plan is computed over each
+server's last ``tools/list`` snapshot (:mod:`.snapshots`), and a server starts
+at its first request — a program's call. Only a server with no usable snapshot,
+or every server when ``refresh`` is asked, is started to list its tools; a
+server whose unit ``mcp:<server>`` is ``off`` is never started (ADR 0097). Until :meth:`McpSources.settle` has seen the
 host's other tools for the session, none of its MCP tools is contributed:
 a tool named like one the session already has (a host tool, an earlier
 server's tool, the plugin's own) is left out with a PTC-7006 diagnostic
@@ -20,12 +23,13 @@ from pathlib import Path
 import attrs
 
 from hookspecs import ToolDefinition, ToolSpec
-from ptc_plus.adapters.mcp.errors import NameTaken, ServerUnavailable
+from ptc_plus.adapters.mcp.errors import NameTaken, ServerUnavailable, SnapshotUnreadable
 from ptc_plus.adapters.mcp.hub import HUB, Hub, Listing, Server, ServerKey
 from ptc_plus.adapters.mcp.resources import TOOLS as RESOURCE_TOOLS
-from ptc_plus.adapters.mcp.tools import MCP_SOURCE, described, tool_definition, tool_spec
+from ptc_plus.adapters.mcp.snapshots import ToolsSnapshot, default_store
+from ptc_plus.adapters.mcp.tools import MCP_SOURCE, described, source_of, tool_definition, tool_spec
 from ptc_plus.capabilities import ResourceSource
-from ptc_plus.config import LoadedConfig, McpServer, mcp_servers, server_cwd
+from ptc_plus.config import Disclosure, LoadedConfig, McpServer, mcp_servers, server_cwd
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 
@@ -51,6 +55,8 @@ class Opened:
     diagnostics: tuple[str, ...] = ()
     taken: frozenset[str] | None = None
     """Tool names of other sources at settlement (``None``: not settled, nothing contributed yet)."""
+    provenance: Mapping[str, ToolsSnapshot] = attrs.field(factory=dict)
+    """By server: the ``tools/list`` snapshot the session's tools of it came from (listed live: absent)."""
 
 
 class McpSources:
@@ -59,7 +65,7 @@ class McpSources:
     def __init__(self, hub: Hub = HUB) -> None:
         self._hub = hub
         self._sessions: dict[str, Opened] = {}
-        self._defined: dict[tuple[ServerKey, int], tuple[ToolDefinition, ...]] = {}
+        self._defined: dict[tuple[ServerKey, int, int], tuple[ToolDefinition, ...]] = {}
 
     def open(
         self,
@@ -68,12 +74,18 @@ class McpSources:
         workspace: Path,
         progress: Callable[[str], None] | None = None,
         only: Collection[str] | None = None,
+        *,
+        refresh: bool = False,
     ) -> None:
-        """Hold and start the usable servers of ``loaded`` (consented, enabled) for the session.
+        """Hold the usable servers of ``loaded`` (consented, enabled) for the session; start those that must list.
 
-        Refused servers and servers that did not start become the session's diagnostics. ``progress``
-        (a command's stderr) is told of each server about to be waited for: a hung one is no silent pause.
-        ``only`` (``exec --tools mcp:NAME``) keeps the other servers out, refused ones included.
+        A server's tools come from its live listing in this process, else its snapshot; one with neither
+        (or an unreadable snapshot: a diagnostic) is started now, and with ``refresh`` every server is.
+        A server whose unit is ``off`` is never started (its snapshot, if any, still names its tools for
+        the plan, which keeps them off). Refused servers and servers that did not start become the
+        session's diagnostics. ``progress`` (a command's stderr) is told of each server about to be
+        waited for: a hung one is no silent pause. ``only`` (``exec --tools mcp:NAME``) keeps the other
+        servers out, refused ones included.
         """
         chosen = mcp_servers(loaded, workspace)
         if only is not None:
@@ -90,11 +102,35 @@ class McpSources:
             for name in sorted(servers)
         }
         diagnostics: list[str] = [refused.message() for refused in chosen.refused]
-        if held:
-            _announce(held.values(), progress)
-            failures = self._hub.wait(_start_all(list(held.values())))
+        provenance: dict[str, ToolsSnapshot] = {}
+        starting: list[Server] = []
+        store = default_store()
+        for name, server in held.items():
+            off = loaded.config.disclosure_of(source_of(name)) is Disclosure.OFF
+            if refresh and not off:
+                starting.append(server)
+                continue
+            if server.listing is not None:
+                continue  # started in this process already: its live listing is newer than any snapshot
+            try:
+                server.snapshot = store.load(server.key.digest(), name)
+            except SnapshotUnreadable as unreadable:
+                diagnostics.append(unreadable.message())
+                server.snapshot = None
+            if server.snapshot is not None:
+                provenance[name] = server.snapshot
+            elif not off:
+                starting.append(server)
+        if starting:
+            _announce(starting, progress)
+            failures = self._hub.wait(_start_all(starting))
             diagnostics += [failure.message() for failure in failures if failure is not None]
-        self._sessions[session_id] = Opened(servers=held, diagnostics=tuple(diagnostics))
+        self._sessions[session_id] = Opened(servers=held, diagnostics=tuple(diagnostics), provenance=provenance)
+
+    def provenance(self, session_id: str) -> dict[str, ToolsSnapshot]:
+        """By server name: which snapshot the session's tools of it came from (servers listed live: absent)."""
+        opened = self._sessions.get(session_id)
+        return dict(opened.provenance) if opened is not None else {}
 
     def settle(self, session_id: str, view: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``view`` (the host's tools for the session) with the session's MCP tools added.
@@ -141,15 +177,18 @@ class McpSources:
         return kept, left_out
 
     def _definitions(self, name: str, server: Server) -> tuple[ToolDefinition, ...]:
-        listing = server.listing
+        listing = server.known
         if listing is None:
             return ()
-        cached = self._defined.get((server.key, listing.generation))
+        # A snapshot's listing (generation 0) is cached by when it was taken: a newer snapshot read later is another.
+        taken = server.snapshot.taken_at if server.snapshot is not None and listing.generation == 0 else 0.0
+        stamp = (listing.generation, int(taken * 1_000_000))
+        cached = self._defined.get((server.key, *stamp))
         if cached is None:
             cached = tuple(
                 tool_definition(server, tool_spec(name, tool, listing.instructions)) for tool in listing.tools
             )
-            self._defined[(server.key, listing.generation)] = cached
+            self._defined[(server.key, *stamp)] = cached
         return cached
 
     def resource_servers(self, session_id: str) -> dict[str, Server]:
@@ -157,14 +196,13 @@ class McpSources:
         opened = self._sessions.get(session_id)
         if opened is None:
             return {}
-        return {n: s for n, s in opened.servers.items() if s.listing is not None and s.listing.resources}
+        return {n: s for n, s in opened.servers.items() if (known := s.known) is not None and known.resources}
 
     def resource_sources(self, session_id: str) -> list[ResourceSource]:
         """One ``mcp-resources:<server>`` source per server declaring resources (nothing listed remotely)."""
         return [
-            ResourceSource(server=name, description=_resource_description(name, server.listing))
+            ResourceSource(server=name, description=_resource_description(name, server.known))
             for name, server in self.resource_servers(session_id).items()
-            if server.listing is not None
         ]
 
     async def aclose(self) -> None:
@@ -183,7 +221,9 @@ class McpSources:
 def check_servers(
     loaded: LoadedConfig, workspace: Path, progress: Callable[[str], None] | None = None, hub: Hub = HUB
 ) -> dict[str, PtcError | None]:
-    """Start each usable server of ``workspace`` once (then stop it): by name, ``None`` or why it did not start."""
+    """Start each usable server of ``workspace`` once (then stop it): by name, ``None`` or why it did not start.
+
+    A server that started lists its tools, which refreshes its snapshot (ADR 0097)."""
     chosen = mcp_servers(loaded, workspace)
     usable = chosen.usable
     holder = object()

@@ -1,4 +1,4 @@
-"""The stateful REPL kernel (SPEC §8, ADR 0081): one live worker per session, a journal of its cells, and
+"""The stateful REPL kernel (ADR 0081): one live worker per session, a journal of its cells, and
 recovery by replaying them with their recorded tool results.
 
 The journal (records, encoding and what a loaded journal says) is pure data; the store keeps it on disk.

@@ -1,4 +1,4 @@
-"""Running a cell in a session's kernel: recovery, the two-phase journal, notices (SPEC §8, ADR 0081).
+"""Running a cell in a session's kernel: recovery, the two-phase journal, notices (ADR 0081).
 
 One cell, in order:
 
@@ -253,7 +253,7 @@ class _CellRun:
             turned_off=self._cell.turned_off,
         )
         recording = RecordingLane(self._lane) if self._lane is not None else None
-        desk = StateDesk(journal, parent, lambda name: self._append(Deleted(name=name)))
+        desk = StateDesk(journal, parent, lambda name: self._append(Deleted(name=name)), durable=self._owner._durable)
         timeout = request.timeout.seconds
         if recovery.replayed:
             # The replay spent part of the cell's deadline: the cell has what is left of it.
@@ -284,7 +284,7 @@ class _CellRun:
         kept = run.kept_worker
         interpreter = None
         if kept is not None:
-            # Before the cell counts as settled: nothing of it runs until the next cell (SPEC §8).
+            # Before the cell counts as settled: nothing of it runs until the next cell.
             interpreter = interpreter_pid(kept.pid, self._launcher.limits.python)
             left_running = await freeze(kept, interpreter, self._launcher.limits.grace_s)
             if left_running is not None:

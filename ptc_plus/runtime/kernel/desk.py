@@ -1,4 +1,4 @@
-"""The REPL's state operations as a cell sees them: ``repl.save/restore/list/delete`` (SPEC §8).
+"""The REPL's state operations as a cell sees them: ``repl.save/restore/list/delete``.
 
 Answered by the host while the cell runs; nothing here names a journal node to the
 program. ``save`` names the state the current cell ends in, so it is kept only if the
@@ -51,9 +51,17 @@ class StateDesk:
     """Answers one cell's state operations; read :attr:`saves` and :attr:`restore` when it settled."""
 
     def __init__(
-        self, journal: Journal, parent: int, append_deleted: Callable[[str], None], *, replaying: bool = False
+        self,
+        journal: Journal,
+        parent: int,
+        append_deleted: Callable[[str], None],
+        *,
+        replaying: bool = False,
+        durable: bool = True,
     ) -> None:
+        """``durable=False``: ``[runtime] durable_replay = false``, every cell is volatile from the first on."""
         self._journal = journal
+        self._off: Reason | None = None if durable else ("replay-off", "")
         self._parent = parent
         self._append_deleted = append_deleted
         self._replaying = replaying
@@ -74,7 +82,7 @@ class StateDesk:
             return _refused("PTC-R006", limit=MAX_NAME)
         if op == "save":
             reason = self._journal.first_volatile(self._parent) if self._parent else None
-            reason = reason or volatile
+            reason = self._off or reason or volatile
             if reason is not None:
                 return _refused("PTC-R004", reason=reason_text(reason))
             assert name is not None
@@ -100,7 +108,7 @@ class StateDesk:
         return True, None
 
     def _list(self, volatile: Reason | None) -> JSONObject:
-        reason = (self._journal.first_volatile(self._parent) if self._parent else None) or volatile
+        reason = self._off or (self._journal.first_volatile(self._parent) if self._parent else None) or volatile
         return {
             "names": sorted({*self._names, *self.saves}),
             "mode": "volatile" if reason is not None else "durable",

@@ -1,4 +1,4 @@
-"""The REPL kernel's journal: its records, their encoding, and what a loaded journal says (SPEC §8, ADR 0081).
+"""The REPL kernel's journal: its records, their encoding, and what a loaded journal says (ADR 0081).
 
 A session's journal is an append-only sequence of records, each a JSON object with ``"v": 1`` and a
 ``"type"``:

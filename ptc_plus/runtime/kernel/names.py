@@ -1,4 +1,4 @@
-"""Which names a cell binds and reads, and which names provenance drops (SPEC §8, ADR 0081).
+"""Which names a cell binds and reads, and which names provenance drops (ADR 0081).
 
 A binding stays only while the ``run_code`` call that declared it is on the model-visible
 surface. When compaction hides a cell, every name it bound or read is *tainted* (it may have

@@ -1,4 +1,4 @@
-"""Between cells nothing of the program runs (SPEC §8, ADR 0085): the kernel is frozen, the rest killed.
+"""Between cells nothing of the program runs (ADR 0085): the kernel is frozen, the rest killed.
 
 When a cell settles and its worker is to be kept, :func:`freeze` makes it inert before the cell is
 reported settled:

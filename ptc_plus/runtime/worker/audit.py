@@ -1,4 +1,4 @@
-"""Noticing that a kernel-mode cell touched the OS directly (SPEC §8: a *volatile* cell).
+"""Noticing that a kernel-mode cell touched the OS directly (a *volatile* cell).
 
 Replay rebuilds a kernel by running its cells again with their recorded tool
 results; a cell that wrote a file, started a process, opened a connection or

@@ -1,4 +1,4 @@
-"""Compiling a kernel-mode cell, and the names a cell binds and references (SPEC §8).
+"""Compiling a kernel-mode cell, and the names a cell binds and references.
 
 A cell is a program (see :mod:`.program`) whose top-level names outlive it:
 every name bound at the cell's top level is declared ``global`` in the

@@ -9,7 +9,7 @@ not when the awaiting task gives up, because the host counts the same way.
 A reply the child cannot hold or decode (its memory cap) fails that one
 request with code ``reply-undecodable`` (ADR 0051).
 
-In kernel mode (SPEC §8) one channel serves many cells: :meth:`ChildChannel.open_cell`
+In kernel mode one channel serves many cells: :meth:`ChildChannel.open_cell`
 starts each with the host's next id and the cell's tools, :meth:`ChildChannel.close_cell`
 ends it (requests still waiting fail, new ones are refused without a frame until the
 next cell), and the host's next ``boot`` frame arrives through :meth:`ChildChannel.next_boot`.

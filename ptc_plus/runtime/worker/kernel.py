@@ -1,4 +1,4 @@
-"""Kernel mode (SPEC §8): one process, one namespace, one cell per ``boot`` frame.
+"""Kernel mode: one process, one namespace, one cell per ``boot`` frame.
 
 The first ``boot`` carrying ``"kernel": {"first_id", "drop", "bindings", "turned_off"}``
 starts it (limits and messages are applied once, by :mod:`.main`). For each
@@ -117,7 +117,7 @@ async def _cell(
         return await channel.repl(op, name, audit.peek())
 
     namespace.update(
-        tools=build_tools(names, channel.invoke),
+        tools=build_tools(names, channel.invoke, [str(name) for name in boot.get("off") or ()]),
         capabilities=build_capabilities(channel.discover),
         spill=build_spill(channel.invoke, READ_TOOL in names),
         resources=build_resources(channel.invoke, frozenset(names)),

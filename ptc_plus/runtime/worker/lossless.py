@@ -144,6 +144,34 @@ def check(value: Any, path: str = "value") -> None:
                 stack.append((entries[index], (link, index), depth + 1, False))
 
 
+def size_floor(value: Any, stop: int) -> int:
+    """A lower bound of the bytes of ``value`` (already :func:`check`-ed) as compact JSON, counted without
+    encoding it; the count ends as soon as it passes ``stop``.
+
+    Each string counts its characters and quotes (UTF-8 and escapes only add), each other scalar one
+    byte, each container its brackets and separators. A value whose floor passes a limit cannot fit
+    it, and the encoding that would have failed for memory is never attempted.
+    """
+    total = 0
+    stack: list[Any] = [value]
+    while stack and total <= stop:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2
+        elif kind is dict:
+            pairs = list(item.items())
+            total += 2 + max(0, len(pairs) - 1) + sum(len(key) + 3 for key, _ in pairs)
+            stack.extend(entry for _, entry in pairs)
+        elif kind is list:
+            entries = list(item)
+            total += 2 + max(0, len(entries) - 1)
+            stack.extend(entries)
+        else:
+            total += 1
+    return total
+
+
 def dumps(value: Any, path: str = "value") -> bytes:
     """``check`` then encode compactly as UTF-8 JSON (the child's encoder; the host uses orjson)."""
     check(value, path)

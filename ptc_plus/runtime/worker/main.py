@@ -1,6 +1,6 @@
 """The child's entry point: ``ready`` → wait for ``boot`` → run the program → ``done`` → wait for the host.
 
-A ``boot`` frame carrying ``kernel`` starts kernel mode instead (:mod:`.kernel`, SPEC §8):
+A ``boot`` frame carrying ``kernel`` starts kernel mode instead (:mod:`.kernel`):
 the process keeps one namespace and runs a cell for every further ``boot``.
 
 Started as ``python -I -S -X utf8 -c <starter> <runtime-dir> <control-in-fd> <control-out-fd>``.
@@ -123,7 +123,7 @@ async def _execute(boot: dict[str, Any], channel: ChildChannel, escaped: asyncio
     namespace: dict[str, Any] = {
         "__name__": "__ptc__",
         "__builtins__": builtins,
-        "tools": build_tools(names, channel.invoke),
+        "tools": build_tools(names, channel.invoke, [str(name) for name in boot.get("off") or ()]),
         "capabilities": build_capabilities(channel.discover),
         "spill": build_spill(channel.invoke, READ_TOOL in names),
         "resources": build_resources(channel.invoke, frozenset(names)),
@@ -163,17 +163,31 @@ async def execute(
         # character; the host fits it to what is left of the output budget (ADR 0052).
         return _exception_frame(error, max(0, min(max_output, max_message // 16)), extra())
     fields = extra()
+    budget = min(max_output, max_message)
+    # The key that sets the budget: the person who raises it must know which one to raise.
+    key = "max_message_bytes" if max_message <= max_output else "max_output_bytes"
+    floor = 0
     try:
         lossless.check(value)
+        floor = lossless.size_floor(value, budget)
+        if floor > budget:  # cannot fit: do not try an encoding that may not even fit in memory
+            return _too_large(budget, floor, key, fields)
         frame = frames.encode({"type": "done", "ok": True, "value": value, **fields})
     except lossless.NotLossless as error:
         return _error_frame("invalid-output", f"{error.path}: {error.reason}", fields)
+    except MemoryError:  # the value fits the budget but its encoding does not fit the run's memory
+        return _too_large(budget, floor, "memory_bytes", fields)
     except BaseException:  # a program thread changed the value between the check and the encoding
         return _error_frame("invalid-output", messages.text("runtime.worker.value_changed"), fields)
-    budget = min(max_output, max_message)
     if len(frame) > budget:
-        return _error_frame("output-limit", str(budget), fields)
+        return _too_large(budget, len(frame), key, fields)
     return frame
+
+
+def _too_large(budget: int, size: int, key: str, fields: dict[str, Any]) -> bytes:
+    """``output-limit`` naming the size (at least) and the ``[runtime]`` key that stopped the value."""
+    error = {"kind": "output-limit", "message": str(budget), "size": size, "key": key}
+    return frames.encode({"type": "done", "ok": False, "error": error, **fields})
 
 
 def _error_frame(kind: str, message: str, fields: dict[str, Any]) -> bytes:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 _FALLBACK = {
-    "runtime.worker.unknown_tool": "No tool named {name!r} in tools; close matches: {matches}",
+    "runtime.worker.unknown_tool": "No tool named {name!r} in tools{matches}",
+    "runtime.worker.close_matches": "; close matches: {matches}",
+    "runtime.worker.tool_off": "tools.{name} is off in this session's capability plan: a program cannot call it",
     "runtime.worker.positional": "tools.{name}() takes keyword arguments only: tools.{name}(key=value, ...)",
     "runtime.worker.bad_argument": "Arguments of tools.{name}() are not lossless JSON: {detail}",
     "runtime.worker.read_only": "The tools namespace is read-only",

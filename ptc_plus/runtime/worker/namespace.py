@@ -46,9 +46,11 @@ def _attribute_name(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name) and not _is_dunder(name)
 
 
-def build_tools(names: list[str], invoke: Invoke) -> Any:
-    """A fresh namespace object over ``names`` whose calls go through ``invoke``."""
+def build_tools(names: list[str], invoke: Invoke, off: list[str] | None = None) -> Any:
+    """A fresh namespace object over ``names`` whose calls go through ``invoke``; a name of ``off`` (tools
+    the session's capability plan keeps from programs) is refused saying so, not as unknown."""
     known = frozenset(names)
+    planned_out = frozenset(off or ()) - known
     ordered = sorted(known)
     bound: dict[str, Callable[..., Awaitable[Any]]] = {}
 
@@ -64,9 +66,12 @@ def build_tools(names: list[str], invoke: Invoke) -> Any:
         return call
 
     def missing(name: str) -> str:
+        if name in planned_out:
+            return messages.text("runtime.worker.tool_off", name=name)
         name = foreign.clip(name)  # the message repeats the name: a huge one would make it huge
         matches = difflib.get_close_matches(name, ordered, n=5, cutoff=0.5)
-        return messages.text("runtime.worker.unknown_tool", name=name, matches=", ".join(matches) or "-")
+        clause = messages.text("runtime.worker.close_matches", matches=", ".join(matches)) if matches else ""
+        return messages.text("runtime.worker.unknown_tool", name=name, matches=clause)
 
     class Tools:
         __slots__ = ()

@@ -2,7 +2,7 @@
 
 ``await repl.save(name)``, ``await repl.restore(name=None)``, ``await
 repl.list()`` and ``await repl.delete(name)`` send a ``repl`` frame that the
-host answers from the session's journal (SPEC §8). Each request carries the
+host answers from the session's journal. Each request carries the
 first OS-touching event of the cell so far, so the host can refuse to save a
 state that replay could not rebuild. The object holds nothing but these four
 methods and cannot be changed.

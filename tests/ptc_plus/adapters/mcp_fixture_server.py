@@ -11,6 +11,7 @@ A second argument after the mark replaces the server's instructions (a server wh
 
 ``FIXTURE_MARK`` in the environment is echoed by ``pid()`` so tests can find their own processes;
 ``FIXTURE_PREFIX`` is put before every tool's name (several fixture servers in one session).
+``FIXTURE_STARTS`` names a file the server appends one line (its pid) to as it starts: a test counts starts.
 """
 
 from __future__ import annotations
@@ -107,4 +108,7 @@ def note(name: str) -> str:
 
 
 if __name__ == "__main__":
+    if starts := os.environ.get("FIXTURE_STARTS"):
+        with open(starts, "a", encoding="utf-8") as record:
+            record.write(f"{os.getpid()}\n")
     server.run("stdio")

@@ -42,6 +42,17 @@ def fixture_table(mark: str, *, name: str = "fixture", timeout_s: float = 20.0) 
     return server_table(name, sys.executable, [str(FIXTURE), mark], timeout_s=timeout_s)
 
 
+def counted_table(mark: str, starts: Path, *, name: str = "fixture", extra: Sequence[str] = ()) -> str:
+    """The fixture server, appending a line to ``starts`` each time it starts (``extra``: more arguments)."""
+    table = server_table(name, sys.executable, [str(FIXTURE), mark, *extra], timeout_s=60.0)
+    return f'{table}env = {{ FIXTURE_STARTS = "{starts}" }}\n'
+
+
+def starts_of(starts: Path) -> int:
+    """How many times the counted fixture server started (see :func:`counted_table`)."""
+    return len(starts.read_text("utf-8").splitlines()) if starts.exists() else 0
+
+
 def configure(tmp_path: Path, *tables: str) -> Path:
     """The user config: programs unconfined (no bubblewrap needed) and ``tables`` (``[mcp.servers.*]``)."""
     return write_user_config(tmp_path, UNCONFINED + "".join(tables))

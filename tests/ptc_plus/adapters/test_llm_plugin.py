@@ -25,6 +25,7 @@ from llm.cli import cli
 
 from ptc_plus.adapters.llm import plugin
 from ptc_plus.adapters.llm.chain_context import latest_conversation
+from ptc_plus.adapters.llm.host_tools import TOOL_SET
 from ptc_plus.i18n import message
 
 USER_CONFIG = 'version = 1\n\n[runtime]\npolicy = "danger-full-access"\n'
@@ -194,8 +195,41 @@ def test_llm_capabilities_refresh_gives_the_receipt_and_changes_that_conversatio
     assert "secret_tool" in untouched["value"]
     planned = run_llm("capabilities", "plan")  # ptc-plus capabilities plan, over llm's tools
     assert "host:secret_tool [off]" in planned and "host:weather_forecast" in planned
-    searched = orjson.loads(run_llm("capabilities", "search", "secret", "--cid", first))
+    searched = orjson.loads(run_llm("capabilities", "search", "secret", "--cid", first, "--json"))
     assert all(m["identity"] != "host:secret_tool" for m in searched["expanded"] + searched["not_expanded"])
+
+
+def test_llm_capabilities_search_prints_the_list_ptc_plus_capabilities_search_prints(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt("return 1")
+    conversation = latest_conversation()
+    assert conversation is not None
+    listed = run_llm("capabilities", "search", "weather forecast for a city", "--cid", conversation)
+    assert listed.startswith("1. host:weather_forecast  score "), listed
+    assert "Get the weather forecast for a city." in listed
+    found = orjson.loads(run_llm("capabilities", "search", "weather forecast for a city", "--json"))
+    assert found["expanded"][0]["identity"] == "host:weather_forecast"
+    from ptc_plus.cli import main
+
+    # The same list as ptc-plus capabilities search over llm's tools (the conversation's plan is the workspace's).
+    capsys.readouterr()
+    assert main(["capabilities", "search", "weather forecast for a city", "--tools", TOOL_SET]) == 0
+    assert capsys.readouterr().out == listed
+
+
+@pytest.mark.parametrize("identity", ["host:llm_time", "host:weather_forecast"])
+def test_llm_capabilities_set_knows_llm_s_own_tools(workspace: Path, identity: str) -> None:
+    result = CliRunner().invoke(cli, ["capabilities", "set", identity, "off"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "is now off" in result.output and "not in this workspace's current catalog" not in result.output
+
+
+def test_llm_capabilities_set_of_a_misspelt_identity_suggests_llm_s_tool(workspace: Path) -> None:
+    result = CliRunner().invoke(cli, ["capabilities", "set", "host:weather_forecst", "off"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "not in this workspace's current catalog" in result.output
+    assert "Did you mean 'host:weather_forecast'?" in result.output
 
 
 def test_capabilities_of_a_conversation_that_never_used_ptc_fails_with_its_code(workspace: Path) -> None:

@@ -1,4 +1,4 @@
-"""Server processes never outlive their holders: checked with ``ps`` (SPEC §9, ADR 0072).
+"""Server processes never outlive their holders: checked with ``ps`` (ADR 0072).
 
 A server is shared by every session and host of the process that use the
 same definition; it stops when the last host holding it closes, and a host

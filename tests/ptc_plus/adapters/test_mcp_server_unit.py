@@ -1,9 +1,10 @@
 """A server is a unit: ``mcp:<server>`` off closes its tools and resources in every projection, while a
-per-tool setting under it is kept and applies again when the server is back on (SPEC §9, ADR 0071, ADR 0072).
+per-tool setting under it is kept and applies again when the server is back on (ADR 0071, ADR 0072).
 
 Two servers run the same fixture script: ``fixture`` (turned off) and ``other``, whose tools share the
 fixture's names and are left out (PTC-7006) while its resource source stays — so the resource readers exist
-and the guard's refusal of ``fixture`` by argument is what is tested.
+and the guard's refusal of ``fixture`` by argument is what is tested. A server that is ``off`` is never
+started (ADR 0097): its tools reach the plan (as ``off``) from the snapshot an earlier check listed.
 """
 
 # ruff: noqa: F811 - the fixtures are imported from mcp_support (this directory has no conftest of its own)
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ptc_plus.config import Disclosure
+from ptc_plus.adapters.mcp import check_servers
+from ptc_plus.config import Disclosure, load_config
 from ptc_plus.plugin import controller
 from tests.ptc_plus.session.conftest import HostFactory, entry_of, plan_of, program_turns, state_of, write_config
 
@@ -37,6 +39,8 @@ async def test_a_server_turned_off_leaves_every_projection_and_a_tool_setting_un
     open_host: HostFactory, workspace: Path, tmp_path: Path, mark: str
 ) -> None:
     configure(tmp_path, fixture_table(mark), fixture_table(mark, name="other"))
+    write_config(workspace, budget=100_000, choices={"mcp:fixture/add": "full"})
+    assert check_servers(load_config(workspace), workspace) == {"fixture": None, "other": None}  # the snapshots
     write_config(workspace, budget=100_000, choices={"mcp:fixture": "off", "mcp:fixture/add": "full"})
     host = await open_host()
     session = await host.start_session(title="t", model=program_turns(PROBE))

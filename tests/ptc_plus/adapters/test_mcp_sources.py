@@ -1,4 +1,4 @@
-"""MCP servers as capability sources, end to end through a real reference host (SPEC §9, ADR 0072).
+"""MCP servers as capability sources, end to end through a real reference host (ADR 0072).
 
 Real servers: the fixture (``mcp_fixture_server.py``), ``mcp-server-time`` and
 ``mcp-server-git`` on a temporary repository. Programs reach their tools as

@@ -27,6 +27,26 @@ def test_offline_counter_is_o200k_base() -> None:
     assert counter.count("获取当前时间") == 3
 
 
+def test_a_deferred_counter_is_the_offline_counter_once_asked() -> None:
+    deferred = cost.DeferredCounter()
+    assert deferred.unit == cost.offline_counter().unit
+    assert deferred.count("获取当前时间 hello world") == cost.offline_counter().count("获取当前时间 hello world")
+    assert deferred.resolve() is cost.offline_counter()
+    lines = cost.line_counter(deferred)  # additive at line starts, as the counter it stands for
+    assert lines is not None and lines("a = 1\nb = 2\n") == cost.offline_counter().count("a = 1\nb = 2\n")
+
+
+@pytest.mark.usefixtures("fresh_offline_counter")
+def test_a_deferred_counter_falls_back_to_the_estimate_as_the_offline_counter_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deferred = cost.DeferredCounter()  # handed out while the tokenizer is fine: nothing is built yet
+    monkeypatch.setitem(sys.modules, "tiktoken", None)
+    assert isinstance(deferred.resolve(), cost.EstimatedTokenCounter)
+    assert "estimated" in deferred.unit and deferred.count("abcdefgh") == 2
+    assert cost.line_counter(deferred) is None
+
+
 def test_host_counter_wins() -> None:
     host = FixedCounter()
     assert cost.choose_counter(host) is host

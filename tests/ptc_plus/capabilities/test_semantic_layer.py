@@ -147,7 +147,9 @@ def test_explain_shows_terms_similarity_and_fused_score(run_cli: CliRunner) -> N
     explained = discovery.explain(_benchmark(), "read a file", limit=2)
     first = next(iter(explained.values()))
     assert first["rank"] == 1 and first["similarity"] is not None
-    assert first["score"] == pytest.approx(1.0 + first["similarity"])  # the best lexical hit scores 1 + similarity
+    # The best lexical hit scores 1 + similarity, plus what its operation (read, as the query's) adds.
+    assert first["operation"] > 0
+    assert first["score"] == pytest.approx(1.0 + first["similarity"] + first["operation"])
 
 
 _PROBE = """

@@ -8,6 +8,7 @@ answer, a 500 with an error body, tool calls that run ``run_code``.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -27,8 +28,10 @@ PLANTED_KEY = "sk-planted-3f9c2a7e1d5b4c8a"
 class FakeOpenAI:
     """A loopback chat-completions server answering each request with the next scripted reply.
 
-    A reply is ``("json", status, body)``, ``("stream", [text pieces], tool_calls or None)`` or
-    ``("hang", [text pieces])`` (sends the pieces, then keeps the stream open until :meth:`close`).
+    A reply is ``("json", status, body)``, ``("stream", [text pieces], tool_calls or None)``,
+    ``("hang", [text pieces])`` (sends the pieces, then keeps the stream open until :meth:`close`) or
+    ``("echo", status)`` (an error whose text repeats the ``Authorization`` header it got, as some
+    providers' "invalid key" answers do).
     """
 
     def __init__(self) -> None:
@@ -48,6 +51,9 @@ class FakeOpenAI:
                 reply = fake.replies.pop(0) if fake.replies else ("json", 500, {"error": {"message": "no reply"}})
                 if reply[0] == "json":
                     self._json(reply[1], reply[2])
+                elif reply[0] == "echo":
+                    said = f"invalid credentials in header Authorization: {self.headers.get('Authorization')}"
+                    self._json(reply[1], {"error": {"message": said}})
                 else:
                     self._stream(reply)
 
@@ -173,7 +179,7 @@ def test_one_shot_streams_the_answer_and_records_usage(tmp_path: Path, server: F
     assert server.requests[0]["stream"] is True
     assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hi"}
     assert "run_code" in {t["function"]["name"] for t in server.requests[0]["tools"]}
-    assert usage_events(tmp_path) == [{"cached_input": 20, "uncached_input": 30, "output": 7}]
+    assert usage_events(tmp_path) == [{"input": 50, "cached_input": 20, "uncached_input": 30, "output": 7}]
     assert "ptc-plus chat --resume s-" in done.stderr
 
 
@@ -183,8 +189,8 @@ def test_whole_answers_and_unknown_usage_stays_unknown(tmp_path: Path, server: F
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Whole answer.\n"
     assert "stream" not in server.requests[0]
-    # The server gave prompt tokens but no cache detail: nothing is made up, nothing is zero.
-    assert usage_events(tmp_path) == [{"cached_input": None, "uncached_input": None, "output": None}]
+    # The server gave prompt tokens but no cache detail: the total is kept, the parts are not made up.
+    assert usage_events(tmp_path) == [{"input": 12, "cached_input": None, "uncached_input": None, "output": None}]
 
 
 def test_a_429_is_retried_then_answered(tmp_path: Path, server: FakeOpenAI) -> None:
@@ -242,12 +248,42 @@ def test_the_key_reaches_the_server_and_nothing_else(tmp_path: Path, server: Fak
         assert PLANTED_KEY not in orjson.dumps(request).decode()
 
 
+def test_a_provider_error_echoing_the_key_is_shown_redacted(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("echo", 401))
+    server.replies.append(("echo", 401))
+    env = chat_env(MY_KEY=PLANTED_KEY, HOME=str(tmp_path / "home"))
+    one_shot = chat(tmp_path, server, "-p", "hi", "--api-key-env", "MY_KEY", env=env)
+    command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m"]
+    piped = subprocess.run(
+        [*command, "--api-key-env", "MY_KEY", "--no-stream"],
+        input="hi again\n/exit\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert len(server.requests) == 2  # a 401 is not retried; the server did echo the key it got
+    assert one_shot.returncode == 1 and piped.returncode == 0, piped.stderr
+    assert "invalid credentials in header Authorization: Bearer [redacted]" in one_shot.stderr
+    assert "invalid credentials in header Authorization: Bearer [redacted]" in piped.stdout
+    for output in (one_shot.stdout, one_shot.stderr, piped.stdout, piped.stderr):
+        assert PLANTED_KEY not in output
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written, "the sessions left no record"
+    for path in written:  # the session logs, the history, any record
+        assert PLANTED_KEY.encode() not in path.read_bytes(), path
+
+
 def test_no_key_sends_no_authorization(tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", ["ok"], None))
     done = chat(tmp_path, server, "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert "authorization" not in server.headers[0]
     assert "$OPENAI_API_KEY is not set" in done.stderr
+
+
+def session_of(stderr: str) -> str:
+    return stderr.split("--resume ")[1].split(")")[0]
 
 
 def test_usage_errors(tmp_path: Path, server: FakeOpenAI) -> None:
@@ -259,7 +295,34 @@ def test_usage_errors(tmp_path: Path, server: FakeOpenAI) -> None:
     assert unset.returncode == 2 and "PTC-7302" in unset.stderr and "NOT_SET_ANYWHERE" in unset.stderr
     unknown = chat(tmp_path, server, "-p", "x", "--resume", "s-nope")
     assert unknown.returncode == 2 and "PTC-7303" in unknown.stderr
+    bare = chat(tmp_path, server, "-p", "x", "--base-url", "localhost:11434/v1")
+    assert bare.returncode == 2 and "PTC-7305" in bare.stderr, bare.stderr
+    assert "did you mean http://localhost:11434/v1?" in bare.stderr
     assert server.requests == []
+    assert not (tmp_path / ".agent-host" / "sessions").exists() or log_text(tmp_path) == ""
+
+
+def test_a_turn_that_never_reached_the_model_leaves_no_session(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: every request is refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]
+    done = subprocess.run([*command, "-p", "hi", "--retries", "0"], capture_output=True, text=True, env=chat_env())
+    assert done.returncode == 1 and "PTC-7306" in done.stderr, done.stderr
+    assert "--resume" not in done.stderr
+    listed = subprocess.run(
+        [CLI, "sessions", "--workspace", str(tmp_path), "--json"], capture_output=True, text=True, env=chat_env()
+    )
+    assert orjson.loads(listed.stdout)["sessions"] == []
+
+
+def test_a_failed_program_names_its_code_once(tmp_path: Path, server: FakeOpenAI) -> None:
+    server.replies.append(("stream", [], [run_code_call("raise ValueError('bad input')", streamed=True)]))
+    server.replies.append(("stream", ["It failed."], None))
+    done = chat(tmp_path, server, "-p", "go")
+    assert done.returncode == 0, done.stderr
+    failed = [line for line in done.stderr.splitlines() if line.startswith("  ← run_code ")]
+    assert failed == ["  ← run_code error exception (PTC-2101): The program raised ValueError: bad input"], failed
 
 
 def test_resume_and_sessions(tmp_path: Path, server: FakeOpenAI) -> None:
@@ -276,6 +339,9 @@ def test_resume_and_sessions(tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", ["tangerine"], None))
     again = chat(tmp_path, server, "-p", "which word?", "--resume", session)
     assert again.returncode == 0, again.stderr
+    # The person sees where the conversation stood before the new turn.
+    shown = "Where the conversation stood (last 1 turns):\n› remember the word tangerine\n  first answer\n"
+    assert shown in again.stderr, again.stderr
     sent = [m for m in server.requests[1]["messages"] if m["role"] in ("user", "assistant")]
     assert [m["content"] for m in sent] == ["remember the word tangerine", "first answer", "which word?"]
     human = subprocess.run(
@@ -289,7 +355,7 @@ def test_lines_from_a_pipe_are_a_session(tmp_path: Path, server: FakeOpenAI) -> 
     command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m", "--tools", "demo"]
     done = subprocess.run(
         command,
-        input="hello\n/tools\n/compact\n/nonsense\n/exit\nnever sent\n",
+        input="hello\n/tools\n/compact\n/nonsense\n/tols\n/exit\nnever sent\n",
         capture_output=True,
         text=True,
         env=chat_env(),
@@ -299,8 +365,14 @@ def test_lines_from_a_pipe_are_a_session(tmp_path: Path, server: FakeOpenAI) -> 
     assert "Piped answer.\n" in done.stdout
     assert "run_code [" in done.stdout and "convert_units [" in done.stdout  # /tools
     assert "[applied]" in done.stdout  # /compact
-    assert "[failed]" in done.stdout  # an unknown command is a failed receipt, and the session goes on
+    # An unknown command lists every command, the chat's own /exit too, and the session goes on.
+    assert "/nonsense is not a command. The commands are:\n" in done.stdout
+    assert "/tols is not a command; did you mean /tools?" in done.stdout
+    listing = done.stdout.split("/nonsense is not a command")[1].split("/tols")[0]
+    for command in ("/capabilities", "/compact", "/help", "/tools", "/exit"):
+        assert f"\n{command} — " in listing, listing
     assert len(server.requests) == 1
+    assert done.stderr.rstrip().endswith(f"go on with: ptc-plus chat --resume {session_of(done.stderr)})")
 
 
 def test_a_marked_tool_is_not_run_unasked_when_there_is_no_terminal(tmp_path: Path, server: FakeOpenAI) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ptc_plus.cli.test_chat import CLI, FakeOpenAI, chat_env
+from tests.ptc_plus.cli.test_chat import CLI, FakeOpenAI, chat_env, run_code_call
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
 PROMPT = "›"
@@ -122,3 +122,38 @@ def test_a_person_at_the_terminal(tmp_path: Path, server: FakeOpenAI) -> None:
         terminal.kill()
     assert [r["messages"][-1]["content"] for r in server.requests] == ["say hello", "think", "are you there?"]
     assert (tmp_path / ".agent-host" / "chat-history").read_text().count("+say hello") == 1
+
+
+def test_a_cancelled_program_a_refresh_and_the_way_back(tmp_path: Path, server: FakeOpenAI) -> None:
+    asleep = "import asyncio\nprint('asleep', flush=True)\nawait asyncio.sleep(600)"
+    server.replies.append(("stream", [], [run_code_call(asleep, streamed=True)]))
+    env = chat_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path))
+    argv = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m", "--tools", "demo"]
+    terminal = Terminal(argv, env)
+    try:
+        at = terminal.expect(PROMPT)
+        terminal.type("sleep a while\r")
+        at = terminal.expect("→ run_code", after=at)
+        terminal.type("\x03")  # Ctrl-C while the program runs
+        at = terminal.expect("← run_code cancelled", after=at)
+        settled = terminal.seen[at:].split("\n", 1)[0]
+        assert settled.strip() == "", settled  # "cancelled" is said once, not "cancelled cancelled: … cancelled."
+        at = terminal.expect(PROMPT, after=at)
+
+        config = tmp_path / ".ptc-plus" / "config.toml"
+        config.parent.mkdir(exist_ok=True)
+        config.write_text('version = 1\n\n[capabilities."host:convert_units"]\ndisclosure = "off"\n')
+        terminal.type("/capabilities refresh\r")
+        at = terminal.expect("[applied]", after=at)
+        at = terminal.expect(PROMPT, after=at)
+        terminal.type("/tools\r")
+        at = terminal.expect("convert_units [", after=at)
+        marked = terminal.seen[at:].split("\n", 1)[0]
+        assert "(turned off by capability refresh #1: programs cannot call it)" in marked, marked
+        at = terminal.expect(PROMPT, after=at)
+
+        terminal.type("/exit\r")
+        at = terminal.expect("go on with: ptc-plus chat --resume s-", after=at)
+        assert terminal.wait() == 0
+    finally:
+        terminal.kill()

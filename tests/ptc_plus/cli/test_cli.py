@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from ptc_plus import __version__
-from ptc_plus.demo.run import run_demo
+from ptc_plus.demo import View, run_demo
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 
@@ -60,7 +60,7 @@ def test_plugins_shows_blocked_entry_points() -> None:
 
 def test_demo_runs_a_whole_session(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
-    done = _run("demo", "--workspace", str(tmp_path / "ws"))
+    done = _run("demo", "--verbose", "--workspace", str(tmp_path / "ws"))
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "System prompt sections:" in out
@@ -100,6 +100,6 @@ def test_a_closed_stdout_ends_quietly(tmp_path: Path) -> None:
 async def test_demo_lists_only_loaded_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_HOST_DISABLE_PLUGINS", "ptc_plus")
     lines: list[str] = []
-    assert await run_demo(None, out=lines.append) == 0
+    assert await run_demo(None, view=View(out=lines.append, verbose=True)) == 0
     (plugins,) = [line for line in lines if line.startswith("Plugins loaded:")]
     assert "ptc_plus" not in plugins and "agent-host-builtins" in plugins

@@ -6,6 +6,7 @@ The suite here is a one-task package written into ``tmp_path`` (not the real
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -14,7 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ptc_plus.evaluation import results
+from ptc_plus.evaluation import charts, results
+from ptc_plus.evaluation.prices import HALF_CACHE
 from tests.cli_runner import CliRunner
 from tests.ptc_plus.cli.test_chat import CLI, PLANTED_KEY, FakeOpenAI, completion
 
@@ -24,21 +26,20 @@ TINY_SUITE = '''
 from __future__ import annotations
 
 from .tools import World, filler, tools
-from ptc_plus.evaluation.task import Answer, Call, Program, Suite, Task, Verdict
+from ptc_plus.evaluation.task import Suite, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 
 def _nothing(workspace, world):
     pass
 
 
-def _task(ident, n):
-    def native():
-        value = (yield Call(tool="double", arguments={"n": n})).value
-        yield Answer(text=f"It is {value['value']}.")
+def _answer(values):
+    return f"It is {values[0]}."
 
-    def code():
-        value = (yield Program(code=f"return await tools.double(n={n})", description="Double", uses=("double",))).value
-        yield Answer(text=f"It is {value['value']}.")
+
+def _task(ident, n):
+    prompt = f"What is twice {n}?"
 
     def oracle(answer, end):
         if str(2 * n) not in answer:
@@ -47,10 +48,9 @@ def _task(ident, n):
             return Verdict(passed=False, reason=f"double ran {end.world.calls} times")
         return Verdict(passed=True)
 
-    return Task(
-        id=ident, category="one-call", prompt=f"What is twice {n}?", setup=_nothing,
-        native=native, code=code, oracle=oracle, queries={"double": "double a number"},
-    )
+    step = Step(id="double", need="double a number", tool="double", arguments={"n": n})
+    plan = TaskPlan(turns=(Turn(prompt=prompt, steps=(step,), reads=(Ref("double", ("value",)),), answer=_answer),))
+    return Task(id=ident, category="one-call", prompt=prompt, setup=_nothing, oracle=oracle, plan=plan)
 
 
 SUITE = Suite(
@@ -143,6 +143,10 @@ def test_an_unknown_task_and_model_options_without_a_model_are_usage_errors(run_
     result = run_cli("eval", "--tasks", str(suite), "--repeat", "3")
     assert result.code == 2
     assert "PTC-7423: --repeat is for real-model mode" in result.err
+    for option, value in (("--prices", "cheapest"), ("--host-prompt", "1k")):
+        result = run_cli("eval", "--tasks", str(suite), option, value)
+        assert result.code == 2, result.err
+        assert value in result.err
 
 
 def eval_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -152,7 +156,10 @@ def eval_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    result = eval_cli("--tasks", str(suite), "--catalog", "30", "--out", str(out), "--json")
+    result = eval_cli(
+        "--tasks", str(suite), "--catalog", "30", "--out", str(out), "--json",
+        "--prices", "half-cache", "--host-prompt", "15k",
+    )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     document = orjson.loads(result.stdout)
     assert document["runs"] == 5 and document["failed"] == []
@@ -162,6 +169,8 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
     assert measured.suite_version == "tiny-1"
     assert measured.catalogs == (30,)
     assert measured.unit == "o200k tokens (counted per request part)"
+    assert (measured.prices, measured.host_prompt, measured.host_prompt_tokens) == (HALF_CACHE, "15k", 15000)
+    assert measured.min_cacheable_prefix == 1024
     assert [(r.style, r.catalog) for r in measured.runs] == [
         (s, 30) for s in ("native", "tool-search", "ptc", "ptc-plus-cold", "ptc-plus-mature")
     ]
@@ -169,13 +178,16 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
         assert record.passed, record
         assert record.total == (record.input_cached or 0) + (record.input_uncached or 0) + (record.output or 0)
         assert record.requests >= 2
+        assert (record.first_request_input or 0) > 15000  # the host prompt is in every request, the first too
+        assert record.input_written is not None
     by_style = {r.style: r for r in measured.runs}
     # Native sends all 30 schemas up front; tool search only its search tool.
     assert (by_style["native"].first_request_input or 0) > (by_style["tool-search"].first_request_input or 0)
 
     readme = (out / "README.md").read_text(encoding="utf-8")
     assert "## Catalog of 30 tools" in readme
-    assert f"ptc-plus eval --catalog 30 --out {out} --tasks {suite}" in readme
+    assert f"ptc-plus eval --catalog 30 --out {out} --tasks {suite} --prices half-cache --host-prompt 15k" in readme
+    assert "### Cost-weighted (price sheet `half-cache`)" in readme
     assert "| double-21 | one-call |" in readme
 
 
@@ -227,9 +239,56 @@ def test_real_model_mode_meters_the_providers_usage_and_never_writes_the_key(
         assert record.first_request_input == 50
 
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "| native | unknown | unknown | 11 | 121 | 2 | 1/1 |" in readme
+    assert "| native | unknown | unknown | 11 | 121 | unknown | 2 | 1/1 |" in readme  # no split: no bill
     assert "## Spread over repetitions" in readme
     assert "--api-key-env EVAL_KEY" in readme
     for path in out.iterdir():
         assert PLANTED_KEY.encode() not in path.read_bytes(), path
     assert PLANTED_KEY not in result.stdout + result.stderr
+
+
+def test_real_model_mode_without_usage_writes_its_report_with_unknown_cells(
+    suite: Path, tmp_path: Path, server: FakeOpenAI
+) -> None:
+    """A provider that reports no usage at all (issue 30 item 3): the report is written, every count unknown."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "double", "arguments": '{"n": 21}'}}
+    server.replies.append(("json", 200, completion(None, [call])))  # no "usage" key at all
+    server.replies.append(("json", 200, completion("It is 42.")))
+    out = tmp_path / "no-usage"
+    result = eval_cli(
+        "--tasks", str(suite), "--style", "native", "--catalog", "20", "--model", "m-1",
+        "--base-url", server.url, "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PTC-1000" not in result.stdout + result.stderr
+    measured = results.read(out / "results.json")
+    (record,) = measured.runs
+    assert record.passed and record.requests == 2
+    assert (record.input_cached, record.input_uncached, record.output, record.total) == (None, None, None, None)
+    assert record.first_request_input is None
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert "| native | unknown | unknown | unknown | unknown | unknown | 2 | 1/1 |" in readme
+    if charts.available():  # the charts of token counts are left out, not drawn from zeros
+        assert readme.count("not drawn: every value it would show is unknown") == 2
+        assert (out / charts.REQUESTS_PNG).is_file()
+    # The host prompt was sent to the provider, before the host's own system text.
+    system = server.requests[0]["messages"][0]["content"]
+    assert system.startswith("You are a software engineering agent") and "You are an agent working in" in system
+
+
+def test_counts_do_not_depend_on_tmpdir(suite: Path, tmp_path: Path) -> None:
+    """Two runs under TMPDIRs of different lengths (as two users' machines have): identical counts."""
+    measured = []
+    for name in ("t", "a-much-longer-temporary-directory-of-another-user"):
+        tmpdir = tmp_path / name
+        tmpdir.mkdir()
+        out = tmp_path / f"out-{name}"
+        env = {**os.environ, "TMPDIR": str(tmpdir)}
+        args = ["eval", "--tasks", str(suite), "--style", "native", "--style", "ptc", "--catalog", "20"]
+        result = subprocess.run(
+            [CLI, *args, "--out", str(out)], capture_output=True, text=True, timeout=240, check=False, env=env
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        measured.append(results.read(out / "results.json").runs)
+    assert measured[0] == measured[1]
+    assert all(run.passed and run.total for run in measured[0])

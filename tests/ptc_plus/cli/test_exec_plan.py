@@ -10,8 +10,12 @@ empty state directory is left in the user's project.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from ptc_plus.capabilities import cost
 from tests.cli_runner import CliRunner
 
 FIXTURE = Path(__file__).parents[1] / "adapters" / "mcp_fixture_server.py"
@@ -91,6 +95,34 @@ def test_an_on_demand_mcp_tool_is_found_through_discovery_and_an_off_one_is_not(
     value = done.json()["value"]
     assert "add" in value["added"] and "describe" not in value["described"]
     assert value["sum"] == 9 and "No tool named 'describe'" in value["off"]
+
+
+@pytest.fixture
+def encodings_built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Each build of the ``o200k_base`` encoding in this test, counted (the offline counter starts unbuilt)."""
+    built: list[int] = []
+    real = cost.o200k_encoding
+
+    def counted() -> object:
+        built.append(1)
+        return real()
+
+    cost.offline_counter.cache_clear()
+    monkeypatch.setattr(cost, "o200k_encoding", counted)
+    yield built
+    cost.offline_counter.cache_clear()
+
+
+def test_exec_without_tools_builds_no_tokenizer_and_with_tools_does(
+    run_cli: CliRunner, workspace: Path, encodings_built: list[int]
+) -> None:
+    """A plan with nothing to measure loads no vocabulary (0.6 CPU-s of every such start, ADR 0101)."""
+    done = run_cli("exec", "--workspace", str(workspace), *UNCONFINED, "--json", stdin="return 1\n")
+    assert done.code == 0 and done.json()["value"] == 1, done.out + done.err
+    assert encodings_built == []
+    done = run_cli("exec", "--tools", "demo", "--workspace", str(workspace), *UNCONFINED, "--json", stdin="1")
+    assert done.code == 0, done.out + done.err
+    assert encodings_built == [1]  # the demo tools' contracts are measured, with the real counter
 
 
 def test_exec_leaves_no_empty_state_directory_in_the_project(run_cli: CliRunner, workspace: Path) -> None:

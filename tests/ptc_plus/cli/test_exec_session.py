@@ -1,5 +1,5 @@
 """``ptc-plus exec FILE --session DIR``: each invocation is a new process and a cold start of the
-kernel, recovered from the journal in DIR without running an earlier tool call again (SPEC §8)."""
+kernel, recovered from the journal in DIR without running an earlier tool call again."""
 
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ def test_a_session_path_that_is_a_symlink_is_refused(workspace: Path, tmp_path: 
     done = run_cli("exec", "--session", str(link), "--workspace", str(workspace), stdin="return 1\n")
     assert done.code == 2
     assert "PTC-R010" in done.err and "symbolic link" in done.err
+    assert "PTC-1001" not in done.err and "ptc-plus: PTC-R010: The REPL session path" in done.err  # one code, once
 
 
 def test_user_bindings_are_in_every_cell(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
@@ -117,3 +118,31 @@ def test_a_repository_binding_does_not_run_in_the_cell(workspace: Path, tmp_path
     assert done.code == 0, done.err
     assert done.json()["value"] == [False, False]
     assert "add that path to [repl] bindings in your user config file" in done.out + done.err
+
+
+def test_with_durable_replay_off_the_mode_is_volatile_and_nothing_survives(
+    workspace: Path, tmp_path: Path, run_cli: CliRunner
+) -> None:
+    user_file = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text("[runtime]\ndurable_replay = false\n")
+    session = str(tmp_path / "session")
+    first_cell = """
+x = 1
+listed = await repl.list()
+try:
+    await repl.save('kept')
+    saved = 'saved'
+except ReplError as error:
+    saved = error.code
+return [listed['mode'], listed['volatile_reason'], saved]
+"""
+    first = run_cli("exec", "--session", session, "--workspace", str(workspace), "--json", stdin=first_cell)
+    assert first.code == 0, first.err
+    # The first cell already runs under the mode in force, and a save says it would not survive.
+    assert first.json()["value"] == ["volatile", "durable replay is off", "PTC-R004"]
+    assert first.json()["repl"]["mode"] == "volatile"
+    second = run_cli("exec", "--session", session, "--workspace", str(workspace), stdin="return 'x' in globals()\n")
+    assert second.code == 0, second.err
+    assert "=> false" in second.out  # nothing was replayed into the new kernel
+    assert "durable_replay = false" in second.err

@@ -457,6 +457,7 @@ def test_the_config_schemas_share_one_problem_and_one_file() -> None:
     assert schema("config-show")["$defs"]["file"] == schema("config-check")["$defs"]["file"]
     messages = orjson.loads((ROOT / "locale" / "ptc_plus" / "en.json").read_bytes())
     reasons = {key.removeprefix("config.reason.") for key in messages if key.startswith("config.reason.")}
-    reasons.discard("unknown-key-suggestion")  # a wording of unknown-key, never a reason of its own
+    # Wordings of unknown-key and choice with a "did you mean", never reasons of their own.
+    reasons -= {"unknown-key-suggestion", "choice-suggestion"}
     reasons |= {key.removeprefix("config.") for key in messages if key.startswith("config.unreadable.")}
     assert set(problems[0]["properties"]["reason"]["enum"]) == reasons | {""}

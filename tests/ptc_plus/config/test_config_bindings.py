@@ -1,4 +1,4 @@
-"""``[repl] bindings``: the user's helper modules for the REPL kernel (SPEC §8, ADR 0082, 0086).
+"""``[repl] bindings``: the user's helper modules for the REPL kernel (ADR 0082, 0086).
 
 Only the user file binds: a workspace file's entries are a repository's code and are refused unread.
 """

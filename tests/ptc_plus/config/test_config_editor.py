@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,31 @@ def test_inherit_of_a_dotted_entry_falls_back_to_tomlkit(tmp_path: Path) -> None
     set_capability(tmp_path, "host:a", "inherit")
     assert load(tmp_path) == {"host:b": Disclosure.FULL}
     assert '"host:b".disclosure = "full"' in path.read_text("utf-8")
+
+
+def test_a_table_added_to_the_starter_leaves_the_next_sections_comment_with_its_section(tmp_path: Path) -> None:
+    from ptc_plus.config.paths import Scope
+    from ptc_plus.config.starter import starter_text
+
+    path = tmp_path / ".ptc-plus" / "config.toml"
+    path.parent.mkdir()
+    starter = starter_text(Scope.WORKSPACE)
+    path.write_text(starter, encoding="utf-8")
+    set_capability(tmp_path, "host:write_file", "off")
+    set_capability(tmp_path, "host:read_file", "full")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    # Each section's comment stays directly above its own header: the added tables went in before it.
+    for index, line in enumerate(lines):
+        if line.startswith("[") and not line.startswith("[capabilities."):
+            assert lines[index - 1].startswith("# "), (line, lines[index - 2 : index + 1])
+    statistics = lines.index("[statistics]")
+    assert lines[statistics - 1] == "# Whether usage statistics vote in new plans."
+    assert lines.index('[capabilities."host:read_file"]') < statistics
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["capabilities"] == {
+        "host:write_file": {"disclosure": "off"},
+        "host:read_file": {"disclosure": "full"},
+    }
+    # And the way back is byte for byte the starter again.
+    set_capability(tmp_path, "host:read_file", "inherit")
+    set_capability(tmp_path, "host:write_file", "inherit")
+    assert path.read_text(encoding="utf-8") == starter

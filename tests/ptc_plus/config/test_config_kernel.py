@@ -1,4 +1,4 @@
-"""The ``[runtime]`` kernel keys (SPEC §8, ADR 0082): defaults, values, precedence, bounds."""
+"""The ``[runtime]`` kernel keys (ADR 0082): defaults, values, precedence, bounds."""
 
 from __future__ import annotations
 

@@ -157,10 +157,16 @@ def test_with_every_key_on_the_starter_still_loads_clean(tmp_path: Path) -> None
     assert loaded.config.runtime == PtcConfig().runtime and loaded.config.statistics == PtcConfig().statistics
 
 
-def test_the_starter_explains_every_key_and_starts_with_the_schema_line() -> None:
+def test_the_user_starter_starts_with_the_schema_line_and_the_workspace_one_names_no_machine_path() -> None:
+    assert starter_text(Scope.USER).splitlines()[0] == f"#:schema {schema_uri()}"
+    committed = starter_text(Scope.WORKSPACE)
+    assert "#:schema" not in committed.split("`#:schema`")[0] and "file://" not in committed
+    assert str(SCHEMA_FILE.parent) not in committed and "ptc_plus/config/config.schema.json" in committed
+
+
+def test_the_starter_explains_every_key() -> None:
     text = starter_text(Scope.WORKSPACE)
-    first, *rest = text.splitlines()
-    assert first == f"#:schema {schema_uri()}"
+    rest = text.splitlines()
     for key in config_keys():
         if key.section and not key.templated:
             start = rest.index(f"[{key.section}]")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from ptc_plus.demo import run_demo
+from ptc_plus.demo import View, run_demo
 from ptc_plus.i18n import message
 from ptc_plus.statistics import user_store, workspace_store
 
@@ -19,6 +20,11 @@ def demo_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(key)
     monkeypatch.setenv("PTC_LOCALE", "en")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def _verbose(lines: list[str]) -> View:
+    """The view with every detail (the plan's reasons are what shows it learning), lines unwrapped."""
+    return View(out=lines.append, width=sys.maxsize, verbose=True)
 
 
 def _line(lines: list[str], start: str) -> str:
@@ -39,7 +45,7 @@ async def test_repeated_runs_make_the_converter_full_with_a_statistics_reason(tm
     runs: list[list[str]] = []
     for _ in range(4):
         lines: list[str] = []
-        assert await run_demo(workspace, out=lines.append) == 0
+        assert await run_demo(workspace, view=_verbose(lines)) == 0
         runs.append(lines)
     first, last = runs[0], runs[-1]
     assert _line(first, "Statistics:").startswith("Statistics: no earlier run recorded in")
@@ -71,7 +77,7 @@ async def test_a_temporary_workspace_says_it_starts_empty(tmp_path: Path, monkey
     temp.mkdir()
     monkeypatch.setattr("tempfile.tempdir", str(temp))
     lines: list[str] = []
-    assert await run_demo(out=lines.append) == 0
+    assert await run_demo(view=_verbose(lines)) == 0
     assert _line(lines, "Statistics:").startswith("Statistics: none (a temporary workspace starts empty")
 
 
@@ -83,7 +89,7 @@ async def test_a_damaged_store_is_named_and_the_demo_still_runs(tmp_path: Path) 
     store = workspace_store(workspace.resolve()).path
     store.write_bytes(b"{truncated")
     lines: list[str] = []
-    assert await run_demo(workspace, out=lines.append) == 0
+    assert await run_demo(workspace, view=_verbose(lines)) == 0
     assert _line(lines, "Statistics:").startswith("Statistics: unreadable (PTC-5002: ")
     assert "statistics unreadable: a statistics store is damaged" in _line(lines, "Plan (config")
     assert store.read_bytes() == b"{truncated"

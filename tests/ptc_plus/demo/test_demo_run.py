@@ -39,7 +39,7 @@ def _after(lines: list[str], start: str) -> list[str]:
 
 def _called(lines: list[str], arrow: str) -> list[str]:
     """The tools of the second turn's calls printed with ``arrow`` (its indent says nested or top-level)."""
-    found = (re.match(re.escape(arrow) + r"call-2-\S+ (\w+)\(", line) for line in lines)
+    found = (re.match(re.escape(arrow) + r"(\w+)\(", line) for line in lines)
     return [match.group(1) for match in found if match]
 
 
@@ -67,7 +67,7 @@ async def test_the_answer_is_what_the_tools_found(
     assert "note 2" in first
     assert second.endswith("docs/routes.md gives the river loop as 13.1 miles: 21082.41 m, or 69168 ft.")
     if mode == "off":
-        (environment,) = [line for line in lines if line.startswith("Capability environment:")]
+        (environment,) = [line for line in lines if line.startswith("Code mode is off")]
         assert "gate:" not in environment and message("gate.reason.mode-off", "en") in environment
 
 
@@ -94,8 +94,8 @@ async def test_the_demo_ends_with_a_config_change_a_refresh_and_a_cell_on_the_ne
     if mode == "on":
         # The notice the model got at its next step, by its head; then a cell calling the converter directly.
         assert (
-            turn[1]
-            == 'Context message [ptc-plus:catalog]: "# Capability refresh #1: this catalog replaces the previous one."'
+            turn[1] == "The host adds a message for the model's next step [ptc-plus:catalog]: "
+            '"# Capability refresh #1: this catalog replaces the previous one."'
         )
         assert turn[2] == "    # No longer callable (calls are refused): write_file"
         assert turn[3].startswith("    # Disclosure changed: convert_units (on-demand → full)")
@@ -103,7 +103,7 @@ async def test_the_demo_ends_with_a_config_change_a_refresh_and_a_cell_on_the_ne
         assert _called(turn, "    → ") == ["convert_units", "convert_units"]  # no capabilities.search first
     else:
         # Natively there is no catalog: no notice, and the demo says so rather than echo the receipt.
-        assert not any(line.startswith("Context message") for line in turn)
+        assert not any(line.startswith("The host adds a message") for line in turn)
         assert any("Code mode is off in this session, so the model is not told" in line for line in tail)
         (native,) = [line for line in tail if line.startswith("The model is still offered the host's own tools")]
         assert "write_file" in native

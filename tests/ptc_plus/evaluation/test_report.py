@@ -6,6 +6,7 @@ against arithmetic written here.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import attrs
@@ -86,24 +87,74 @@ def test_totals_per_style_over_all_tasks_and_the_completed_subset() -> None:
     text = report.render(scripted(), SKIPPED)
     all_tasks = text.split("### All tasks (2)")[1].split("###")[0]
     # native: cached 100+10, uncached 200+20, output 10+5, total 310+35, requests 3+1.
-    assert "| native | 110 | 220 | 15 | 345 | 4 | 2/2 |" in all_tasks
+    # cost (default sheet): 110 x 0.1 + 220 x 1 + 15 x 5 = 306.
+    assert f"| native | 110 | 220 | 15 | 345 | {bill(110, 220, 15):.0f} | 4 | 2/2 |" in all_tasks
+    assert bill(110, 220, 15) == pytest.approx(306)
     # cold: 70+30, 100+40, 10+5, 180+75, 2+2.
-    assert "| ptc-plus-cold | 100 | 140 | 15 | 255 | 4 | 2/2 |" in all_tasks
-    assert "| ptc-plus-mature | 80 | 120 | 15 | 215 | 3 | 1/2 |" in all_tasks
+    assert f"| ptc-plus-cold | 100 | 140 | 15 | 255 | {bill(100, 140, 15):.0f} | 4 | 2/2 |" in all_tasks
+    assert f"| ptc-plus-mature | 80 | 120 | 15 | 215 | {bill(80, 120, 15):.0f} | 3 | 1/2 |" in all_tasks
     # b failed in one style: the completed subset is a alone.
     subset = text.split("### The subset every style completed (1 of 2)")[1].split("###")[0]
-    assert "| native | 100 | 200 | 10 | 310 | 3 | 1/1 |" in subset
-    assert "| ptc-plus-mature | 60 | 90 | 10 | 160 | 2 | 1/1 |" in subset
+    assert f"| native | 100 | 200 | 10 | 310 | {bill(100, 200, 10):.0f} | 3 | 1/1 |" in subset
+    assert f"| ptc-plus-mature | 60 | 90 | 10 | 160 | {bill(60, 90, 10):.0f} | 2 | 1/1 |" in subset
+
+
+def bill(cached: float, uncached: float, output: float) -> float:
+    """The default sheet written out: cache reads a tenth of an uncached token, output five."""
+    return cached * 0.1 + uncached * 1 + output * 5
+
+
+def geomean(*ratios: float) -> float:
+    return math.prod(ratios) ** (1 / len(ratios))
 
 
 def test_headline_ratios_tokens_and_requests() -> None:
     text = report.render(scripted(), SKIPPED)
-    # cold / native: tokens 255/345 = 0.739 all, 180/310 = 0.581 completed; requests 4/4, 2/3.
-    assert "| 20 | ptc-plus-cold / native | 0.74 | 0.58 | 1.00 | 0.67 |" in text
-    # cold / ptc: 255/265 = 0.962, 180/210 = 0.857; requests 4/3 = 1.33, 2/2.
-    assert "| 20 | ptc-plus-cold / ptc | 0.96 | 0.86 | 1.33 | 1.00 |" in text
+    raw = text.split("### Raw tokens")[1].split("##")[0]
+    # cold / native: tokens 255/345 = 0.739 all, 180/310 = 0.581 completed; per task a 180/310, b 75/35:
+    # geomean 1.12, median (the mean of two) 1.36; requests 4/4, 2/3.
+    assert f"{geomean(180 / 310, 75 / 35):.2f}" == "1.12"
+    assert "| 20 | ptc-plus-cold / native | 0.74 | 0.58 | 1.12 | 1.36 | 1.00 | 0.67 |" in raw
+    # cold / ptc: 255/265 = 0.962, 180/210 = 0.857; per task 180/210, 75/55; requests 4/3 = 1.33, 2/2.
+    g, m = geomean(180 / 210, 75 / 55), (180 / 210 + 75 / 55) / 2
+    assert f"| 20 | ptc-plus-cold / ptc | 0.96 | 0.86 | {g:.2f} | {m:.2f} | 1.33 | 1.00 |" in raw
     # mature / tool-search: 215/215 = 1.00, 160/170 = 0.941; requests 3/6 = 0.50, 2/4 = 0.50.
-    assert "| 20 | ptc-plus-mature / tool-search | 1.00 | 0.94 | 0.50 | 0.50 |" in text
+    g, m = geomean(160 / 170, 55 / 45), (160 / 170 + 55 / 45) / 2
+    assert f"| 20 | ptc-plus-mature / tool-search | 1.00 | 0.94 | {g:.2f} | {m:.2f} | 0.50 | 0.50 |" in raw
+
+
+def test_headline_ratios_cost_weighted_from_the_counted_parts() -> None:
+    text = report.render(scripted(), SKIPPED)
+    weighted = text.split("### Cost-weighted (price sheet `default`)")[1].split("###")[0]
+    # cold / native by the bill: per task a and b priced from their own cached / uncached / output counts.
+    cold_a, cold_b, native_a, native_b = bill(70, 100, 10), bill(30, 40, 5), bill(100, 200, 10), bill(10, 20, 5)
+    cells = [
+        (cold_a + cold_b) / (native_a + native_b),
+        cold_a / native_a,  # the completed subset is a alone
+        geomean(cold_a / native_a, cold_b / native_b),
+        (cold_a / native_a + cold_b / native_b) / 2,
+    ]
+    assert "| 20 | ptc-plus-cold / native | " + " | ".join(f"{c:.2f}" for c in cells) + " |" in weighted
+    # Weighting changes the verdict: tool search's output-heavy a costs more by the bill than raw (output 5x).
+    assert bill(50, 100, 20) / bill(70, 100, 10) != pytest.approx(170 / 180)
+
+
+def test_a_huge_task_carries_the_sum_but_not_the_geometric_mean_or_median() -> None:
+    measured = scripted()
+    huge = (
+        run("h", "native", 0, 1_000_000, 0, 1),
+        run("h", "ptc-plus-cold", 0, 10_000, 0, 1),
+        *(run("h", s, 0, 1_000_000, 0, 1) for s in ("tool-search", "ptc", "ptc-plus-mature")),
+    )
+    text = report.render(attrs.evolve(measured, runs=(*measured.runs, *huge), tasks=("a", "b", "h")), SKIPPED)
+    raw = text.split("### Raw tokens")[1].split("##")[0]
+    row = next(line for line in raw.splitlines() if line.startswith("| 20 | ptc-plus-cold / native |"))
+    cells = row.split(" | ")
+    # The sum: (180 + 75 + 10,000) / (310 + 35 + 1,000,000): the one huge task makes it 0.01.
+    assert cells[2] == f"{(180 + 75 + 10_000) / (310 + 35 + 1_000_000):.2f}" == "0.01"
+    # Each task weighs the same in the geometric mean and the median: b's loss (2.14) still shows.
+    assert cells[4] == f"{geomean(180 / 310, 75 / 35, 0.01):.2f}"
+    assert cells[5] == f"{180 / 310:.2f}"  # the median of 0.01, 0.58, 2.14
 
 
 def test_per_task_ratios_count_the_tasks_where_ptc_plus_loses() -> None:
@@ -115,7 +166,10 @@ def test_per_task_ratios_count_the_tasks_where_ptc_plus_loses() -> None:
     assert "**ptc-plus-mature** costs more tokens than **ptc** on 0 of 2 tasks." in text
     # Against every baseline, naming the tasks: b's cold 75 > native 35 and > tool-search 45; a's 180 < 310, > 170.
     assert "**ptc-plus-cold** costs more tokens than **native** on 1 of 2 tasks: b." in text
-    assert "**ptc-plus-cold** costs more tokens than **tool-search** on 2 of 2 tasks: a, b." in text
+    assert "**ptc-plus-cold** costs more tokens than **tool-search** on 2 of 2 tasks: a, b."
+    # By the bill, tool search's output-heavy a (20 output tokens) is dearer than cold's: only b is a loss.
+    assert bill(70, 100, 10) < bill(50, 100, 20) and bill(30, 40, 5) > bill(10, 30, 5)
+    assert "**ptc-plus-cold** costs more by the `default` bill than **tool-search** on 1 of 2 tasks: b." in text in text
 
 
 def test_method_regeneration_failures_and_skipped_charts() -> None:
@@ -153,8 +207,11 @@ def test_real_model_mode_unknown_stays_unknown_and_the_spread_is_shown() -> None
     text = report.render(measured, SKIPPED)
     assert "real model `m-1`, 2 repetition(s)" in text
     # native: the mean over repetitions: cached 20, uncached 90, output 10, total 120.
-    assert "| native | 20 | 90 | 10 | 120 | 2 | 1/1 |" in text
-    assert "| ptc | unknown | unknown | 10 | unknown | 2 | 1/1 |" in text
+    # cost: the mean of each repetition's bill, (2 + 80 + 50 + 2 + 100 + 50) / 2.
+    cost = (bill(20, 80, 10) + bill(20, 100, 10)) / 2
+    assert f"| native | 20 | 90 | 10 | 120 | {cost:.0f} | 2 | 1/1 |" in text
+    # A repetition whose split is unknown makes the bill unknown too: never priced as zero.
+    assert "| ptc | unknown | unknown | 10 | unknown | unknown | 2 | 1/1 |" in text
     # spread of native's suite total: 110 and 130 → mean 120, stdev 14.14.
     assert "| 20 | native | 120 | 110 | 130 | 14 |" in text
     assert "| 20 | ptc | unknown | unknown | unknown | unknown |" in text
@@ -200,3 +257,31 @@ def test_with_matplotlib_the_three_charts_are_drawn(tmp_path: Path) -> None:
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
     text = report.render(scripted(), outcome)
     assert f"]({charts.TOTALS_PNG})" in text
+
+
+def test_charts_skip_what_is_unknown(tmp_path: Path) -> None:
+    """A provider that reported no usage: no chart of token counts is drawn (none is drawn as zero)."""
+    pytest.importorskip("matplotlib")
+    unknown = tuple(
+        attrs.evolve(r, input_cached=None, input_uncached=None, output=None, total=None, first_request_input=None)
+        for r in scripted().runs
+    )
+    measured = attrs.evolve(scripted(), mode=MODEL, model="m-1", runs=unknown)
+    (tmp_path / charts.TOTALS_PNG).write_bytes(b"an earlier run's chart")
+    outcome = charts.draw(measured, tmp_path)
+    assert [name for name, _ in outcome.files] == [charts.REQUESTS_PNG]  # requests are counted by the host
+    assert len(outcome.unknown) == 2
+    assert not (tmp_path / charts.TOTALS_PNG).exists()
+    text = report.render(measured, outcome)
+    assert (
+        "*Total tokens per style per catalog size (all tasks)*: not drawn: every value it would show is unknown."
+        in text
+    )
+    # One style known (native, both tasks), the others not: the known one is drawn, the rest left out.
+    known = tuple(r for r in scripted().runs if r.style == "native")
+    partial = attrs.evolve(measured, runs=(*(r for r in unknown if r.style != "native"), *known))
+    assert [name for name, _ in charts.draw(partial, tmp_path).files] == [
+        charts.TOTALS_PNG,
+        charts.PROMPT_PNG,
+        charts.REQUESTS_PNG,
+    ]

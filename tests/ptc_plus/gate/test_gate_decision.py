@@ -1,4 +1,4 @@
-"""Truth table of the §5 gate: every stage, every documented edge."""
+"""Truth table of the deployment gate: every stage, every documented edge."""
 
 from __future__ import annotations
 

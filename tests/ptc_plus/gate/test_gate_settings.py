@@ -126,7 +126,7 @@ def test_unparsable_config_file_fails_closed(tmp_path: Path) -> None:
 
 
 def test_a_workspace_value_does_not_reopen_what_a_broken_user_value_closed(tmp_path: Path) -> None:
-    # A repository may only narrow the gate (SPEC §5, ADR 0086): the user's unusable mode keeps it closed.
+    # A repository may only narrow the gate (ADR 0086): the user's unusable mode keeps it closed.
     loaded = loaded_from(tmp_path, '[gate]\nmode = "on"\n', user_toml="[gate]\nmode = [1, 2]\n")
     assert [blocker.key for blocker in loaded.gate_blockers] == ["mode"]
     assert evaluate_gate(resolve_gate_settings({}, loaded), user_id="u").enabled is False

@@ -1,4 +1,4 @@
-"""Plan computation: the six steps of SPEC §4, its allocation rules and its counter-examples."""
+"""Plan computation: its six steps, its allocation rules and its counter-examples."""
 
 from __future__ import annotations
 

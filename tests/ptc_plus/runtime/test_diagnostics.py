@@ -1,6 +1,6 @@
 """Diagnostics of a failed run: charged to the output budget (cut and marked), and shown to the model.
 
-SPEC §2: "The output budget covers logs, the returned value and diagnostics
+The product's rule: "The output budget covers logs, the returned value and diagnostics
 together" — an exception's message and traceback are cut to what the logs
 left of ``max_output_bytes``, saying how much was cut; the child is not
 trusted to do it, so the host cuts again. And a failed ``run_code`` tells the

@@ -1,4 +1,4 @@
-"""Compiling kernel cells, and the names a cell binds and references (``worker/cell.py``, SPEC §8)."""
+"""Compiling kernel cells, and the names a cell binds and references (``worker/cell.py``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The host's parsing of the kernel-mode frames: ``repl`` and ``done`` with ``volatile`` (SPEC §8)."""
+"""The host's parsing of the kernel-mode frames: ``repl`` and ``done`` with ``volatile``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kernel mode of the worker and the host's run of a cell (SPEC §8): real worker processes, one kept per kernel."""
+"""Kernel mode of the worker and the host's run of a cell: real worker processes, one kept per kernel."""
 
 from __future__ import annotations
 

@@ -52,6 +52,17 @@ async def test_unknown_name_lists_close_matches(make_runtime: RuntimeFactory, wo
     assert services.dispatched == []
 
 
+@pytest.mark.asyncio
+async def test_an_unknown_name_without_close_matches_says_no_more(
+    make_runtime: RuntimeFactory, workspace: Path
+) -> None:
+    services = FakeServices(workspace, [tool("read_file", _echo_name)])
+    lane = NestedLane(services, outer_context(services).call)
+    outcome = await make_runtime().run("await tools.zzz()", workspace=workspace, tool_names=("read_file",), lane=lane)
+    assert outcome.failure is not None
+    assert outcome.failure.params["message"] == "No tool named 'zzz' in tools"  # no "close matches: -"
+
+
 def test_namespace_is_read_only_and_refuses_positional_arguments() -> None:
     async def invoke(name: str, args: dict[str, Any]) -> Any:
         return (name, args)

@@ -1,4 +1,4 @@
-"""The kernel fields of :class:`RunLimits` (SPEC §8)."""
+"""The kernel fields of :class:`RunLimits`."""
 
 from __future__ import annotations
 

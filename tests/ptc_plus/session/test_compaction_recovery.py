@@ -1,6 +1,6 @@
 """After a compaction the session re-delivers, once and within its budget, only what the model used and lost.
 
-SPEC §7 and ADR 0070: a contract is re-delivered when it was used recently,
+ADR 0070: a contract is re-delivered when it was used recently,
 was expanded before, is still valid (same revision in the current plan) and
 is no longer visible; never one only looked up, never one still on the
 surface. The reference host's compaction keeps the latest turn's context

@@ -1,4 +1,4 @@
-"""The ``[runtime]`` kernel keys reach a session's :class:`RunLimits` (SPEC §8, ADR 0082)."""
+"""The ``[runtime]`` kernel keys reach a session's :class:`RunLimits` (ADR 0082)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The REPL kernel in a real plugin session: the journal lives in the session's records, survives a
-host restart (resume), and compaction drops what hidden cells declared (SPEC §8, ADR 0081)."""
+host restart (resume), and compaction drops what hidden cells declared (ADR 0081)."""
 
 from __future__ import annotations
 

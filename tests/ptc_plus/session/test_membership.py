@@ -45,7 +45,7 @@ else:
     try:
         tools.notes_search
     except AttributeError as error:
-        found = "missing: " + str(error)[:40]
+        found = "missing: " + str(error)[:200]
 return {"names": names, "found": found}
 """
 
@@ -100,7 +100,11 @@ async def test_off_is_absent_everywhere(
         write_user_config(tmp_path, "version = 1\n")  # the default workspace-write policy
     host, session, value = await run_with(open_host, workspace, "off")
     assert "notes_search" not in value["names"]
-    assert value["found"].startswith("missing: ")
+    # The program is told why: the plan keeps it out (not "no such tool", no empty list of close matches).
+    assert (
+        value["found"]
+        == "missing: tools.notes_search is off in this session's capability plan: a program cannot call it"
+    )
     assert "notes_search" not in catalog_text(session)  # neither contract nor navigation
     assert "notes_search" not in session.system_prompt()
     assert "notes_search" not in [s.name for s in session.model_tools()]

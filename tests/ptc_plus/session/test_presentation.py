@@ -1,4 +1,4 @@
-"""Presentations ``both`` and ``native`` are configurable (SPEC §2), not only an automatic fallback."""
+"""Presentations ``both`` and ``native`` are configurable, not only an automatic fallback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Previews at the model display boundary, end to end through the reference host (SPEC §7, ADR 0069).
+"""Previews at the model display boundary, end to end through the reference host (ADR 0069).
 
 A host tool returns about 5 MB; a program returns it from ``run_code``. The
 model sees a preview within the budget and a handle; ``read_spill`` (native)

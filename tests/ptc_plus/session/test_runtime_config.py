@@ -56,7 +56,7 @@ def test_limits_the_runtime_refuses_fall_back_to_the_defaults_with_a_diagnostic(
 
 
 def test_the_environment_switches_reach_the_run_limits(workspace: Path, tmp_path: Path) -> None:
-    """``PTC_SEQUENTIAL`` and ``PTC_DEBUG`` (SPEC §5) reach a session's and ``exec``'s runs through the gate."""
+    """``PTC_SEQUENTIAL`` and ``PTC_DEBUG`` reach a session's and ``exec``'s runs through the gate."""
     machine = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     switched = configured_limits(workspace, env={**machine, "PTC_SEQUENTIAL": " TRUE ", "PTC_DEBUG": "opt-in"})
     assert switched.limits.sequential and switched.limits.debug_run

@@ -1,4 +1,4 @@
-"""Observation by session family, through the real reference host (SPEC §6, issue 11's counter-examples).
+"""Observation by session family, through the real reference host (issue 11's counter-examples).
 
 Every test drives sessions on a :class:`ReferenceHost` with the plugin
 loaded and scripted models, and reads what landed in the statistics stores

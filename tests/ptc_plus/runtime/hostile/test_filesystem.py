@@ -233,3 +233,19 @@ return {'chown_root': attempt(os.chown, 'mine.txt', 0, 0), 'chown_other': attemp
     for name in ("mine.txt", "mydir"):
         info = (hostile.workspace / name).stat()
         assert (info.st_uid, info.st_gid) == (os.geteuid(), os.getegid()), name
+
+
+@pytest.mark.asyncio
+async def test_the_program_has_an_account_name_but_sees_no_host_account(hostile: Hostile) -> None:
+    code = """
+import getpass, grp, pwd
+me = pwd.getpwuid(os.getuid())
+return {'user': getpass.getuser(), 'pw_name': me.pw_name, 'group': grp.getgrgid(os.getgid()).gr_name,
+        'accounts': sorted(entry.pw_name for entry in pwd.getpwall()),
+        'passwd_write': attempt(lambda: open('/etc/passwd', 'a').write('x'))}
+"""
+    results = (await hostile.run(code)).ok()
+    # Library code asks who it runs as (getpass, pwd): it gets the sandbox's one entry, never the host's files.
+    assert (results["user"], results["pw_name"], results["group"]) == ("sandbox", "sandbox", "sandbox"), results
+    assert results["accounts"] == ["sandbox"], results
+    assert results["passwd_write"] in {"EROFS", "EACCES", "EPERM"}, results

@@ -1,4 +1,4 @@
-"""The stateful REPL kernel against hostile programs (issue 25; SPEC §8, ADR 0085).
+"""The stateful REPL kernel against hostile programs (issue 25, ADR 0085).
 
 Each cell runs through a real :class:`~ptc_plus.runtime.CodeRuntime` in kernel mode under the
 default ``workspace-write`` policy, with its journal in a real session directory. A cell that

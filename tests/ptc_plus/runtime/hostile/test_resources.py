@@ -28,6 +28,8 @@ async def test_a_memory_bomb_is_a_memory_error(hostile: Hostile) -> None:
     code = "blocks = []\nwhile True:\n    blocks.append(bytearray(b'x') * (16 * 1024 * 1024))\n"
     outcome = (await hostile.run(code, memory_bytes=256 * MIB)).failed("exception")
     assert "MemoryError" in outcome.message, outcome.describe()
+    # The person can act on it: the limit the program hit, by its key and value.
+    assert f"capped at {256 * MIB} bytes by [runtime] memory_bytes" in outcome.message, outcome.describe()
 
 
 @pytest.mark.asyncio

@@ -7,9 +7,12 @@ program-defined methods unguarded.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import Hostile
+from .guard import MIB
 
 pytestmark = [pytest.mark.needs_bwrap]
 
@@ -158,3 +161,24 @@ return results
     outcome = await hostile.run(code)
     assert outcome.ok() == {"nan": "ToolArgumentError", "bytes": "ToolArgumentError", "cycle": "ToolArgumentError"}
     assert outcome.calls == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("code", "size"),
+    [
+        pytest.param("return 'y' * 100_000_000", 100_000_002, id="one_long_string"),
+        pytest.param("return ['x' * 1000 for _ in range(200_000)]", 16 * 1024 * 1024, id="many_strings"),
+    ],
+)
+async def test_a_value_over_the_message_limit_says_so(hostile: Hostile, code: str, size: int) -> None:
+    # Its encoding would not fit the run's memory either: the diagnosis is the limit, not a thread's change.
+    limits = {"memory_bytes": 256 * MIB, "max_message_bytes": 16 * MIB}
+    outcome = (await hostile.run(code, **limits)).failed("output-limit")
+    said = re.fullmatch(
+        r"The program's value is at least (\d+) bytes as JSON, over the limit of (\d+) bytes "
+        r"\(\[runtime\] max_message_bytes\): return less, or raise that limit",
+        outcome.message,
+    )
+    assert said is not None, outcome.describe()
+    assert int(said.group(1)) >= size and int(said.group(2)) == 16 * MIB, outcome.describe()

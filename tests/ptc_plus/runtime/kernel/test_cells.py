@@ -1,5 +1,5 @@
 """The kernel end to end on the reference host: state across cells, recovery by replay without
-re-dispatch, volatility, state operations, notices, provenance and a damaged journal (SPEC §8)."""
+re-dispatch, volatility, state operations, notices, provenance and a damaged journal."""
 
 from __future__ import annotations
 

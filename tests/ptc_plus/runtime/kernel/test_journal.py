@@ -1,5 +1,5 @@
 """The journal's records and what a loaded journal says: the tree, the head, volatility, the frontier,
-saves, contraction cycles, provenance, and damaged entries (SPEC §8, ADR 0081)."""
+saves, contraction cycles, provenance, and damaged entries (ADR 0081)."""
 
 from __future__ import annotations
 
