@@ -154,6 +154,7 @@ async def run_task(
     parameters: Parameters = DEFAULTS,
     mcp: McpBridge | None = None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    meter: Meter | None = None,
 ) -> RunResult:
     """Run ``task`` in ``style`` with ``catalog`` host tools in ``workdir/run`` (emptied first: same path, same prompt).
 
@@ -163,6 +164,8 @@ async def run_task(
     :param mcp: a running bridge to share between runs (its server is stateless); ``None`` starts one.
     :param context_tokens: the model's context: a scripted request beyond it makes the run not runnable
         (``RunResult.not_runnable``), whatever the style.
+    :param meter: what sizes the scripted requests: the matrix's, so a request is sized as it is metered (its
+        host prompt included); ``None``: a meter without a host prompt.
     :raises StatisticsRequired: a mature style without ``statistics``.
     :raises CatalogTooSmall: the suite's own tools exceed ``catalog``.
     :raises DuplicateToolName: two tools of the catalog share a name.
@@ -202,6 +205,7 @@ async def run_task(
                     failures,
                     model,
                     context_tokens,
+                    meter,
                 )
             except (CatalogTooSmall, DuplicateToolName):
                 raise
@@ -251,11 +255,12 @@ async def _session(
     failures: list[EvaluationError],
     model: ModelFactory | None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    sizing: Meter | None = None,
 ) -> str:
     """One family: the root session's turn(s) with the task's prompt (a plan's turns in order); returns the
     root's last final answer."""
     children = 0
-    meter = Meter() if model is None and task.plan is not None else None
+    meter = (sizing or Meter()) if model is None and task.plan is not None else None
     schemas: dict[str, bool] = {}
 
     def plan_driver(ids: SessionIds, *, root: bool, prefix: str) -> PlanDriver:

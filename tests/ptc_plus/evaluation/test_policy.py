@@ -114,8 +114,9 @@ async def test_tool_search_searches_every_missing_need_in_one_step_and_the_cache
     names = {d["name"] for found in loaded for d in found["loaded"]}
     assert {"order_status", "get_customer"} <= names
     assert all("input_schema" in d for found in loaded for d in found["loaded"])
-    # ... so the whole first request is the cached prefix of the second.
-    meters = Meter().meter(result.exchanges).requests
+    # ... so the whole first request is the cached prefix of the second (these requests are shorter than a
+    # provider's minimum cacheable prefix: metered without one, only the prefix rule is checked here).
+    meters = Meter(min_prefix=0).meter(result.exchanges).requests
     assert meters[1].input_cached == meters[0].input
     assert meters[2].input_cached == meters[1].input
 
@@ -442,3 +443,9 @@ async def test_a_style_whose_prompt_exceeds_the_context_is_not_runnable(tmp_path
     assert later.not_runnable and later.exchanges
     exact = await run_task(SUITE, INDEPENDENT, Style.PTC, CATALOG, workdir=tmp_path, context_tokens=largest)
     assert_passed(exact)
+    # Sized as metered: the matrix's meter adds the host's system prompt, which counts against the context too.
+    hosted = Meter(host_prompt="You are a careful coding agent. " * 40)
+    with_host = await run_task(
+        SUITE, INDEPENDENT, Style.PTC, CATALOG, workdir=tmp_path, context_tokens=largest, meter=hosted
+    )
+    assert with_host.not_runnable.startswith(ContextExceeded.code)
