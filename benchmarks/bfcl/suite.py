@@ -1,10 +1,9 @@
 """The BFCL multi-turn base category as tasks: 200 plans, their catalogs, and BFCL's state comparison as the oracle.
 
 :func:`load_tasks` reads the category's questions and ground truth from the
-pinned wheel and gives one :class:`BfclTask` per entry. The engine's
-:class:`~ptc_plus.evaluation.task.Task` has no ``plan`` field yet (the
-policy rebuild adds it); :func:`make_suite` builds the engine's ``Suite``
-once it has, and refuses before.
+pinned wheel and gives one :class:`BfclTask` per entry; :func:`make_suite` builds the engine's
+``Suite``, each task a :class:`~ptc_plus.evaluation.task.Task` whose plan
+every style's policy runs.
 
 The oracle (:class:`BfclOracle`) is BFCL's ``state_checker`` on the end
 state: each involved backend's public attributes equal those of a fresh
