@@ -172,7 +172,8 @@ def command() -> click.Command:
                 )
             )
         written = write_outputs(measured, Path(out))
-        failed = [run for run in measured.runs if not run.passed]
+        # A not-runnable run (beyond the model's context) is reported apart, never as a failed run.
+        failed = [run for run in measured.runs if not run.passed and run.state != results.NOT_RUNNABLE]
         if as_json:
             emit_json(
                 {
