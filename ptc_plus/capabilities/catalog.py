@@ -7,7 +7,7 @@ neither imports the other (ADR 0057).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -23,7 +23,7 @@ from ptc_plus.capabilities.capability import (
 from ptc_plus.capabilities.contract import resource_text, skill_text, tool_contract
 from ptc_plus.capabilities.disk_cache import DiskCache, UserCache, chosen_cache
 from ptc_plus.capabilities.errors import DuplicateCapability
-from ptc_plus.sdk import RenderedTool, decode_tools, encode_tools, render_tool, spec_inputs
+from ptc_plus.sdk import LearnedResult, RenderedTool, decode_tools, encode_tools, render_tool, spec_inputs
 
 
 @attrs.frozen(kw_only=True)
@@ -58,15 +58,25 @@ def build_catalog(
     resources: Sequence[ResourceSource] = (),
     unmanaged: Mapping[str, UnmanagedKind] = DEFAULT_UNMANAGED,
     cache: DiskCache | UserCache | None = UserCache.DEFAULT,
+    learned: Callable[[str, str], LearnedResult | None] | None = None,
 ) -> Catalog:
     """A catalog of everything offered. Raises :class:`DuplicateCapability` on a repeated identity.
 
     ``cache``: where a large catalog's tool renderings are looked up before rendering and stored
     after (by default the user's cache unless ``PTC_PLUS_CACHE=off``; ``None``: always render).
     The catalog is equal either way (ADR 0078).
+
+    ``learned``: (identity, contract revision) -> the result shape learned for a tool without an output
+    schema (ADR 0102). Its contract then shows the shape; its revision stays the one of the contract without
+    it (the host's contract did not change, and what was learned stays keyed by it).
     """
     entries: list[Capability] = []
     for spec, (rendered, contract) in zip(tools, _rendered(tools, chosen_cache(cache)), strict=True):
+        revision = revision_of(contract)
+        shape = learned(spec.identity, revision) if learned is not None and spec.output_schema is None else None
+        if shape is not None:
+            rendered = render_tool(spec, learned=shape)
+            contract = tool_contract(rendered)
         entries.append(
             Capability(
                 identity=spec.identity,
@@ -76,7 +86,7 @@ def build_catalog(
                 description=spec.description,
                 parameters=tuple(p.name for p in rendered.parameters),
                 contract=contract,
-                revision=revision_of(contract),
+                revision=revision,
                 unmanaged=_unmanaged_kind(spec, unmanaged),
                 spec=spec,
                 tool=rendered,

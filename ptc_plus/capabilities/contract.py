@@ -59,7 +59,7 @@ def delivery_text(capabilities: Sequence[Capability]) -> str:
         cached = by_spec[id(spec)].tool
         if level == 0 and cached is not None:
             return cached
-        return render_tool(spec, qualifier=qualifier(spec, level))
+        return render_tool(spec, qualifier=qualifier(spec, level), learned=cached.learned if cached else None)
 
     blocks: list[str] = []
     specs = [c.spec for c in tools if c.spec is not None]

@@ -10,7 +10,9 @@ runtime's control channel. Budget rules (ADR 0024):
 - a contract larger than the whole budget is returned as a reference
   (``reason: "over-budget"``) with the budget needed to fetch it; one that
   no longer fits beside the others is a reference with ``"budget-exhausted"``;
-- names of further matches are listed, not expanded;
+- names of further matches are listed, not expanded, and the first :data:`NEXT_CANDIDATES` of them are
+  also named in ``candidates``, one line each (identity and the description's first sentence; their
+  measured cost is ``candidate_tokens``, bounded by the lines' count and length, not by the budget; ADR 0104);
 - when no match is good enough (``good_match`` false, ADR 0077) none is expanded: the nearest are
   named with reason ``"no-good-match"``, so a program looks (``inspect``/``tree``) instead of trusting one.
 """
@@ -24,6 +26,7 @@ from ptc_plus.capabilities.capability import Capability
 from ptc_plus.capabilities.contract import ToolTally, delivery_text
 from ptc_plus.capabilities.cost import line_counter
 from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.capabilities.ranking_rules import Match, Ranking
 from ptc_plus.capabilities.search import explain as explain_terms
 from ptc_plus.capabilities.search import operation_bonuses, ranking
 from ptc_plus.capabilities.semantic import SemanticLayer, layer_for
@@ -37,6 +40,14 @@ DEFAULT_SEARCH_LIMIT = 10
 DEFAULT_FIND_LIMIT = 20
 DEFAULT_TREE_LIMIT = 50
 MAX_LIMIT = 1000
+MAX_PHRASINGS = 8
+"""Most phrasings one ``search`` may fuse (each is bounded like a single query; ADR 0104)."""
+RRF_K = 60
+"""The reciprocal-rank-fusion constant: a phrasing's rank ``r`` adds ``1 / (RRF_K + r)`` (ADR 0104)."""
+NEXT_CANDIDATES = 5
+"""Most not-expanded matches a ``search`` answer also names as one ``candidates`` line each (ADR 0104)."""
+CANDIDATE_CHARS = 100
+"""Longest ``candidates`` line (characters): the identity, ``: ``, the description's first sentence, cut."""
 NO_GOOD_MATCH = "no-good-match"
 """``not_expanded`` reason when the best match is below the calibrated bar (``good_match`` false, ADR 0077)."""
 
@@ -145,19 +156,36 @@ def _reference(snapshot: CatalogSnapshot, capability: Capability, reason: str) -
 
 
 def search(
-    snapshot: CatalogSnapshot, query: str, *, budget: int | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+    snapshot: CatalogSnapshot,
+    query: str | Sequence[str],
+    *,
+    budget: int | None = None,
+    limit: int = DEFAULT_SEARCH_LIMIT,
 ) -> Json:
     """The best matches for ``query``: complete contracts within ``budget``, the rest named.
 
     ``limit`` bounds how many matches are considered (expanded or named);
     ``more_matches`` counts the matches beyond it (a narrower query finds them).
+
+    ``query`` may be a list of 1 to :data:`MAX_PHRASINGS` phrasings of one need: each is ranked as a query
+    of its own and the rankings are fused by reciprocal rank (ADR 0104), one answer within one budget. A
+    match found by a confident phrasing ranks before any found only by phrasings with no good match, and
+    only those are expanded; ``more_matches`` is then a lower bound (the phrasings' matches overlap).
+    A single string (or a list of one) is answered exactly as before.
     """
-    query = _text("query", query)
+    phrasings = _phrasings(query)
     spent = _budget(snapshot, budget)
-    ranked = ranking(snapshot.index, query, limit=_limit("limit", limit), semantic=semantic_layer(snapshot))
+    wanted = _limit("limit", limit)
+    layer = semantic_layer(snapshot)
+    if len(phrasings) == 1:
+        ranked = ranking(snapshot.index, phrasings[0], limit=wanted, semantic=layer)
+        trusted = {m.identity for m in ranked.matches} if ranked.confident else set()
+    else:
+        ranked, trusted = _fused([ranking(snapshot.index, p, limit=wanted, semantic=layer) for p in phrasings], wanted)
     found = [c for m in ranked.matches if (c := snapshot.get(m.identity)) is not None]
     if ranked.confident:
-        response = _deliver(snapshot, found, spent)
+        response = _deliver(snapshot, [c for c in found if c.identity in trusted], spent)
+        response["not_expanded"] += [_reference(snapshot, c, NO_GOOD_MATCH) for c in found if c.identity not in trusted]
     else:
         # Nothing fits well: name the nearest capabilities, expand none (a wrong contract costs more than a look).
         response = _deliver(snapshot, [], spent)
@@ -166,14 +194,72 @@ def search(
     for item in (*response["expanded"], *response["not_expanded"]):
         item["score"] = scores[item["identity"]]
     answer = {
-        "query": query,
+        "query": query if isinstance(query, str) else list(phrasings),
         **response,
-        "more_matches": ranked.total - len(ranked.matches),
+        "more_matches": max(0, ranked.total - len(ranked.matches)),
         "good_match": ranked.confident,
     }
+    answer["candidates"], answer["candidate_tokens"] = _candidates(snapshot, response["not_expanded"])
     if not ranked.confident:
         answer["hint"] = message("ptc.discovery.no-good-match")
     return answer
+
+
+def candidate_line(capability: Capability) -> str:
+    """``identity: first sentence of the description``, at most :data:`CANDIDATE_CHARS` characters."""
+    lines = capability.description.strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    for end in (". ", "。", "; "):
+        if end in first:
+            first = first[: first.index(end) + len(end)].rstrip(" ;")
+    line = f"{capability.identity}: {first}" if first else capability.identity
+    return line if len(line) <= CANDIDATE_CHARS else line[: CANDIDATE_CHARS - 1].rstrip() + "…"
+
+
+def _candidates(snapshot: CatalogSnapshot, references: Sequence[Json]) -> tuple[list[str], int]:
+    """One line for each of the first :data:`NEXT_CANDIDATES` references, and what the lines cost together.
+
+    The lines are the cheap next step (``inspect`` the right one rather than search again). Like the
+    references they word, they are not charged to the budget, which bounds the contracts' text (ADR 0024):
+    a tight budget is when a miss costs most. Their cost is bounded instead, by :data:`NEXT_CANDIDATES`
+    lines of at most :data:`CANDIDATE_CHARS` characters (ADR 0104).
+    """
+    lines = [candidate_line(c) for r in references[:NEXT_CANDIDATES] if (c := snapshot.get(r["identity"])) is not None]
+    return lines, snapshot.counter.count("\n".join(lines)) if lines else 0
+
+
+def _phrasings(query: object) -> tuple[str, ...]:
+    """``query`` as its phrasings: one text, or a list of 1 to :data:`MAX_PHRASINGS` texts."""
+    if isinstance(query, list | tuple):
+        if not 0 < len(query) <= MAX_PHRASINGS or not all(isinstance(q, str) for q in query):
+            raise InvalidDiscoveryArgument(
+                name="query", detail=f"expected text or a list of 1 to {MAX_PHRASINGS} texts"
+            )
+        return tuple(query)
+    return (_text("query", query),)
+
+
+def _fused(rankings: Sequence[Ranking], limit: int) -> tuple[Ranking, set[str]]:
+    """Reciprocal-rank fusion of the phrasings' rankings, and the identities a confident phrasing found.
+
+    A capability's score is the sum over phrasings of ``1 / (RRF_K + rank)`` (rounded to 9 decimals):
+    scale-free, since lexical scores of different phrasings are not comparable, and phrasings that agree
+    lift a capability. Matches a confident phrasing found come first; ties go to the better single rank,
+    then the earlier phrasing, then the identity, so the answer depends on the inputs alone.
+    """
+    sums: dict[str, float] = {}
+    best: dict[str, tuple[int, int]] = {}
+    trusted: set[str] = set()
+    for phrasing, ranked in enumerate(rankings):
+        for position, match in enumerate(ranked.matches, 1):
+            sums[match.identity] = sums.get(match.identity, 0.0) + 1.0 / (RRF_K + position)
+            best[match.identity] = min(best.get(match.identity, (position, phrasing)), (position, phrasing))
+            if ranked.confident:
+                trusted.add(match.identity)
+    order = sorted(sums, key=lambda i: (i not in trusted, -round(sums[i], 9), best[i], i))[:limit]
+    matches = tuple(Match(identity=i, score=round(sums[i], 9)) for i in order)
+    total = max(len(matches), *(r.total for r in rankings))
+    return Ranking(matches=matches, confident=any(r.confident for r in rankings), total=total), trusted
 
 
 def explain(snapshot: CatalogSnapshot, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> dict[str, Json]:

@@ -31,7 +31,7 @@ from ptc_plus.i18n import message
 
 def search_command() -> click.Command:
     @ptc_command(help=message("cli.capabilities.search.help"), epilog=message("cli.capabilities.search.examples"))
-    @click.argument("query")
+    @click.argument("query", nargs=-1, required=True)
     @tools_option("cli.capabilities.search.tools")
     @workspace_option()
     @click.option(
@@ -48,27 +48,41 @@ def search_command() -> click.Command:
     @click.option("--explain", is_flag=True, help=message("cli.capabilities.search.explain"))
     @json_option("cli.capabilities.search.json")
     def search(
-        query: str, tools: str | None, workspace: Path, limit: int, budget: int | None, explain: bool, as_json: bool
+        query: tuple[str, ...],
+        tools: str | None,
+        workspace: Path,
+        limit: int,
+        budget: int | None,
+        explain: bool,
+        as_json: bool,
     ) -> int:
         computed = new_session_plan(workspace, tools_catalog(tools, workspace))
         snapshot = computed.snapshot()
+        # One QUERY is the single-string search; several are phrasings of one need, fused (ADR 0104).
+        asked: str | list[str] = query[0] if len(query) == 1 else list(query)
         with usage_errors(InvalidDiscoveryArgument, InvalidBudget):
-            result = discovery.search(snapshot, query, budget=budget, limit=limit)
-        reasons = discovery.explain(snapshot, query, limit=limit) if explain else {}
+            result = discovery.search(snapshot, asked, budget=budget, limit=limit)
+        reasons: dict[str, Any] = {}
+        for phrasing in query if explain else ():
+            for identity, why in discovery.explain(snapshot, phrasing, limit=limit).items():
+                reasons.setdefault(identity, why)  # the first phrasing that ranked it explains it
         if as_json:
             issues = [issue.message("en") for issue in computed.loaded.issues]
             extra = {"explain": list(reasons.values())} if explain else {}
             emit_json({**result, **extra, "issues": issues, "version": JSON_VERSION})
             return 0
         report_issues(computed.loaded)
-        print_search(snapshot, query, result, reasons)
+        print_search(snapshot, asked, result, reasons)
         return 0
 
     return search
 
 
 def print_search(
-    snapshot: CatalogSnapshot, query: str, result: Mapping[str, Any], reasons: Mapping[str, Any] | None = None
+    snapshot: CatalogSnapshot,
+    query: str | list[str],
+    result: Mapping[str, Any],
+    reasons: Mapping[str, Any] | None = None,
 ) -> None:
     """The human list of a :func:`~ptc_plus.capabilities.discovery.search` answer (``ptc-plus capabilities
     search``, ``llm capabilities search``): a table on a terminal, numbered rows otherwise, and with

@@ -32,7 +32,15 @@ from ptc_plus.cli.workspace_plan import workspace_catalog
 from ptc_plus.config import LoadedConfig, StatisticsSection, load_config
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
-from ptc_plus.statistics import StatisticsStore, StoreView, schema_revision_of, user_store, workspace_store
+from ptc_plus.statistics import (
+    LearnedShape,
+    StatisticsStore,
+    StoreView,
+    schema_revision_of,
+    shape_summary,
+    user_store,
+    workspace_store,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -254,7 +262,28 @@ def _document(
         "stores": stored,
         "problems": problems,
         "capabilities": [row.to_json() for row in found],
+        "learned": [
+            {
+                "identity": shape.identity,
+                "revision": shape.revision,
+                "scope": name,
+                "results": shape.results,
+                "since": shape.since,
+                "shape": dict(shape.shape),
+            }
+            for name, shape in _learned(views)
+        ],
     }
+
+
+def _learned(views: dict[str, StoreView | None]) -> list[tuple[str, LearnedShape]]:
+    """Every result shape learned in the scopes read (ADR 0102), workspace first."""
+    return [
+        (name, shape)
+        for name in SCOPES
+        if (view := views.get(name)) is not None and view.status == "ok"
+        for shape in view.all_learned()
+    ]
 
 
 def _print(
@@ -276,6 +305,17 @@ def _print(
             click.echo(_store_line(name, stores[name], views[name]))
     if not _enabled(loaded):
         click.echo(message("cli.stats.no-vote"))
+    for name, shape in _learned(views):
+        click.echo(
+            message(
+                "cli.stats.learned",
+                identity=shape.identity,
+                scope=name,
+                results=shape.results,
+                since=shape.since,
+                shape=shape_summary(shape.shape),
+            )
+        )
     if on_terminal():
         headers = [
             message("cli.column.capability"),

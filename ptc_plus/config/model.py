@@ -183,6 +183,9 @@ class StatisticsSection:
     share_with_user: bool = _key(
         True, "also count this workspace's families in the user-global statistics (other workspaces' cold start)"
     )
+    learn_output_shapes: bool = _key(
+        True, "learn the shape of results of tools without an output schema and show it in their contracts"
+    )
 
 
 @attrs.frozen(kw_only=True)

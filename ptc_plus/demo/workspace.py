@@ -29,7 +29,7 @@ version = 1
 [management]
 # Decide which contracts the model gets up front; the rest stay callable and findable on demand.
 enabled = true
-budget_tokens = 400
+budget_tokens = 700
 # Common capabilities, most important first: they fill the budget in this order until usage
 # statistics of this workspace have enough samples to decide instead.
 baseline = ["host:search_files", "host:notes_add", "host:read_file"]

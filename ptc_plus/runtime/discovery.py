@@ -4,8 +4,8 @@ A run is given its discovery source once, when it starts: a
 :class:`~ptc_plus.capabilities.CatalogSnapshot`, or the
 :class:`~ptc_plus.errors.PtcError` every request of the run fails with
 (:class:`DiscoveryUnavailable` when the session has no discovery).
-Requests are first checked against fixed bounds (:data:`MAX_QUERY_CHARS`,
-:data:`MAX_INSPECT_NAMES`, :data:`MAX_NAME_CHARS`, :data:`MAX_REQUEST_LIMIT`;
+Requests are first checked against fixed bounds (:data:`MAX_QUERY_CHARS` per
+phrasing, :data:`MAX_PHRASINGS`, :data:`MAX_INSPECT_NAMES`, :data:`MAX_NAME_CHARS`, :data:`MAX_REQUEST_LIMIT`;
 ADR 0042) and refused with :class:`DiscoveryRequestTooLarge` beyond them,
 then served by :func:`ptc_plus.capabilities.discovery.call` in one shared
 worker thread, in arrival order per run, so a slow request stalls neither the
@@ -40,6 +40,8 @@ T = TypeVar("T")
 
 MAX_QUERY_CHARS = 1000
 """Longest ``query`` of ``search``/``find`` (characters)."""
+MAX_PHRASINGS = 8
+"""Most phrasings one ``search`` may give as a list (each at most :data:`MAX_QUERY_CHARS`; ADR 0104)."""
 MAX_INSPECT_NAMES = 200
 """Most names one ``inspect`` may ask for."""
 MAX_NAME_CHARS = 300
@@ -137,8 +139,15 @@ def check_bounds(method: str, args: dict[str, JSONValue]) -> None:
     :raises DiscoveryRequestTooLarge: an argument beyond its bound.
     """
     query = args.get("query")
-    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
-        raise DiscoveryRequestTooLarge(method=method, argument="query", size=len(query), limit=MAX_QUERY_CHARS)
+    if isinstance(query, list):
+        if len(query) > MAX_PHRASINGS:
+            raise DiscoveryRequestTooLarge(method=method, argument="phrasings", size=len(query), limit=MAX_PHRASINGS)
+        phrasings = query
+    else:
+        phrasings = [query]
+    for phrasing in phrasings:
+        if isinstance(phrasing, str) and len(phrasing) > MAX_QUERY_CHARS:
+            raise DiscoveryRequestTooLarge(method=method, argument="query", size=len(phrasing), limit=MAX_QUERY_CHARS)
     limit = args.get("limit")
     if isinstance(limit, int) and not isinstance(limit, bool) and limit > MAX_REQUEST_LIMIT:
         raise DiscoveryRequestTooLarge(method=method, argument="limit", size=limit, limit=MAX_REQUEST_LIMIT)

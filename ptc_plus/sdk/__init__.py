@@ -19,13 +19,15 @@ from ptc_plus.sdk.module import Sdk, assemble, distinct_types, module_text, qual
 from ptc_plus.sdk.naming import is_identifier, to_identifier, unique_identifiers, words
 from ptc_plus.sdk.payload_cache import PayloadCache
 from ptc_plus.sdk.persisted import Persisted, decode_tools, encode_tools, spec_inputs
-from ptc_plus.sdk.stub import Parameter, RenderedTool, render_tool
+from ptc_plus.sdk.stub import LEARNED_MARK, LearnedResult, Parameter, RenderedTool, learned_functions, render_tool
 from ptc_plus.sdk.tool_source import DEMO_TOOL_SET, ToolSet, ToolSetKind, load_tool_set
 from ptc_plus.sdk.tools_file import load_tool_specs
 
 __all__ = [
     "DEMO_TOOL_SET",
+    "LEARNED_MARK",
     "InvalidToolsFile",
+    "LearnedResult",
     "Parameter",
     "PayloadCache",
     "Persisted",
@@ -45,6 +47,7 @@ __all__ = [
     "distinct_types",
     "encode_tools",
     "is_identifier",
+    "learned_functions",
     "load_tool_set",
     "load_tool_specs",
     "module_text",

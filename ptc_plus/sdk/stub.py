@@ -9,6 +9,7 @@ JSON name is shown beside them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,48 @@ from ptc_plus.sdk.type_render import ANY, TypeRenderer
 
 # Wrap the signature one parameter per line beyond this width.
 SIGNATURE_WIDTH = 100
+
+LEARNED_MARK = "Learned result shape"
+"""Starts the docstring paragraph of a tool whose result type was learned from its results (ADR 0102): a reader
+of the contract (the evaluation's policy) finds a stated shape by this text; :attr:`RenderedTool.learned` says
+the same to code."""
+
+
+_STUB = re.compile(r"^async def ([A-Za-z_][A-Za-z0-9_]*)\(", re.MULTILINE)
+
+
+def learned_functions(text: str) -> frozenset[str]:
+    """The functions of a delivered contract text (a catalog message, an inspect answer) whose result shape is
+    stated as learned (:data:`LEARNED_MARK` in their docstring): a reader that sees only the text, like the
+    evaluation's policy, knows their results' keys as it would from a published output schema."""
+    starts = list(_STUB.finditer(text))
+    found = set()
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+        if LEARNED_MARK + " (" in text[match.end() : end]:
+            found.add(match.group(1))
+    return frozenset(found)
+
+
+@attrs.frozen(kw_only=True)
+class LearnedResult:
+    """A result shape learned from a tool's results (the statistics store's, ADR 0102): a JSON Schema of types
+    and field names, how many results it was learned from and since which day (``2026-12-01``)."""
+
+    schema: Mapping[str, Any]
+    results: int
+    since: str
+
+    @property
+    def json_text(self) -> bool:
+        """The results are strings holding JSON (MCP text content): the program parses them itself."""
+        return self.schema.get("contentMediaType") == "application/json" and "contentSchema" in self.schema
+
+    @property
+    def output_schema(self) -> Mapping[str, Any]:
+        """The schema of the value a program works with (of the parsed JSON text, for :attr:`json_text`)."""
+        inner = self.schema.get("contentSchema") if self.json_text else self.schema
+        return inner if isinstance(inner, Mapping) else {}
 
 
 @attrs.frozen(kw_only=True)
@@ -48,6 +91,8 @@ class RenderedTool:
     result: TypeExpr
     types: tuple[TypeDecl, ...]
     stub: str
+    learned: LearnedResult | None = None
+    """The learned shape ``result`` renders (``None``: the contract's own output schema, or ``Any``)."""
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -101,8 +146,14 @@ def _argument_shape(schema: Any, doc: Document) -> _Arguments:
     )
 
 
-def render_tool(spec: ToolSpec, *, qualifier: str = "") -> RenderedTool:
-    """Render one tool. ``qualifier`` prefixes every generated type name (used to settle clashes)."""
+def render_tool(spec: ToolSpec, *, qualifier: str = "", learned: LearnedResult | None = None) -> RenderedTool:
+    """Render one tool. ``qualifier`` prefixes every generated type name (used to settle clashes).
+
+    ``learned``: a result shape learned from the tool's results, rendered (as a ``TypedDict`` for an object)
+    where the contract states no output schema, and marked as learned (:data:`LEARNED_MARK`); ignored when
+    the contract has its own."""
+    if spec.output_schema is not None:
+        learned = None
     tool_pascal = pascal_case(spec.name)
     renderer = TypeRenderer(tool_pascal=tool_pascal, qualifier=qualifier)
     in_doc = Document(root=spec.input_schema, role="arguments")
@@ -127,9 +178,9 @@ def render_tool(spec: ToolSpec, *, qualifier: str = "") -> RenderedTool:
         extra_name = next(n for n in ("kwargs", "extra", "extra_arguments", "_kwargs") if n not in identifiers.values())
         if isinstance(shape.extra, Mapping) and shape.extra:
             extra_type = renderer.expr(shape.extra, in_doc, tool_pascal + "Extra")
-    result = _result(spec, renderer, tool_pascal)
+    result = _result(spec, renderer, tool_pascal, learned)
     function = to_identifier(spec.name)
-    stub = _stub_text(spec, function, parameters, extra_name, extra_type, result, shape.description)
+    stub = _stub_text(spec, function, parameters, extra_name, extra_type, result, shape.description, learned)
     return RenderedTool(
         name=spec.name,
         function=function,
@@ -139,18 +190,28 @@ def render_tool(spec: ToolSpec, *, qualifier: str = "") -> RenderedTool:
         result=result,
         types=tuple(renderer.decls[n] for n in sorted(renderer.decls)),
         stub=stub,
+        learned=learned,
     )
 
 
-def _result(spec: ToolSpec, renderer: TypeRenderer, tool_pascal: str) -> TypeExpr:
-    if spec.output_schema is None:
+def _result(spec: ToolSpec, renderer: TypeRenderer, tool_pascal: str, learned: LearnedResult | None) -> TypeExpr:
+    schema = spec.output_schema if learned is None else dict(learned.output_schema)
+    if schema is None:
         return ANY
-    out_doc = Document(root=spec.output_schema, role="result")
-    if is_object_schema(spec.output_schema) and "$ref" not in spec.output_schema:
-        title = spec.output_schema.get("title")
+    out_doc = Document(root=schema, role="result")
+    if is_object_schema(schema) and "$ref" not in schema:
+        title = schema.get("title")
         base = pascal_case(title) if isinstance(title, str) and title.strip() else tool_pascal + "Result"
-        return renderer.named_root(spec.output_schema, out_doc, base)
-    return renderer.expr(spec.output_schema, out_doc, tool_pascal + "Result")
+        return renderer.named_root(schema, out_doc, base)
+    return renderer.expr(schema, out_doc, tool_pascal + "Result")
+
+
+def _learned_note(result: TypeExpr, learned: LearnedResult) -> str:
+    returns = f"json.loads(result) is {result.text}" if learned.json_text else f"returns {result.text}"
+    return (
+        f"{LEARNED_MARK} ({learned.results} results since {learned.since}; the tool publishes no output schema): "
+        f"{returns}. A key may still be missing or new."
+    )
 
 
 def _signature(function: str, params: list[str], result: str) -> str:
@@ -169,16 +230,19 @@ def _stub_text(
     extra_type: TypeExpr,
     result: TypeExpr,
     arguments_note: str,
+    learned: LearnedResult | None = None,
 ) -> str:
     params: list[str] = ["*"] if parameters else []
     params += [f"{p.identifier}: {p.type.text}" + ("" if p.required else " = ...") for p in parameters]
     if extra_name is not None:
         params.append(f"**{extra_name}: {extra_type.text}")
-    lines = [_signature(function, params, result.text)]
+    lines = [_signature(function, params, "str" if learned is not None and learned.json_text else result.text)]
     doc_parts: list[str] = []
     description = clean_text(spec.description)
     if description:
         doc_parts.append(description)
+    if learned is not None:
+        doc_parts.append(_learned_note(result, learned))
     if function != spec.name:
         doc_parts.append(f"Real tool name: {spec.name!r} (call it as tools[{spec.name!r}]).")
     if arguments_note and arguments_note != description:

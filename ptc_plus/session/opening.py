@@ -7,7 +7,8 @@ run limits, the host's view and skills, and the gate are read here, once.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 
 import attrs
 
@@ -19,8 +20,10 @@ from ptc_plus.gate import GateDecision, evaluate_gate
 from ptc_plus.i18n import message
 from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME, KernelMode
+from ptc_plus.sdk import LearnedResult
 from ptc_plus.session.environment import Environment, GateSummary
 from ptc_plus.session.session_limits import SessionLimits, config_diagnostics, configured_limits
+from ptc_plus.statistics import user_store, workspace_store
 
 
 @attrs.frozen(kw_only=True)
@@ -76,6 +79,25 @@ def host_revisions(services: HostServices, agent: AgentRef, identities: Collecti
     return {c.identity: c.revision for c in build_catalog(tools=specs, cache=None).capabilities}
 
 
+def learned_shapes(workspace: Path, loaded: LoadedConfig) -> Callable[[str, str], LearnedResult | None] | None:
+    """The result shapes learned in ``workspace``'s store, else in the user's (ADR 0102), for the catalog a session
+    opens with; ``None`` when ``[statistics]`` is off or ``learn_output_shapes = false``. Read once, when the
+    catalog is built (start, resume, refresh): a shape learned meanwhile waits for the next session."""
+    settings = loaded.config.statistics
+    if loaded.statistics_disabled or not (settings.enabled and settings.learn_output_shapes):
+        return None
+    views = [view for view in (workspace_store(workspace).read(), user_store().read()) if view.usable]
+
+    def find(identity: str, revision: str) -> LearnedResult | None:
+        for view in views:
+            found = view.learned(identity, revision)
+            if found is not None:
+                return LearnedResult(schema=found.shape, results=found.results, since=found.since)
+        return None
+
+    return find if views else None
+
+
 def read_today(
     services: HostServices, info: SessionInfo, mcp: McpSources | None = None, *, refresh: bool = False
 ) -> Today:
@@ -105,7 +127,10 @@ def read_today(
         configured=configured.session,
         skills=skills,
         catalog=build_catalog(
-            tools=view, skills=skills, resources=mcp.resource_sources(session_id) if mcp is not None else ()
+            tools=view,
+            skills=skills,
+            resources=mcp.resource_sources(session_id) if mcp is not None else (),
+            learned=learned_shapes(info.workspace, loaded),
         ),
         decision=decision,
         bindings=bindings,

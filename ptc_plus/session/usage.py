@@ -64,6 +64,16 @@ def agent_offers(
         found = catalog.get(identity)
         return schema_revision_of(found) if found is not None and found.revision == revision else ""
 
+    def learn(identity: str, revision: str) -> bool:
+        # Results teach a shape only where the contract states none (ADR 0102); the config decides at settlement.
+        found = catalog.get(identity)
+        return (
+            found is not None
+            and found.revision == revision
+            and found.spec is not None
+            and (found.spec.output_schema is None)
+        )
+
     if code_mode and environment is not None:
         offers = {
             e.identity: Offer(
@@ -71,6 +81,7 @@ def agent_offers(
                 revision=e.revision,
                 disclosure="full" if e.disclosure is Disclosure.FULL else "on-demand",
                 schema_revision=shape(e.identity, e.revision),
+                learn_shape=learn(e.identity, e.revision),
             )
             for e in environment.plan.effective()
             if e.kind not in UNOBSERVABLE
@@ -82,6 +93,7 @@ def agent_offers(
                 revision=c.revision,
                 disclosure="full",
                 schema_revision=shape(c.identity, c.revision),
+                learn_shape=learn(c.identity, c.revision),
             )
             for c in catalog.managed()
             if c.kind.value not in UNOBSERVABLE

@@ -1,13 +1,15 @@
 """The statistics file format: its versioned types, the v0 → v1 step, decoding and encoding.
 
-Version 1 (``statistics.json``)::
+Version 2 (``statistics.json``; version 1 is the same without ``learned``, ADR 0102)::
 
-    {"version": 1, "next_sequence": 42,
+    {"version": 2, "next_sequence": 42,
      "families": [{"key": "<16 hex>", "sequence": 40, "plan_config_revision": "sha256:..."}, ...],
      "retired": ["<16 hex>", ...],
      "capabilities": [{"identity": "host:read_file", "revisions": [
          {"revision": "sha256:...", "schema_revision": "shape:...",
-          "available": [3, 40], "used": [40], "on_demand": [3]}]}]}
+          "available": [3, 40], "used": [40], "on_demand": [3],
+          "learned": {"shape": {"type": "object", ...}, "since": "2026-12-01",
+                      "families": [40], "results": [7]}}]}]}
 
 - ``key`` is a digest of the host's family id (the id itself is not kept).
 - ``sequence`` is the family's eligibility sequence number: given once, when the
@@ -15,6 +17,9 @@ Version 1 (``statistics.json``)::
 - Per capability and contract revision: the sequence numbers of the families
   where it was available, those of them that used it, and those where it was
   offered on demand (the rest: in full).
+- ``learned`` (``null`` unless shapes were learned): the output shape of the revision's results, the union
+  over families (:mod:`.shapes`: types and field names, never a value), since when, and how many results each
+  retained family contributed.
 - ``retired`` lists families whose samples were all displaced by newer ones
   (oldest first, bounded): recording one of them again changes nothing, so a
   long-resumed family cannot jump to the front of the window.
@@ -36,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import operator
+import re
 from typing import Any, NewType
 
 import attrs
@@ -44,8 +50,12 @@ import orjson
 
 from hookspecs.serialization import Rejected, canonical_bytes, converter, structure
 from ptc_plus.migration import Migrations
+from ptc_plus.statistics.shapes import NotAShape
+from ptc_plus.statistics.shapes import check as check_shape
 
-VERSION = 1
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+VERSION = 2
 
 Sequences = NewType("Sequences", tuple[int, ...])
 """Eligibility sequence numbers (ascending). Its own type so a store of 200,000 numbers is checked in one pass
@@ -69,12 +79,25 @@ class FamilyRecord:
 
 
 @attrs.frozen(kw_only=True)
+class LearnedRecord:
+    """The output shape learned over the results of one contract revision (ADR 0102): the union of the families'
+    shapes, the day the first was recorded, and per retained family (its sequence number) how many results."""
+
+    shape: dict[str, Any]
+    since: str
+    families: Sequences
+    results: Sequences
+    """``results[i]`` results came from family ``families[i]``."""
+
+
+@attrs.frozen(kw_only=True)
 class RevisionRecord:
     revision: str
     schema_revision: str
     available: Sequences
     used: Sequences
     on_demand: Sequences
+    learned: LearnedRecord | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -137,7 +160,12 @@ def _v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-MIGRATIONS = Migrations(current=VERSION, steps={0: _v0_to_v1})
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 only adds ``learned`` to a revision (ADR 0102): a version-1 store has learned nothing."""
+    return {key: value for key, value in data.items() if key != "version"}
+
+
+MIGRATIONS = Migrations(current=VERSION, steps={0: _v0_to_v1, 1: _v1_to_v2})
 
 
 class Inconsistent(ValueError):
@@ -203,6 +231,21 @@ def check(payload: StatisticsFile) -> None:
                     members = members_of[available] = set(available)
                 if not members.issuperset(subset):
                     raise Inconsistent(f"{capability.identity}: {name} is not an ordered subset of available")
+            if record.learned is not None:
+                _check_learned(capability.identity, record.learned, record.available)
+
+
+def _check_learned(identity: str, learned: LearnedRecord, available: Sequences) -> None:
+    try:
+        check_shape(learned.shape)
+    except NotAShape as error:
+        raise Inconsistent(f"{identity}: the learned shape is not one ({error})") from None
+    if not _DAY.fullmatch(learned.since):
+        raise Inconsistent(f"{identity}: learned since {learned.since!r} is not a day")
+    if len(learned.families) != len(learned.results) or not _increasing(learned.families):
+        raise Inconsistent(f"{identity}: learned families and results do not pair up")
+    if not set(available).issuperset(learned.families) or any(n < 1 for n in learned.results):
+        raise Inconsistent(f"{identity}: learned from a family where it was not available")
 
 
 def _increasing(sequences: Sequences) -> bool:
@@ -244,6 +287,7 @@ __all__ = [
     "CapabilityRecord",
     "FamilyRecord",
     "Inconsistent",
+    "LearnedRecord",
     "RevisionRecord",
     "Sequences",
     "StatisticsFile",

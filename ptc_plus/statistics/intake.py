@@ -18,9 +18,9 @@ intake to what they read) and is folded by whichever writer comes next.
   order, so its later sample wins.
 - Format (version 1), through the one strict converter (ADR 0058)::
 
-      {"version": 1, "key": "<16 hex>", "plan_config_revision": "sha256:...",
+      {"version": 2, "key": "<16 hex>", "plan_config_revision": "sha256:...", "day": "2026-12-01",
        "evidence": [{"identity": ..., "revision": ..., "schema_revision": ...,
-                     "disclosure": "full", "used": true}, ...]}
+                     "disclosure": "full", "used": true, "shape": null, "results": 0}, ...]}
 
   Only the family's digest, identities, revisions and evidence bits: no user
   content, as in the store itself.
@@ -44,8 +44,11 @@ import orjson
 from hookspecs.serialization import canonical_bytes, structure
 from ptc_plus.statistics.codec import family_key
 from ptc_plus.statistics.sample import Evidence, FamilySample
+from ptc_plus.statistics.upsert import today
 
-VERSION = 1
+VERSION = 2
+READS = frozenset({1, 2})
+"""Version 2 adds ``day`` and the evidence's learned shapes (ADR 0102); a version-1 file has neither."""
 MAX_PENDING = 256
 """Intake files a store may hold. Writers fold them at once, so only a writer stopped while holding the lock
 (``SIGSTOP``, a hung disk) lets them pile up; beyond this a recording is refused loudly (PTC-5004)."""
@@ -63,6 +66,8 @@ class PendingSample:
     key: str
     plan_config_revision: str
     evidence: tuple[Evidence, ...]
+    day: str = ""
+    """The UTC day it was recorded (a shape first learned from it is learned since then); ``""`` in version 1."""
 
     @classmethod
     def of(cls, sample: FamilySample) -> PendingSample:
@@ -71,6 +76,7 @@ class PendingSample:
             key=family_key(sample.family_id),
             plan_config_revision=sample.plan_config_revision,
             evidence=sample.evidence,
+            day=today(),
         )
 
 
@@ -161,7 +167,7 @@ def decode_pending(name: str, raw: bytes) -> PendingSample:
     """:raises PendingDamaged: not JSON, not the format, or a version we do not know."""
     try:
         data: Any = orjson.loads(raw)
-        if not isinstance(data, dict) or data.get("version") != VERSION:
+        if not isinstance(data, dict) or data.get("version") not in READS:
             raise PendingDamaged(f"intake file {name}: not of version {VERSION}", raw)
         return structure(data, PendingSample)
     except (orjson.JSONDecodeError, cattrs.BaseValidationError, ValueError, TypeError) as exc:

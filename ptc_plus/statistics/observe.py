@@ -31,6 +31,7 @@ import functools
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -38,6 +39,8 @@ from hookspecs import ToolCall, ToolResult, ToolSpec
 from ptc_plus.config import load_config
 from ptc_plus.errors import PtcError
 from ptc_plus.statistics.sample import Disclosure, Evidence, FamilySample
+from ptc_plus.statistics.shapes import derive as derive_shape
+from ptc_plus.statistics.shapes import merge as merge_shapes
 from ptc_plus.statistics.store import StatisticsStore, user_store, workspace_store
 
 __all__ = [
@@ -64,6 +67,9 @@ class Offer:
     """``full`` or ``on-demand`` (an agent presented natively has everything ``full``)."""
     schema_revision: str = ""
     """The call-shape revision of that contract (ADR 0066); ``""`` when unknown."""
+    learn_shape: bool = False
+    """Learn the shape of its results (ADR 0102): its contract publishes no output schema and
+    ``[statistics] learn_output_shapes`` is on."""
 
 
 @attrs.frozen(kw_only=True)
@@ -103,6 +109,12 @@ class _Family:
     """Session id -> identity -> the disclosure it had when first used."""
     prior: tuple[FamilySample, ...] = ()
     """Samples settled earlier (restored from the family record on resume): a revision keeps their bits."""
+    shapes: dict[str, dict[str, Learned]] = attrs.field(factory=dict)
+    """Session id -> identity -> the shape of its ok results so far and how many (ADR 0102)."""
+
+
+Learned = tuple[dict[str, Any], int]
+"""A shape (:mod:`.shapes`) and the number of results it was learned from."""
 
 
 class FamilyObserver:
@@ -143,10 +155,16 @@ class FamilyObserver:
         self._use(call, spec.identity)
 
     def dispatched(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> None:
-        """The call settled: a host skill loader that returned its body used that skill."""
+        """The call settled: a host skill loader that returned its body used that skill; an ok result of a
+        tool without an output schema teaches its shape (never its value: :func:`.shapes.derive`)."""
         agent = self._agent(call)
         if agent is None or not result.ok:
             return
+        offer = agent.offers.get(spec.identity)
+        if offer is not None and offer.learn_shape:
+            learned = self._families[call.caller.family_id].shapes.setdefault(call.caller.session_id, {})
+            shape, count = learned.get(spec.identity, (None, 0))
+            learned[spec.identity] = (merge_shapes(shape, derive_shape(result.value)), count + 1)
         argument = agent.loaders.get(spec.name)
         if argument is not None and isinstance(skill := call.arguments.get(argument), str):
             self._use(call, f"skill:{skill}")
@@ -175,7 +193,7 @@ class FamilyObserver:
         if family is None:
             return Settled(family_id=family_id)
         agents = {sid: offers for sid, offers in family.agents.items() if sid in started}
-        return family_samples(family_id, root_session_id, agents, family.used, family.prior)
+        return family_samples(family_id, root_session_id, agents, family.used, family.prior, family.shapes)
 
 
 def family_samples(
@@ -184,6 +202,7 @@ def family_samples(
     agents: Mapping[str, AgentOffers],
     used: Mapping[str, Mapping[str, Disclosure]],
     prior: Sequence[FamilySample] = (),
+    shapes: Mapping[str, Mapping[str, Learned]] | None = None,
 ) -> Settled:
     """The pure rule: credit each capability to the workspaces of the agents that had it available.
 
@@ -191,11 +210,13 @@ def family_samples(
     any agent there used it while it had it, its revision and disclosure those
     of the first use (else of the first agent offering it, root first). ``prior``
     samples (an earlier settlement of the same family) keep their bits: a
-    resumed family only ever adds use to its own sample.
+    resumed family only ever adds use to its own sample. Learned ``shapes`` (per agent and identity) are merged
+    per workspace with the prior samples' (their results counted once: a resume observes only new ones).
     """
     order = sorted(agents, key=lambda sid: (sid != root_session_id, sid))
     per_ws: dict[str, dict[str, Evidence]] = {}
     revisions: dict[str, str] = {}
+    learned: dict[tuple[str, str], Learned] = {}
     for sample in prior:
         revisions.setdefault(sample.workspace, sample.plan_config_revision)
         found = per_ws.setdefault(sample.workspace, {})
@@ -203,6 +224,8 @@ def family_samples(
             known = found.get(evidence.identity)
             if known is None or (evidence.used and not known.used):
                 found[evidence.identity] = evidence
+            if evidence.shape is not None:
+                _learn(learned, (sample.workspace, evidence.identity), (evidence.shape, evidence.results))
     for sid in order:
         agent = agents[sid]
         revisions.setdefault(agent.workspace, agent.config_revision)
@@ -213,6 +236,13 @@ def family_samples(
             at_use = agent_used.get(identity)
             if known is None or (at_use is not None and not known.used):
                 found[identity] = _evidence(offer, at_use)
+        for identity, seen in (shapes or {}).get(sid, {}).items():
+            if identity in agent.offers:
+                _learn(learned, (agent.workspace, identity), seen)
+    for (ws, identity), (shape, count) in learned.items():
+        known = per_ws[ws].get(identity)
+        if known is not None:
+            per_ws[ws][identity] = attrs.evolve(known, shape=shape, results=count)
     root_ws = agents[root_session_id].workspace if root_session_id in agents else None
     ordered = sorted(per_ws, key=lambda ws: (ws != root_ws, ws))
     samples = tuple(
@@ -226,6 +256,11 @@ def family_samples(
         if per_ws[ws]
     )
     return Settled(family_id=family_id, workspaces=samples)
+
+
+def _learn(learned: dict[tuple[str, str], Learned], key: tuple[str, str], seen: Learned) -> None:
+    before = learned.get(key)
+    learned[key] = seen if before is None else (merge_shapes(before[0], seen[0]), before[1] + seen[1])
 
 
 def _evidence(offer: Offer, at_use: Disclosure | None) -> Evidence:
@@ -243,11 +278,16 @@ def union(samples: Sequence[FamilySample]) -> FamilySample | None:
     if not samples:
         return None
     merged: dict[str, Evidence] = {}
+    learned: dict[tuple[str, str], Learned] = {}
     for sample in samples:
         for evidence in sample.evidence:
             known = merged.get(evidence.identity)
             if known is None or (evidence.used and not known.used):
                 merged[evidence.identity] = evidence
+            if evidence.shape is not None:
+                _learn(learned, ("", evidence.identity), (evidence.shape, evidence.results))
+    for (_, identity), (shape, count) in learned.items():
+        merged[identity] = attrs.evolve(merged[identity], shape=shape, results=count)
     first = samples[0]
     return FamilySample(
         family_id=first.family_id,
@@ -269,15 +309,29 @@ def recording_scopes(workspace: str) -> tuple[bool, bool]:
     return recorded, recorded and config.statistics.share_with_user
 
 
+def learns_shapes(workspace: str) -> bool:
+    """``[statistics] learn_output_shapes`` in ``workspace``'s effective config (ADR 0102)."""
+    return load_config(Path(workspace)).config.statistics.learn_output_shapes
+
+
+def without_shapes(sample: FamilySample) -> FamilySample:
+    """``sample`` with nothing learned about results (its workspace turned learning off)."""
+    if all(e.shape is None for e in sample.evidence):
+        return sample
+    return attrs.evolve(sample, evidence=tuple(attrs.evolve(e, shape=None, results=0) for e in sample.evidence))
+
+
 def record_settled(
     settled: Settled,
     *,
     scopes: Callable[[str], tuple[bool, bool]] = recording_scopes,
+    learns: Callable[[str], bool] = learns_shapes,
     workspace_for: Callable[[Path], StatisticsStore] = workspace_store,
     user: Callable[[], StatisticsStore] = user_store,
 ) -> list[str]:
     """Record ``settled`` in the stores of every workspace that has statistics enabled, and once in the user's.
 
+    A workspace with ``[statistics] learn_output_shapes = false`` records no learned shape (``learns``).
     A workspace with statistics disabled contributes to no scope; one that does not share with the user
     (``[statistics] share_with_user = false``, e.g. the demo's) only to its own. Store
     problems (a corrupt or future-version file refusing the write, a lock
@@ -286,7 +340,15 @@ def record_settled(
 
     :returns: one line per problem (empty when everything was recorded).
     """
-    decided = [(sample, *scopes(sample.workspace)) for sample in settled.workspaces]
+    decided = [
+        (
+            without_shapes(sample)
+            if any(e.shape is not None for e in sample.evidence) and not learns(sample.workspace)
+            else sample,
+            *scopes(sample.workspace),
+        )
+        for sample in settled.workspaces
+    ]
     problems: list[str] = []
     for sample, recorded, _ in decided:
         if recorded:

@@ -8,9 +8,11 @@ either.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
+
+from ptc_plus.statistics.shapes import check as check_shape
 
 Disclosure = Literal["full", "on-demand"]
 """How the capability was offered when it was available (``off`` and absent capabilities are not evidence)."""
@@ -35,14 +37,24 @@ class Evidence:
 
     ``revision`` is the contract revision the family saw; ``schema_revision`` the call-shape revision
     (:func:`ptc_plus.statistics.revisions.schema_revision_of`), ``""`` when unknown: then only samples of
-    the exact same ``revision`` count for it (ADR 0066).
+    the exact same ``revision`` count for it (ADR 0066). ``shape``/``results``: what its results looked like
+    (ADR 0102).
     """
+
+    def __attrs_post_init__(self) -> None:
+        if self.shape is not None:
+            check_shape(self.shape)
 
     identity: str = attrs.field(validator=_non_empty)
     revision: str
     disclosure: Disclosure = attrs.field(validator=_disclosure)
     used: bool
     schema_revision: str = ""
+    shape: dict[str, Any] | None = None
+    """The learned output shape of its results in this family (:mod:`.shapes`; ``None``: none learned, e.g. the
+    contract publishes an output schema, or ``[statistics] learn_output_shapes = false``). Never a value."""
+    results: int = 0
+    """How many settled results ``shape`` was learned from."""
 
 
 def _as_tuple(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:

@@ -92,7 +92,7 @@ from ptc_plus.statistics.intake import (
     write_pending,
 )
 from ptc_plus.statistics.sample import FamilySample
-from ptc_plus.statistics.upsert import MAX_CAPABILITIES, RETIRED_CAP, apply, apply_keyed, compact
+from ptc_plus.statistics.upsert import MAX_CAPABILITIES, RETIRED_CAP, apply, apply_keyed, compact, today
 from ptc_plus.statistics.view import NO_SAMPLE, CapabilityStats, Status, StoreView
 
 _log = logging.getLogger(__name__)
@@ -224,7 +224,9 @@ class StatisticsStore:
         displaced it can end up differently (kept, where one by one it would have been retired)."""
         folded = payload
         for pending in intake:
-            folded = apply_keyed(folded, pending.key, pending.plan_config_revision, pending.evidence)
+            folded = apply_keyed(
+                folded, pending.key, pending.plan_config_revision, pending.evidence, day=pending.day or today()
+            )
         if sample is not None:
             folded = apply(folded, sample)
         return compact(folded, retention=self.retention)

@@ -7,6 +7,7 @@ waiting intake (:mod:`.intake`) the same way in memory.
 from __future__ import annotations
 
 import bisect
+import datetime
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -14,29 +15,38 @@ import attrs
 from ptc_plus.statistics.codec import (
     CapabilityRecord,
     FamilyRecord,
+    LearnedRecord,
     RevisionRecord,
     Sequences,
     StatisticsFile,
     family_key,
 )
 from ptc_plus.statistics.sample import Evidence, FamilySample
+from ptc_plus.statistics.shapes import merge as merge_shapes
 
 RETIRED_CAP = 1000
 """Keys of displaced families remembered so a late revision of one changes nothing."""
 MAX_CAPABILITIES = 10_000
 
 
-def apply(payload: StatisticsFile, sample: FamilySample) -> StatisticsFile:
+def today() -> str:
+    """The UTC day a shape recorded now is learned since (``2026-12-01``)."""
+    return datetime.datetime.now(datetime.UTC).date().isoformat()
+
+
+def apply(payload: StatisticsFile, sample: FamilySample, *, day: str | None = None) -> StatisticsFile:
     """``payload`` with ``sample`` added (new family) or revised in place (known family); unchanged for a
     family displaced earlier, or a new family with no evidence (it has no place in any window).
 
     Touches only the capabilities of the sample (and, for a revision, those holding the family's number):
     a store of 1,000 capabilities is not rebuilt for every family."""
-    return apply_keyed(payload, family_key(sample.family_id), sample.plan_config_revision, sample.evidence)
+    return apply_keyed(
+        payload, family_key(sample.family_id), sample.plan_config_revision, sample.evidence, day=day or today()
+    )
 
 
 def apply_keyed(
-    payload: StatisticsFile, key: str, plan_config_revision: str, evidence: Sequence[Evidence]
+    payload: StatisticsFile, key: str, plan_config_revision: str, evidence: Sequence[Evidence], *, day: str
 ) -> StatisticsFile:
     """:func:`apply` for a family known by its key (a sample from the intake holds no family id)."""
     if key in payload.retired:
@@ -61,7 +71,7 @@ def apply_keyed(
         return payload
     by_identity = {capability.identity: capability for capability in capabilities}
     for item in evidence:
-        by_identity[item.identity] = _with(by_identity.get(item.identity), item, sequence)
+        by_identity[item.identity] = _with(by_identity.get(item.identity), item, sequence, day)
     return attrs.evolve(
         payload,
         next_sequence=next_sequence,
@@ -120,12 +130,46 @@ def _filtered(capability: CapabilityRecord, keep: Callable[[int], bool]) -> Capa
                     available=available,
                     used=Sequences(tuple(s for s in entry.used if keep(s))),
                     on_demand=Sequences(tuple(s for s in entry.on_demand if keep(s))),
+                    learned=_learned_filtered(entry.learned, keep),
                 )
             )
     return attrs.evolve(capability, revisions=tuple(revisions))
 
 
-def _with(capability: CapabilityRecord | None, evidence: Evidence, sequence: int) -> CapabilityRecord:
+def _learned_filtered(learned: LearnedRecord | None, keep: Callable[[int], bool]) -> LearnedRecord | None:
+    """The counts of the families kept; the shape stays (it is a union: a displaced family's results widened it
+    and a later result may still look like them)."""
+    if learned is None:
+        return None
+    pairs = [(f, n) for f, n in zip(learned.families, learned.results, strict=True) if keep(f)]
+    return attrs.evolve(
+        learned, families=Sequences(tuple(f for f, _ in pairs)), results=Sequences(tuple(n for _, n in pairs))
+    )
+
+
+def _learned_with(learned: LearnedRecord | None, evidence: Evidence, sequence: int, day: str) -> LearnedRecord | None:
+    """``learned`` widened by the family's shape (ADR 0102): the union, and the family's result count."""
+    if evidence.shape is None or evidence.results < 1:
+        return learned
+    if learned is None:
+        return LearnedRecord(
+            shape=merge_shapes(None, evidence.shape),
+            since=day,
+            families=Sequences((sequence,)),
+            results=Sequences((evidence.results,)),
+        )
+    counts = dict(zip(learned.families, learned.results, strict=True))
+    counts[sequence] = evidence.results  # a revised family replaces its own count
+    order = sorted(counts)
+    return LearnedRecord(
+        shape=merge_shapes(learned.shape, evidence.shape),
+        since=min(learned.since, day),
+        families=Sequences(tuple(order)),
+        results=Sequences(tuple(counts[f] for f in order)),
+    )
+
+
+def _with(capability: CapabilityRecord | None, evidence: Evidence, sequence: int, day: str) -> CapabilityRecord:
     """``capability`` (or a new record) with the family numbered ``sequence`` added to the evidence's revision."""
     revisions = list(capability.revisions) if capability is not None else []
     where = (evidence.revision, evidence.schema_revision)
@@ -148,6 +192,7 @@ def _with(capability: CapabilityRecord | None, evidence: Evidence, sequence: int
         available=_inserted(entry.available, sequence),
         used=_inserted(entry.used, sequence) if evidence.used else entry.used,
         on_demand=_inserted(entry.on_demand, sequence) if evidence.disclosure == "on-demand" else entry.on_demand,
+        learned=_learned_with(entry.learned, evidence, sequence, day),
     )
     return CapabilityRecord(identity=evidence.identity, revisions=tuple(revisions))
 
@@ -159,4 +204,4 @@ def _inserted(sequences: Sequences, sequence: int) -> Sequences:
     return Sequences((*sequences[:position], sequence, *sequences[position:]))
 
 
-__all__ = ["MAX_CAPABILITIES", "RETIRED_CAP", "apply", "apply_keyed", "compact"]
+__all__ = ["MAX_CAPABILITIES", "RETIRED_CAP", "apply", "apply_keyed", "compact", "today"]

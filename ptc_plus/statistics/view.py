@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -32,6 +32,18 @@ class CapabilityStats:
 
 
 NO_SAMPLE = CapabilityStats(available=0, used=0, coverage=None, sufficient=False)
+
+
+@attrs.frozen(kw_only=True)
+class LearnedShape:
+    """The output shape learned for one contract revision (ADR 0102): a JSON Schema of types and field names
+    (:mod:`.shapes`), how many results of the retained families it was learned from, and since which day."""
+
+    identity: str
+    revision: str
+    shape: Mapping[str, Any]
+    results: int
+    since: str
 
 
 @attrs.frozen(kw_only=True)
@@ -100,6 +112,33 @@ class StoreView:
             sufficient=len(recent) >= max(min_samples, 1),
         )
 
+    def learned(self, identity: str, revision: str) -> LearnedShape | None:
+        """The shape learned from results of ``identity`` at exactly contract ``revision`` (a new revision starts
+        over); ``None`` when none was."""
+        record = self._by_identity.get(identity)
+        if record is None:
+            return None
+        for entry in record.revisions:
+            if entry.revision == revision and entry.learned is not None:
+                found = entry.learned
+                return LearnedShape(
+                    identity=identity,
+                    revision=revision,
+                    shape=found.shape,
+                    results=sum(found.results),
+                    since=found.since,
+                )
+        return None
+
+    def all_learned(self) -> tuple[LearnedShape, ...]:
+        """Every learned shape in the store, by identity then revision (``ptc-plus stats``)."""
+        return tuple(
+            found
+            for record in self.payload.capabilities
+            for entry in record.revisions
+            if (found := self.learned(record.identity, entry.revision)) is not None
+        )
+
     def families(self) -> int:
         """Eligible families ever recorded in this store (since its last reset); 0 unless ``ok``."""
         return self.payload.next_sequence - 1
@@ -121,4 +160,4 @@ class StoreView:
         return newest.revision, newest.schema_revision
 
 
-__all__ = ["NO_SAMPLE", "CapabilityStats", "Status", "StoreView"]
+__all__ = ["NO_SAMPLE", "CapabilityStats", "LearnedShape", "Status", "StoreView"]

@@ -158,9 +158,9 @@ class ServedSession:
     async def search(self, arguments: Mapping[str, Any]) -> Served:
         """``search_capabilities``: the plan's discovery answer, never a dispatch (never counted as use).
 
-        The request takes the bounds a program's ``capabilities.search`` takes (a query of at most
-        1000 characters, ``PTC-2008`` beyond) and is served in the same discovery thread, off the
-        event loop (ADR 0042, 0087).
+        The request takes the bounds a program's ``capabilities.search`` takes (a query, or a list of at
+        most 8 phrasings, ADR 0104, of at most 1000 characters each, ``PTC-2008`` beyond) and is served in
+        the same discovery thread, off the event loop (ADR 0042, 0087).
         """
         snapshot = self._snapshot()
         if snapshot is None:
@@ -251,7 +251,7 @@ def _presented(result: ToolResult) -> str:
     return f"{result.error.code}: {result.error.message}"
 
 
-def _search_text(snapshot: Any, query: str, budget: int | None, limit: int) -> str:
+def _search_text(snapshot: Any, query: str | list[str], budget: int | None, limit: int) -> str:
     found = discovery.search(snapshot, query, budget=budget, limit=limit)
     return orjson.dumps(found, option=orjson.OPT_INDENT_2).decode()
 
@@ -260,7 +260,13 @@ def _search_tool() -> ServedTool:
     schema = {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": message("ptc.mcp-serve.search.query", "en")},
+            "query": {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": discovery.MAX_PHRASINGS},
+                ],
+                "description": message("ptc.mcp-serve.search.query", "en"),
+            },
             "budget": {"type": "integer", "minimum": 1, "description": message("ptc.mcp-serve.search.budget", "en")},
             "limit": {"type": "integer", "minimum": 1, "description": message("ptc.mcp-serve.search.limit", "en")},
         },
@@ -272,12 +278,14 @@ def _search_tool() -> ServedTool:
     )
 
 
-def _search_arguments(arguments: Mapping[str, Any]) -> tuple[str, int | None, int]:
+def _search_arguments(arguments: Mapping[str, Any]) -> tuple[str | list[str], int | None, int]:
     unknown = sorted(set(arguments) - {"query", "budget", "limit"})
     if unknown:
         raise SearchArguments(detail=message("ptc.mcp-serve.search.unknown", "en", names=", ".join(unknown)))
     query = arguments.get("query")
-    if not isinstance(query, str):
+    if not isinstance(query, str) and not (
+        isinstance(query, list) and query and all(isinstance(phrasing, str) for phrasing in query)
+    ):
         raise SearchArguments(detail=message("ptc.mcp-serve.search.query-type", "en"))
     budget = arguments.get("budget")
     limit = arguments.get("limit", discovery.DEFAULT_SEARCH_LIMIT)

@@ -1,7 +1,8 @@
 """The program's ``capabilities`` object (discovery) and :class:`DiscoveryError`.
 
-``await capabilities.search(query, budget=None, limit=10)``, ``find(query,
-limit=20)``, ``inspect(names, budget=None)`` and ``tree(limit=50)`` — the
+``await capabilities.search(query, budget=None, limit=10)`` (``query`` a text
+or a list of phrasings), ``find(query, limit=20)``, ``inspect(names,
+budget=None)`` and ``tree(limit=50)`` — the
 names and defaults of :mod:`ptc_plus.capabilities.discovery` — send a
 ``discover`` frame and return the host's plain-JSON answer. Every argument is
 sent explicitly (``None`` means the host's default), so the frame always

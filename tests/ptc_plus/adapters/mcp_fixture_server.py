@@ -1,6 +1,7 @@
 """An MCP server for the tests (run as a script over stdio): typed tools, resources, templates and misbehaviour.
 
 - ``add(a, b)`` and ``describe(word)`` have output schemas (structured results);
+- ``rates(country)`` has no output schema and answers JSON text (a learned shape's case, ADR 0102);
 - ``fail(reason)`` answers with ``is_error``;
 - ``hang()`` never answers; ``block()`` is busy in a blocking sleep; ``die()`` ends the process
   mid-call; ``freeze()`` stops it (SIGSTOP);
@@ -17,6 +18,7 @@ A second argument after the mark replaces the server's instructions (a server wh
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -49,6 +51,12 @@ def add(a: int, b: int) -> Sum:
 @server.tool(name=PREFIX + "describe", description="Describe a word.")
 def describe(word: str) -> Described:
     return Described(word=word, length=len(word))
+
+
+@server.tool(name=PREFIX + "rates", description="A country's VAT rates.", structured_output=False)
+def rates(country: str) -> str:
+    reduced = {"FR": [5.5, 10.0], "DE": [7.0]}.get(country, [])
+    return json.dumps({"country": country, "standard_rate": 20.0 if country == "FR" else 19, "reduced": reduced})
 
 
 @server.tool(name=PREFIX + "fail", description="Always fails.")

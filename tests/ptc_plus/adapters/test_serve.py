@@ -130,6 +130,8 @@ async def test_search_capabilities_finds_an_on_demand_tool(workspace: Path, env:
         instructions = client.instructions or ""
         found = await client.call_tool("search_capabilities", {"query": "convert units of length"})
         wrong = await client.call_tool("search_capabilities", {"query": 3})
+        phrased = await client.call_tool("search_capabilities", {"query": ["jot down a note", "convert units"]})
+        too_many = await client.call_tool("search_capabilities", {"query": ["convert"] * 9})
         ran = await client.call_tool("run_code", {"description": "convert", "code": PROGRAM})
     assert "async def convert_units(" not in instructions  # on demand: named at most, never its contract
     answer = orjson.loads(text_of(found))
@@ -137,6 +139,10 @@ async def test_search_capabilities_finds_an_on_demand_tool(workspace: Path, env:
     assert expanded[0] == CONVERT
     assert "async def convert_units(" in answer["text"]
     assert wrong.is_error is True and "PTC-7103" in text_of(wrong)
+    fused = orjson.loads(text_of(phrased))
+    assert fused["query"] == ["jot down a note", "convert units"]
+    assert CONVERT in [item["identity"] for item in (*fused["expanded"], *fused["not_expanded"])]
+    assert too_many.is_error is True and "PTC-2008" in text_of(too_many)
     assert ran.is_error is False  # on demand stays callable from programs
 
 

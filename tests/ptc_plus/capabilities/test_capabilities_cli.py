@@ -85,6 +85,19 @@ def test_capabilities_search_json_is_the_discovery_response(run_cli: CliRunner) 
     assert response["tokens"] <= 300 and response["unit"] == "o200k_base tokens"
 
 
+def test_capabilities_search_fuses_several_queries(tmp_path: Path, run_cli: CliRunner) -> None:
+    args = ("--workspace", str(tmp_path), "--limit", "4", "--json")
+    units = run_cli("capabilities", "search", "convert units", *args).json()
+    notes = run_cli("capabilities", "search", "jot down a note", *args).json()
+    both = run_cli("capabilities", "search", "convert units", "jot down a note", *args).json()
+    assert both["query"] == ["convert units", "jot down a note"]
+    ranked = [m["identity"] for m in (*both["expanded"], *both["not_expanded"])]
+    assert ranked[:2] == [units["expanded"][0]["identity"], notes["expanded"][0]["identity"]]
+    assert run_cli("capabilities", "search", *args[:2]).code == 2  # at least one QUERY
+    too_many = run_cli("capabilities", "search", *(["q"] * 9), *args[:2])
+    assert too_many.code == 2 and "PTC-3105" in too_many.err
+
+
 def test_capabilities_needs_a_subcommand(run_cli: CliRunner) -> None:
     done = run_cli("capabilities")
     assert done.code == 2

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ptc_plus.statistics import Evidence, FamilySample, user_store, workspace_store
+from ptc_plus.statistics import Evidence, FamilySample, derive_shape, user_store, workspace_store
 from tests.cli_runner import CliRunner
 from tests.statistics_samples import record_families
 
@@ -198,3 +198,36 @@ def test_reset_with_nothing_recorded_deletes_nothing_and_needs_no_answer(workspa
     done = run_cli("stats", "reset", "--workspace", str(workspace))
     assert done.code == 0 and "nothing to delete" in done.out
     assert not (workspace / ".ptc-plus").exists()
+
+
+def test_stats_shows_the_result_shapes_learned_per_contract_revision(workspace: Path, run_cli: CliRunner) -> None:
+    configure(workspace)
+    shape = derive_shape('{"standard_rate": 20.0, "country": "FR"}')
+    workspace_store(workspace).record(
+        FamilySample(
+            family_id="f1",
+            workspace=str(workspace),
+            plan_config_revision="c",
+            evidence=(
+                Evidence(
+                    identity="mcp:tax/rates",
+                    revision="sha256:1111111111111111",
+                    disclosure="full",
+                    used=True,
+                    shape=shape,
+                    results=3,
+                ),
+            ),
+        )
+    )
+    done = run_cli("stats", "--workspace", str(workspace), "--json")
+    assert done.code == 0, done.err
+    (learned,) = done.json()["learned"]
+    assert learned["identity"] == "mcp:tax/rates" and learned["revision"] == "sha256:1111111111111111"
+    assert (learned["scope"], learned["results"], learned["shape"]) == ("workspace", 3, shape)
+    text = run_cli("stats", "--workspace", str(workspace))
+    assert text.code == 0, text.err
+    assert (
+        f"learned result shape of mcp:tax/rates (workspace, 3 results since {learned['since']}): "
+        "json({country: str, standard_rate: float})"
+    ) in text.out

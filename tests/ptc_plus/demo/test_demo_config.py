@@ -13,7 +13,7 @@ def test_seeded_config_turns_management_on(tmp_path: Path) -> None:
     loaded = load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert loaded.issues == ()
     management = loaded.config.management
-    assert management.enabled and management.budget_tokens == 400
+    assert management.enabled and management.budget_tokens == 700
     assert management.baseline[0] == "host:search_files"
     assert loaded.config.disclosure_of("host:notes_delete") is Disclosure.OFF
     # Statistics vote after three runs: repeated demos in one workspace show the plan learning.

@@ -21,6 +21,8 @@ from tests.ptc_plus.evaluation.tiny_suite import CHILD, LONG_TAIL, MCP, NEEDS, O
 CATALOG = 20
 SMALL = Parameters(budget_tokens=40)
 """Tokens: less than any two contracts of the tiny suite, so a cold plan shows almost nothing in full."""
+LEARNED = Parameters(budget_tokens=160)
+"""Tokens: room for one contract with the result shape the warm-up taught (ADR 0102 makes it larger)."""
 
 RUN_STYLES = (Style.NATIVE, Style.TOOL_SEARCH, Style.PTC, Style.PTC_PLUS_COLD)
 
@@ -99,7 +101,7 @@ async def test_mature_statistics_make_the_warm_up_tool_full(tmp_path: Path) -> N
         Style.PTC_PLUS_MATURE,
         CATALOG,
         workdir=tmp_path,
-        parameters=SMALL,
+        parameters=LEARNED,
         statistics=statistics,
     )
     assert_passed(cold)

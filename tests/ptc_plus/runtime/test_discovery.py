@@ -114,6 +114,29 @@ async def test_search_round_trip_delivers_complete_contracts_within_the_budget(
 
 
 @pytest.mark.asyncio
+async def test_a_program_searches_several_phrasings_in_one_call(
+    open_session: HostFactory, snapshot: CatalogSnapshot
+) -> None:
+    session = await open_session(_provider(snapshot))
+    code = (
+        "found = await capabilities.search(['read a file', 'delete a branch'], budget=2000)\n"
+        "try:\n"
+        "    await capabilities.search(['file'] * 9)\n"
+        "except DiscoveryError as error:\n"
+        "    return [found, error.code]\n"
+    )
+    result = await run(session, code)
+    assert result.ok, result
+    found, refused = result.value["value"]
+    assert found == discovery.search(snapshot, ["read a file", "delete a branch"], budget=2000)
+    assert found["query"] == ["read a file", "delete a branch"]
+    ranked = [item["identity"] for item in (*found["expanded"], *found["not_expanded"])]
+    assert "host:read_file" in ranked and "host:delete_branch" in ranked
+    assert refused == "PTC-2008"
+    assert result.value["calls"] == 0
+
+
+@pytest.mark.asyncio
 async def test_discovery_is_never_a_tool_dispatch(open_session: HostFactory, snapshot: CatalogSnapshot) -> None:
     session = await open_session(_provider(snapshot))
     code = "await capabilities.search('rocket')\nawait capabilities.tree()\nreturn await tools.read_file(path='x')\n"

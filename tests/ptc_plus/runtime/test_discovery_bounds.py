@@ -14,6 +14,7 @@ from ptc_plus.runtime import discovery as runtime_discovery
 from ptc_plus.runtime.discovery import (
     MAX_INSPECT_NAMES,
     MAX_NAME_CHARS,
+    MAX_PHRASINGS,
     MAX_QUERY_CHARS,
     MAX_REQUEST_LIMIT,
     answer,
@@ -34,6 +35,8 @@ def snapshot() -> CatalogSnapshot:
     [
         ("search", {"query": "q" * (MAX_QUERY_CHARS + 1)}, "query"),
         ("find", {"query": "q" * (MAX_QUERY_CHARS + 1)}, "query"),
+        ("search", {"query": ["q"] * (MAX_PHRASINGS + 1)}, "phrasings"),
+        ("search", {"query": ["q", "q" * (MAX_QUERY_CHARS + 1)]}, "query"),
         ("search", {"query": "q", "limit": MAX_REQUEST_LIMIT + 1}, "limit"),
         ("tree", {"limit": MAX_REQUEST_LIMIT + 1}, "limit"),
         ("inspect", {"names": ["x"] * (MAX_INSPECT_NAMES + 1)}, "names"),
@@ -51,6 +54,7 @@ def test_oversized_requests_are_refused_with_their_own_code(
 
 def test_requests_at_the_bounds_are_served(snapshot: CatalogSnapshot) -> None:
     assert answer(snapshot, "search", {"query": "q" * MAX_QUERY_CHARS, "limit": MAX_REQUEST_LIMIT})[0]
+    assert answer(snapshot, "search", {"query": ["q" * MAX_QUERY_CHARS] * MAX_PHRASINGS})[0]
     assert answer(snapshot, "inspect", {"names": ["x" * MAX_NAME_CHARS] * MAX_INSPECT_NAMES})[0]
 
 

@@ -94,13 +94,13 @@ def test_reset_replaces_a_damaged_store_and_keeps_the_copy(store: StatisticsStor
 
 
 def test_a_future_version_is_left_untouched(store: StatisticsStore) -> None:
-    future = orjson.dumps({"version": 2, "something": "new"})
+    future = orjson.dumps({"version": 3, "something": "new"})
     store.path.write_bytes(future)
     view = store.read()
     assert view.status == "future-version"
     assert isinstance(view.problem, StatisticsStoreFutureVersion)
     assert view.problem.code == "PTC-5003"
-    assert view.problem.params["found"] == 2
+    assert view.problem.params["found"] == 3
     with pytest.raises(StatisticsStoreFutureVersion):
         store.record(sample("f3"))
     assert store.path.read_bytes() == future
@@ -161,7 +161,7 @@ def test_the_v0_fixture_migrates_in_memory_and_keeps_the_original_on_first_write
     backup = store.path.with_name("statistics.json.v0.bak")
     assert backup.read_bytes() == original
     after = store.read()
-    assert after.from_version == 1
+    assert after.from_version == 2  # the current version (2 since ADR 0102)
     assert after.families() == 5
     assert [f.sequence for f in after.payload.families] == [1, 2, 3, 4, 5]
     assert b"family-secret-id" not in store.path.read_bytes()  # v0 kept raw ids; v1 keeps digests

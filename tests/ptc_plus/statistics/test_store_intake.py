@@ -133,7 +133,7 @@ def test_an_older_store_with_samples_waiting_migrates_without_loss(store: Statis
     store.record(sample("next"))
     assert store.path.with_name("statistics.json.v0.bak").read_bytes() == original  # the original is kept
     after = store.read()
-    assert after.from_version == 1 and [f.sequence for f in after.payload.families] == [1, 2, 3, 4, 5, 6]
+    assert after.from_version == 2 and [f.sequence for f in after.payload.families] == [1, 2, 3, 4, 5, 6]
     assert waiting(store) == []
 
 
