@@ -1,10 +1,9 @@
 """The BFCL multi-turn base category as tasks: 200 plans, their catalogs, and BFCL's state comparison as the oracle.
 
 :func:`load_tasks` reads the category's questions and ground truth from the
-pinned wheel and gives one :class:`BfclTask` per entry. The engine's
-:class:`~ptc_plus.evaluation.task.Task` has no ``plan`` field yet (the
-policy rebuild adds it); :func:`make_suite` builds the engine's ``Suite``
-once it has, and refuses before.
+pinned wheel and gives one :class:`BfclTask` per entry; :func:`make_suite` builds the engine's
+``Suite``, each task a :class:`~ptc_plus.evaluation.task.Task` whose plan
+every style's policy runs.
 
 The oracle (:class:`BfclOracle`) is BFCL's ``state_checker`` on the end
 state: each involved backend's public attributes equal those of a fresh
@@ -18,7 +17,7 @@ state and the final answer, so those two are left to the engine.
 from __future__ import annotations
 
 import functools
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import attrs
 
 from hookspecs.services import ToolDefinition
 from hookspecs.types import ToolSpec
-from ptc_plus.evaluation.task import Action, EndState, Observation, Suite, Task, Verdict
+from ptc_plus.evaluation.task import EndState, Suite, Task, Verdict
 from ptc_plus.evaluation.task_plan import TaskPlan
 
 from .backends import CLASS_MODULES, state_differences
@@ -179,28 +178,14 @@ def filler(wheel: Wheel, n: int) -> list[ToolSpec]:
     return distractors(wheel, every, [s.name for name in every for s in class_specs(wheel, name)], n)
 
 
-def _plan_only(task_id: str) -> Generator[Action, Observation, None]:
-    raise RuntimeError(f"{task_id} is a plan-only BFCL task: the engine's policy drives it from its plan")
-    yield  # pragma: no cover - makes this a generator
-
-
 def make_task(task: BfclTask) -> Task:
-    """The engine's :class:`Task` for ``task``, once ``Task`` has a ``plan`` field.
-
-    :raises TypeError: ``Task`` has no ``plan`` field yet.
-    """
-    if "plan" not in attrs.fields_dict(Task):
-        raise TypeError("ptc_plus.evaluation.task.Task has no plan field yet; BFCL tasks are plan-only")
-    queries = {step.tool: step.need for turn in task.plan.turns for step in turn.steps}
-    return Task(  # type: ignore[call-arg]  # the plan field arrives with the policy rebuild
+    """The engine's :class:`Task` for ``task``: every style runs its plan through the policy."""
+    return Task(
         id=task.id.replace("_", "-"),
         category="bfcl-" + CATEGORY.replace("_", "-"),
         prompt=task.prompt,
         setup=task.setup,
-        native=functools.partial(_plan_only, task.id),
-        code=functools.partial(_plan_only, task.id),
         oracle=task.oracle,
-        queries=queries,
         plan=task.plan,
     )
 

@@ -53,32 +53,6 @@ from . import (
 from .catalog import filler
 from .world import make_world, world_tools
 
-SUITE = Suite(
-    version="2",
-    tasks=(
-        t01_find_todos.TASK,
-        t02_aggregate_orders.TASK,
-        t03_cross_reference.TASK,
-        t04_best_headphones.TASK,
-        t05_multi_step.TASK,
-        t06_gross_with_tax.TASK,
-        t07_child_agent.TASK,
-        t08_flaky_stock.TASK,
-        t09_one_call.TASK,
-        t10_mcp_time.TASK,
-        t11_write_report.TASK,
-        t12_meeting_notes.TASK,
-        t13_shipping_quote.TASK,
-        t14_invoice_files.TASK,
-        t15_gold_customers.TASK,
-        t16_parcel_weights.TASK,
-    ),
-    warmup=warmup.TASKS,
-    world=make_world,
-    tools=world_tools,
-    filler=filler,
-)
-
 _MODULES = (
     t01_find_todos,
     t02_aggregate_orders,
@@ -100,6 +74,16 @@ _MODULES = (
 PLANS: dict[str, TaskPlan] = {module.TASK.id: module.PLAN for module in _MODULES} | warmup.PLANS
 """Every task's plan (measured and warm-up), by task id: what the one policy turns into each style's requests."""
 CHILD_PLANS: dict[str, TaskPlan] = {t07_child_agent.TASK.id: t07_child_agent.CHILD_PLAN}
-"""By task id, the plan of the child agent its ``agent`` step starts."""
+"""By task id, the plan of the child agent its ``agent`` step starts (also its step's ``child``)."""
+
+SUITE = Suite(
+    version="2",
+    # Every task runs its plan through the policy of each style (``Task.plan``).
+    tasks=tuple(module.TASK for module in _MODULES),
+    warmup=warmup.TASKS,
+    world=make_world,
+    tools=world_tools,
+    filler=filler,
+)
 
 __all__ = ["CHILD_PLANS", "PLANS", "SUITE"]

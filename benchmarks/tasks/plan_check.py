@@ -5,12 +5,13 @@ answer its ``answer`` functions write from what the real tools returned must
 pass the task's oracle. Semantics every policy must keep:
 
 - a step runs once every step it depends on finished (``after``, references,
-  ``each``; :func:`~.derived.step_dependencies`); steps ready together run
+  ``each``, the sources of derived values; ``task_plan.dependencies``); steps ready together run
   concurrently (as a native model's parallel calls or a program's gather);
 - a fan-out calls once per item of its list, concurrently; its result is the
   list of results in order;
 - a failed call is retried up to ``retries`` times, then the plan fails;
-- the ``agent`` tool, when a child plan is given, runs that plan as a child
+- the ``agent`` tool, when its step names a child plan (``Step.child``, else
+  the executor's ``child``), runs that plan as a child
   session (its calls carry a child's :class:`AgentRef`) and returns
   ``{"answer": text}``, as the evaluation's agent tool does;
 - results stay known across turns; the answer is the last turn's.
@@ -24,9 +25,7 @@ from typing import Any
 
 from hookspecs.services import ToolFailure
 from hookspecs.types import AgentRef, JSONObject, JSONValue
-from ptc_plus.evaluation.task_plan import Argument, Item, PathKey, Ref, Step, TaskPlan
-
-from .derived import Derived, step_dependencies
+from ptc_plus.evaluation.task_plan import Argument, Derived, Item, PathKey, Ref, Step, TaskPlan, dependencies
 
 ToolCaller = Callable[[str, JSONObject, AgentRef], Awaitable[JSONValue]]
 """``(tool, arguments, caller) -> result``; raises :class:`ToolFailure` for an error result."""
@@ -98,7 +97,7 @@ class PlanExecutor:
     async def _steps(self, steps: tuple[Step, ...], results: dict[str, Any], caller: AgentRef) -> None:
         pending = list(steps)
         while pending:
-            ready = [s for s in pending if step_dependencies(s) <= results.keys()]
+            ready = [s for s in pending if dependencies(s) <= results.keys()]
             if not ready:
                 raise PlanFailed(f"steps {[s.id for s in pending]} wait for steps that never run")
             done = await asyncio.gather(*(self._step(s, results, caller) for s in ready))
@@ -118,9 +117,10 @@ class PlanExecutor:
     async def _attempt(self, step: Step, arguments: JSONObject, caller: AgentRef) -> JSONValue:
         for attempt in range(step.retries + 1):
             try:
-                if step.tool == AGENT_TOOL and self._child is not None:
+                child = step.child or self._child
+                if step.tool == AGENT_TOOL and child is not None:
                     self.children += 1
-                    return {"answer": await self.run(self._child, child_of(caller, self.children))}
+                    return {"answer": await self.run(child, child_of(caller, self.children))}
                 return await self._call(step.tool, arguments, caller)
             except ToolFailure as error:
                 if attempt == step.retries:

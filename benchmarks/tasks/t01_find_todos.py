@@ -5,17 +5,14 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import has_number, verdict
-from .world import queries
 
 PROMPT = "How many TODO comments are there in the Python files of this workspace, and which file has the most of them?"
 HOTSPOT = "src/billing/invoices.py"
@@ -51,34 +48,6 @@ def setup(workspace: Path, world: Any) -> None:
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     (workspace / "docs").mkdir(exist_ok=True)
     (workspace / "docs" / "roadmap.md").write_text("# Roadmap\n\nTODO: write it\nTODO: review it\n", encoding="utf-8")
-
-
-def native() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Call(tool="search_files", arguments={"query": "TODO", "glob": "*.py", "max_results": 1000})
-    ).value
-    per_file = Counter(match["path"] for match in found["matches"])
-    top, most = per_file.most_common(1)[0]
-    yield Answer(
-        text=f"There are {per_file.total()} TODO comments in {len(per_file)} Python files; {top} has the most ({most})."
-    )
-
-
-CODE = """found = await tools.search_files(query="TODO", glob="*.py", max_results=1000)
-counts = {}
-for match in found["matches"]:
-    counts[match["path"]] = counts.get(match["path"], 0) + 1
-top = max(counts, key=counts.get)
-return {"total": len(found["matches"]), "files": len(counts), "top": top, "top_count": counts[top]}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    result = yield Program(code=CODE, description="Count TODO comments per Python file", uses=("search_files",))
-    value: Any = result.value
-    yield Answer(
-        text=f"There are {value['total']} TODO comments in {value['files']} Python files; "
-        f"{value['top']} has the most ({value['top_count']})."
-    )
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -141,8 +110,6 @@ TASK = Task(
     category="find-count",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("search_files"),
+    plan=PLAN,
 )

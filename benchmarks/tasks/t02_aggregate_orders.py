@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, only, verdict
-from .world import queries
 
 COUNT = 200
 PROMPT = (
@@ -27,28 +24,6 @@ def setup(workspace: Path, world: Any) -> None:
 
 def _answer(delivered: int, revenue: float) -> Answer:
     return Answer(text=f"{delivered} of the {COUNT} orders were delivered; their revenue is {revenue:.2f} EUR.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    delivered, revenue = 0, 0.0
-    for number in range(1, COUNT + 1):
-        order: Any = (yield Call(tool="get_order", arguments={"order_id": f"o-{number:04d}"})).value
-        if order["status"] == "delivered":
-            delivered += 1
-            revenue += order["total"]
-    yield _answer(delivered, round(revenue, 2))
-
-
-CODE = f"""import asyncio
-ids = [f"o-{{n:04d}}" for n in range(1, {COUNT + 1})]
-orders = await asyncio.gather(*(tools.get_order(order_id=i) for i in ids))
-delivered = [o for o in orders if o["status"] == "delivered"]
-return {{"delivered": len(delivered), "revenue": round(sum(o["total"] for o in delivered), 2)}}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    result: Any = (yield Program(code=CODE, description="Sum delivered orders' totals", uses=("get_order",))).value
-    yield _answer(result["delivered"], result["revenue"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -66,7 +41,7 @@ def oracle(answer: str, end: EndState) -> Verdict:
     )
 
 
-def _delivered_revenue(*orders: Any) -> JSONValue:
+def _delivered_revenue(orders: list[Any]) -> JSONValue:
     delivered = [order for order in orders if order["status"] == "delivered"]
     return {"delivered": len(delivered), "revenue": round(sum(order["total"] for order in delivered), 2)}
 
@@ -76,22 +51,22 @@ def _plan_answer(values: tuple[JSONValue, ...]) -> str:
     return _answer(found["delivered"], found["revenue"]).text
 
 
-# The user names the 200 ids: 200 independent steps (a native model sends them in one response).
-ORDER_STEPS = tuple(
-    Step(
-        id=f"order-{number:04d}",
-        need=f"the status and total of order o-{number:04d}",
-        tool="get_order",
-        arguments={"order_id": f"o-{number:04d}"},
-    )
-    for number in range(1, COUNT + 1)
-)
+ORDER_IDS = tuple(f"o-{number:04d}" for number in range(1, COUNT + 1))
+"""The ids the user names: one fan-out over them (a native model sends the 200 calls in one response)."""
 PLAN = TaskPlan(
     turns=(
         Turn(
             prompt=PROMPT,
-            steps=ORDER_STEPS,
-            reads=(derive(tuple(Ref(step.id) for step in ORDER_STEPS), _delivered_revenue),),
+            steps=(
+                Step(
+                    id="orders",
+                    need="the status and total of an order by its id",
+                    tool="get_order",
+                    arguments={"order_id": Item()},
+                    each=ORDER_IDS,
+                ),
+            ),
+            reads=(derive(Ref("orders"), _delivered_revenue),),
             answer=_plan_answer,
         ),
     )
@@ -103,8 +78,6 @@ TASK = Task(
     category="aggregate",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("get_order"),
+    plan=PLAN,
 )

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import ids, verdict
-from .world import queries
 
 VIP_FILE = "crm/vip_customers.csv"
 VIPS = ("c-002", "c-005", "c-010", "c-013", "c-021", "c-030", "c-033", "c-040", "c-047", "c-057")
@@ -31,33 +28,6 @@ def _vips(lines: list[str]) -> list[str]:
 
 def _answer(found: list[str]) -> Answer:
     return Answer(text="VIP customers with a returned order: " + (", ".join(found) or "none") + ".")
-
-
-def native() -> Generator[Action, Observation, None]:
-    table: Any = (yield Call(tool="read_file", arguments={"path": VIP_FILE})).value
-    found = []
-    for cid in _vips(table["lines"]):
-        returned: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": cid, "status": "returned"})).value
-        if returned["order_ids"]:
-            found.append(cid)
-    yield _answer(found)
-
-
-CODE = f"""table = await tools.read_file(path="{VIP_FILE}")
-found = []
-for line in table["lines"][1:]:
-    cid = line.split(",")[0]
-    returned = await tools.list_order_ids(customer_id=cid, status="returned")
-    if returned["order_ids"]:
-        found.append(cid)
-return found"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(code=CODE, description="VIPs with returned orders", uses=("read_file", "list_order_ids"))
-    ).value
-    yield _answer(list(found))
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -120,8 +90,6 @@ TASK = Task(
     category="cross-reference",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("read_file", "list_order_ids"),
+    plan=PLAN,
 )

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, ids, only, verdict
-from .world import queries
 
 PROMPT = (
     "Which headphones in our catalog have the best average rating? If several tie, take the cheapest. "
@@ -29,25 +26,6 @@ def _answer(best: Any) -> Answer:
         text=f"The best-rated headphones are {best['id']} ({best['name']}): rated {best['rating']}, "
         f"priced {best['price']:.2f} EUR."
     )
-
-
-def native() -> Generator[Action, Observation, None]:
-    found: Any = (yield Call(tool="search_products", arguments={"category": "headphones"})).value
-    candidates = []
-    for product in found["products"]:
-        candidates.append((yield Call(tool="get_product", arguments={"product_id": product["id"]})).value)
-    yield _answer(min(candidates, key=lambda p: (-p["rating"], p["price"])))
-
-
-CODE = """import asyncio
-found = await tools.search_products(category="headphones")
-products = await asyncio.gather(*(tools.get_product(product_id=p["id"]) for p in found["products"]))
-return min(products, key=lambda p: (-p["rating"], p["price"]))"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    best = yield Program(code=CODE, description="Best-rated headphones", uses=("search_products", "get_product"))
-    yield _answer(best.value)
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -108,8 +86,6 @@ TASK = Task(
     category="best-of-n",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("search_products", "get_product"),
+    plan=PLAN,
 )

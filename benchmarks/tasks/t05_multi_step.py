@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import ids, judge, verdict
-from .world import queries
 
 ORDER = "o-0137"
 PROMPT = (
@@ -30,37 +27,6 @@ def _answer(customer: str, order: str, product: Any) -> Answer:
         text=f"Customer {customer}'s most recent other order is {order}; its priciest product is "
         f"{product['id']} ({product['name']}) at {product['price']:.2f} EUR."
     )
-
-
-def native() -> Generator[Action, Observation, None]:
-    first: Any = (yield Call(tool="get_order", arguments={"order_id": ORDER})).value
-    customer = first["customer_id"]
-    ids: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": customer})).value
-    latest = [oid for oid in ids["order_ids"] if oid != ORDER][-1]
-    other: Any = (yield Call(tool="get_order", arguments={"order_id": latest})).value
-    priciest = max(other["items"], key=lambda item: item["unit_price"])
-    product = (yield Call(tool="get_product", arguments={"product_id": priciest["product_id"]})).value
-    yield _answer(customer, latest, product)
-
-
-CODE = f"""first = await tools.get_order(order_id="{ORDER}")
-ids = await tools.list_order_ids(customer_id=first["customer_id"])
-latest = [oid for oid in ids["order_ids"] if oid != "{ORDER}"][-1]
-other = await tools.get_order(order_id=latest)
-priciest = max(other["items"], key=lambda item: item["unit_price"])
-product = await tools.get_product(product_id=priciest["product_id"])
-return {{"customer": first["customer_id"], "order": latest, "product": product}}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(
-            code=CODE,
-            description="Priciest product of the customer's latest other order",
-            uses=("get_order", "list_order_ids", "get_product"),
-        )
-    ).value
-    yield _answer(found["customer"], found["order"], found["product"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -137,8 +103,6 @@ TASK = Task(
     category="multi-step",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("get_order", "list_order_ids", "get_product"),
+    plan=PLAN,
 )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
 from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .oracles import amounts, has_number, only, stated_after, verdict
-from .world import queries
 
 ORDER = "o-0042"
 PROMPT = (
@@ -27,28 +25,6 @@ def setup(workspace: Path, world: Any) -> None:
 def _answer(net: float, country: str, rate: float) -> Answer:
     gross = round(net * (1 + rate), 2)
     return Answer(text=f"Order {ORDER}: net {net:.2f} EUR, VAT {rate:.0%} ({country}), gross {gross:.2f} EUR.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    order: Any = (yield Call(tool="get_order", arguments={"order_id": ORDER})).value
-    customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": order["customer_id"]})).value
-    tax: Any = (yield Call(tool="tax_rate", arguments={"country": customer["country"]})).value
-    yield _answer(order["total"], customer["country"], tax["standard_rate"])
-
-
-CODE = f"""order = await tools.get_order(order_id="{ORDER}")
-customer = await tools.get_customer(customer_id=order["customer_id"])
-tax = await tools.tax_rate(country=customer["country"])
-return {{"net": order["total"], "country": customer["country"], "rate": tax["standard_rate"]}}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(
-            code=CODE, description="Net total, country and VAT rate", uses=("get_order", "get_customer", "tax_rate")
-        )
-    ).value
-    yield _answer(found["net"], found["country"], found["rate"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -111,8 +87,6 @@ TASK = Task(
     category="long-tail",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("get_order", "get_customer", "tax_rate"),
+    plan=PLAN,
 )

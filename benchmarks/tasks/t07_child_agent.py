@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, ids, only, verdict
-from .world import queries
 
 PROMPT = (
     "Ask a sub-agent to find which monitor in our catalog has the most reviews, then tell me that monitor's name "
@@ -32,26 +28,6 @@ def _child_answer(best: Any) -> Answer:
     return Answer(text=f"{best['id']} has the most reviews ({best['reviews']}).")
 
 
-def child_native() -> Generator[Action, Observation, None]:
-    found: Any = (yield Call(tool="search_products", arguments={"category": "monitors"})).value
-    products = []
-    for product in found["products"]:
-        products.append((yield Call(tool="get_product", arguments={"product_id": product["id"]})).value)
-    yield _child_answer(max(products, key=lambda p: p["reviews"]))
-
-
-CHILD_CODE = """import asyncio
-found = await tools.search_products(category="monitors")
-products = await asyncio.gather(*(tools.get_product(product_id=p["id"]) for p in found["products"]))
-best = max(products, key=lambda p: p["reviews"])
-return {"id": best["id"], "reviews": best["reviews"]}"""
-
-
-def child_code() -> Generator[Action, Observation, None]:
-    best = yield Program(code=CHILD_CODE, description="Most-reviewed monitor", uses=("search_products", "get_product"))
-    yield _child_answer(best.value)
-
-
 def _child_text(value: Any) -> str:
     return str(value["answer"]) if isinstance(value, dict) and "answer" in value else str(value)
 
@@ -60,24 +36,6 @@ def _answer(product: Any) -> Answer:
     return Answer(
         text=f"The most-reviewed monitor is {product['name']} ({product['id']}), priced {product['price']:.2f} EUR."
     )
-
-
-def native() -> Generator[Action, Observation, None]:
-    delegated = yield Call(tool="agent", arguments={"prompt": CHILD_PROMPT})
-    match = re.search(r"p-\d{3}", _child_text(delegated.value))
-    assert match is not None, f"the sub-agent named no product: {delegated.value!r}"
-    yield _answer((yield Call(tool="get_product", arguments={"product_id": match.group()})).value)
-
-
-CODE = f"""import re
-delegated = await tools.agent(prompt={CHILD_PROMPT!r})
-product_id = re.search(r"p-\\d{{3}}", delegated["answer"]).group()
-return await tools.get_product(product_id=product_id)"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    product = yield Program(code=CODE, description="Delegate, then price the product", uses=("agent", "get_product"))
-    yield _answer(product.value)
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -156,6 +114,7 @@ PLAN = TaskPlan(
                     need="hand a search to a sub-agent",
                     tool="agent",
                     arguments={"prompt": CHILD_PROMPT},
+                    child=CHILD_PLAN,
                 ),
                 Step(
                     id="product",
@@ -176,10 +135,6 @@ TASK = Task(
     category="child",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("agent", "search_products", "get_product"),
-    child_native=child_native,
-    child_code=child_code,
+    plan=PLAN,
 )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
 from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .oracles import amounts, has_number, only, verdict
-from .world import queries
 
 PRODUCT = "p-012"
 PROMPT = f"How many units of product {PRODUCT} do we have in stock across all warehouses?"
@@ -24,27 +22,6 @@ def setup(workspace: Path, world: Any) -> None:
 def _answer(warehouses: Any) -> Answer:
     detail = ", ".join(f"{name} {count}" for name, count in sorted(warehouses.items()))
     return Answer(text=f"{sum(warehouses.values())} units of {PRODUCT} are in stock ({detail}).")
-
-
-def native() -> Generator[Action, Observation, None]:
-    call = Call(tool="warehouse_stock", arguments={"product_id": PRODUCT})
-    stock = yield call
-    if not stock.ok:  # the service said "try again": a model retries the same call
-        stock = yield call
-    value: Any = stock.value
-    yield _answer(value["warehouses"])
-
-
-CODE = f"""stock = await tools.warehouse_stock(product_id="{PRODUCT}")
-return stock["warehouses"]"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    program = Program(code=CODE, description=f"Stock of {PRODUCT} per warehouse", uses=("warehouse_stock",))
-    stock = yield program
-    if not stock.ok:
-        stock = yield program
-    yield _answer(stock.value)
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -89,8 +66,6 @@ TASK = Task(
     category="recovery",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("warehouse_stock"),
+    plan=PLAN,
 )

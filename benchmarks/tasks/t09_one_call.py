@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
 from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .oracles import amounts, has_number, only, verdict
-from .world import queries
 
 MILES = 26.2
 PROMPT = f"How many kilometres is {MILES} miles?"
@@ -23,21 +21,6 @@ def setup(workspace: Path, world: Any) -> None:
 
 def _answer(km: float) -> Answer:
     return Answer(text=f"{MILES} miles is {km:.2f} km.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    converted: Any = (
-        yield Call(tool="convert_units", arguments={"value": MILES, "from_unit": "mi", "to_unit": "km"})
-    ).value
-    yield _answer(converted["value"])
-
-
-CODE = f"""return await tools.convert_units(value={MILES}, from_unit="mi", to_unit="km")"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    converted: Any = (yield Program(code=CODE, description="Miles to km", uses=("convert_units",))).value
-    yield _answer(converted["value"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -76,8 +59,6 @@ TASK = Task(
     category="one-call",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("convert_units"),
+    plan=PLAN,
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -12,11 +11,10 @@ from zoneinfo import ZoneInfo
 import orjson
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
 from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 from .oracles import verdict
-from .world import queries
 
 SOURCE, TARGET, TIME = "Asia/Tokyo", "Asia/Kolkata", "09:30"
 PROMPT = f"When it is {TIME} in Tokyo, what time is it in Kolkata, India?"
@@ -42,19 +40,6 @@ def target_clock(value: Any) -> str:
 
 def _answer(clock: str) -> Answer:
     return Answer(text=f"When it is {TIME} in Tokyo it is {clock} in Kolkata.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    converted = yield Call(tool="convert_time", arguments=dict(ARGUMENTS))
-    yield _answer(target_clock(converted.value))
-
-
-CODE = f"""return await tools.convert_time(source_timezone="{SOURCE}", time="{TIME}", target_timezone="{TARGET}")"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    converted = yield Program(code=CODE, description="Tokyo time to Kolkata", uses=("convert_time",))
-    yield _answer(target_clock(converted.value))
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -97,8 +82,6 @@ TASK = Task(
     category="mcp",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("convert_time"),
+    plan=PLAN,
 )

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import has_number, numbers, only, verdict
-from .world import queries
 
 CUSTOMER = "c-049"
 REPORT = f"reports/{CUSTOMER}-shipped.txt"
@@ -28,25 +25,6 @@ def setup(workspace: Path, world: Any) -> None:
 
 def _answer(count: int) -> Answer:
     return Answer(text=f"Wrote {count} shipped order ids of {CUSTOMER} to {REPORT}.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    found: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": CUSTOMER, "status": "shipped"})).value
-    ids = found["order_ids"]
-    yield Call(tool="write_file", arguments={"path": REPORT, "content": "\n".join(ids) + "\n"})
-    yield _answer(len(ids))
-
-
-CODE = f"""found = await tools.list_order_ids(customer_id="{CUSTOMER}", status="shipped")
-await tools.write_file(path="{REPORT}", content="\\n".join(found["order_ids"]) + "\\n")
-return len(found["order_ids"])"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    count: Any = (
-        yield Program(code=CODE, description="Write the shipped orders report", uses=("list_order_ids", "write_file"))
-    ).value
-    yield _answer(int(count))
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -108,8 +86,6 @@ TASK = Task(
     category="state",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("list_order_ids", "write_file"),
+    plan=PLAN,
 )

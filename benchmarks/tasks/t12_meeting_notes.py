@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, notes_in, only, verdict
-from .world import queries
 
 MINUTES = "meeting/minutes.md"
 PROMPT = (
@@ -50,31 +47,6 @@ def action_items(lines: list[str]) -> list[tuple[str, str]]:
 
 def _answer(count: int) -> Answer:
     return Answer(text=f"I added {count} notes tagged 'action', one per action item.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    minutes: Any = (yield Call(tool="read_file", arguments={"path": MINUTES})).value
-    items = action_items(minutes["lines"])
-    for action, owner in items:
-        yield Call(tool="notes_add", arguments={"title": action, "body": f"Owner: {owner}", "tags": ["action"]})
-    yield _answer(len(items))
-
-
-CODE = f"""minutes = await tools.read_file(path="{MINUTES}")
-added = 0
-for line in minutes["lines"]:
-    if line.startswith("ACTION:"):
-        action, _, owner = line.removeprefix("ACTION:").strip().rpartition(" (owner: ")
-        await tools.notes_add(title=action, body="Owner: " + owner.rstrip(")"), tags=["action"])
-        added += 1
-return added"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    added: Any = (
-        yield Program(code=CODE, description="One note per action item", uses=("read_file", "notes_add"))
-    ).value
-    yield _answer(int(added))
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -140,8 +112,6 @@ TASK = Task(
     category="state",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("read_file", "notes_add"),
+    plan=PLAN,
 )

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, only, verdict
-from .world import queries
 
 ORDER = "o-0088"
 PROMPT = (
@@ -27,42 +24,6 @@ def setup(workspace: Path, world: Any) -> None:
 
 def _answer(country: str, weight: float, price: float) -> Answer:
     return Answer(text=f"Shipping order {ORDER} ({weight:.2f} kg) to {country} costs {price:.2f} EUR.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    order: Any = (yield Call(tool="get_order", arguments={"order_id": ORDER})).value
-    customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": order["customer_id"]})).value
-    weight = 0.0
-    for item in order["items"]:
-        product: Any = (yield Call(tool="get_product", arguments={"product_id": item["product_id"]})).value
-        weight += item["quantity"] * product["weight_kg"]
-    weight = round(weight, 2)
-    quote: Any = (
-        yield Call(tool="shipping_quote", arguments={"country": customer["country"], "weight_kg": weight})
-    ).value
-    yield _answer(customer["country"], weight, quote["price"])
-
-
-CODE = f"""order = await tools.get_order(order_id="{ORDER}")
-customer = await tools.get_customer(customer_id=order["customer_id"])
-weight = 0.0
-for item in order["items"]:
-    product = await tools.get_product(product_id=item["product_id"])
-    weight += item["quantity"] * product["weight_kg"]
-weight = round(weight, 2)
-quote = await tools.shipping_quote(country=customer["country"], weight_kg=weight)
-return {{"country": customer["country"], "weight": weight, "price": quote["price"]}}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(
-            code=CODE,
-            description="Weigh the order and quote shipping",
-            uses=("get_order", "get_customer", "get_product", "shipping_quote"),
-        )
-    ).value
-    yield _answer(found["country"], found["weight"], found["price"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -133,8 +94,6 @@ TASK = Task(
     category="long-tail",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("get_order", "get_customer", "get_product", "shipping_quote"),
+    plan=PLAN,
 )

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, only, verdict
-from .world import queries
 
 FOLDER = "data/invoices"
 MONTH = "2026-10"
@@ -39,28 +36,6 @@ def month_total(lines: list[str]) -> float:
 
 def _answer(files: int, total: float) -> Answer:
     return Answer(text=f"Over {files} CSV files, October 2026 invoices total {total:.2f} EUR.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    listing: Any = (yield Call(tool="list_files", arguments={"path": FOLDER, "pattern": "*.csv"})).value
-    total = 0.0
-    for entry in listing["entries"]:
-        table: Any = (yield Call(tool="read_file", arguments={"path": entry["path"]})).value
-        total += month_total(table["lines"])
-    yield _answer(len(listing["entries"]), round(total, 2))
-
-
-CODE = f"""listing = await tools.list_files(path="{FOLDER}", pattern="*.csv")
-total = 0.0
-for entry in listing["entries"]:
-    table = await tools.read_file(path=entry["path"])
-    total += sum(float(row.split(",")[2]) for row in table["lines"][1:] if row.startswith("{MONTH}"))
-return {{"files": len(listing["entries"]), "total": round(total, 2)}}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    found: Any = (yield Program(code=CODE, description="Sum October invoices", uses=("list_files", "read_file"))).value
-    yield _answer(found["files"], found["total"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -124,8 +99,6 @@ TASK = Task(
     category="find-count",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("list_files", "read_file"),
+    plan=PLAN,
 )

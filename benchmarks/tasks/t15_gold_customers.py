@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, ids, only, verdict
-from .world import queries
 
 COUNTRY = "NL"
 PROMPT = "How many of our customers in the Netherlands are gold tier? Name them."
@@ -25,32 +22,6 @@ def setup(workspace: Path, world: Any) -> None:
 def _answer(gold: list[Any]) -> Answer:
     names = ", ".join(f"{c['name']} ({c['id']})" for c in gold)
     return Answer(text=f"{len(gold)} customers in the Netherlands are gold tier: {names}.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    found: Any = (yield Call(tool="search_customers", arguments={"country": COUNTRY})).value
-    gold = []
-    for summary in found["customers"]:
-        customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": summary["id"]})).value
-        if customer["tier"] == "gold":
-            gold.append(customer)
-    yield _answer(gold)
-
-
-CODE = f"""found = await tools.search_customers(country="{COUNTRY}")
-gold = []
-for summary in found["customers"]:
-    customer = await tools.get_customer(customer_id=summary["id"])
-    if customer["tier"] == "gold":
-        gold.append({{"id": customer["id"], "name": customer["name"]}})
-return gold"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    gold: Any = (
-        yield Program(code=CODE, description="Gold customers in NL", uses=("search_customers", "get_customer"))
-    ).value
-    yield _answer(list(gold))
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -114,8 +85,6 @@ TASK = Task(
     category="fetch-filter",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("search_customers", "get_customer"),
+    plan=PLAN,
 )

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, derive
 
-from .derived import derive
 from .oracles import amounts, has_number, only, verdict
-from .world import queries
 
 PARCELS = "data/parcels.csv"
 PROMPT = f"{PARCELS} lists parcel weights in pounds. What is their total weight in kilograms?"
@@ -32,26 +29,6 @@ def pounds(lines: list[str]) -> float:
 
 def _answer(lb: float, kg: float) -> Answer:
     return Answer(text=f"The parcels weigh {lb:.1f} lb in total, which is {kg:.2f} kg.")
-
-
-def native() -> Generator[Action, Observation, None]:
-    table: Any = (yield Call(tool="read_file", arguments={"path": PARCELS})).value
-    lb = pounds(table["lines"])
-    kg: Any = (yield Call(tool="convert_units", arguments={"value": lb, "from_unit": "lb", "to_unit": "kg"})).value
-    yield _answer(lb, kg["value"])
-
-
-CODE = f"""table = await tools.read_file(path="{PARCELS}")
-lb = round(sum(float(row.split(",")[1]) for row in table["lines"][1:] if row.strip()), 1)
-kg = await tools.convert_units(value=lb, from_unit="lb", to_unit="kg")
-return {{"lb": lb, "kg": kg["value"]}}"""
-
-
-def code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(code=CODE, description="Total parcel weight in kg", uses=("read_file", "convert_units"))
-    ).value
-    yield _answer(found["lb"], found["kg"])
 
 
 def oracle(answer: str, end: EndState) -> Verdict:
@@ -102,8 +79,6 @@ TASK = Task(
     category="ordinary",
     prompt=PROMPT,
     setup=setup,
-    native=native,
-    code=code,
     oracle=oracle,
-    queries=queries("read_file", "convert_units"),
+    plan=PLAN,
 )

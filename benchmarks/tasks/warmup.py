@@ -7,17 +7,16 @@ learned from use, not from the answers it is scored on.
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Program, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+import attrs
 
-from .derived import derive
+from hookspecs.types import JSONValue
+from ptc_plus.evaluation.task import Answer, EndState, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
+
 from .oracles import amounts, has_number, ids, notes_in, only, verdict
-from .world import queries
 
 
 def _nothing(workspace: Path, world: Any) -> None:
@@ -30,29 +29,6 @@ W01_CUSTOMER = "c-011"
 
 def _w01_answer(total: int, delivered: int, name: str) -> Answer:
     return Answer(text=f"{name} ({W01_CUSTOMER}) placed {total} orders; {delivered} were delivered.")
-
-
-def _w01_native() -> Generator[Action, Observation, None]:
-    customer: Any = (yield Call(tool="get_customer", arguments={"customer_id": W01_CUSTOMER})).value
-    every: Any = (yield Call(tool="list_order_ids", arguments={"customer_id": W01_CUSTOMER})).value
-    done: Any = (
-        yield Call(tool="list_order_ids", arguments={"customer_id": W01_CUSTOMER, "status": "delivered"})
-    ).value
-    yield _w01_answer(len(every["order_ids"]), len(done["order_ids"]), customer["name"])
-
-
-def _w01_code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(
-            code=f"""customer = await tools.get_customer(customer_id="{W01_CUSTOMER}")
-every = await tools.list_order_ids(customer_id="{W01_CUSTOMER}")
-done = await tools.list_order_ids(customer_id="{W01_CUSTOMER}", status="delivered")
-return {{"name": customer["name"], "total": len(every["order_ids"]), "delivered": len(done["order_ids"])}}""",
-            description="Count a customer's orders",
-            uses=("get_customer", "list_order_ids"),
-        )
-    ).value
-    yield _w01_answer(found["total"], found["delivered"], found["name"])
 
 
 def _w01_oracle(answer: str, end: EndState) -> Verdict:
@@ -77,24 +53,6 @@ def _w02_answer(products: list[Any]) -> Answer:
     cheaper = min(products, key=lambda p: p["price"])
     listed = "; ".join(f"{p['id']} costs {p['price']:.2f} EUR" for p in products)
     return Answer(text=f"{listed}. The cheaper one is {cheaper['id']}.")
-
-
-def _w02_native() -> Generator[Action, Observation, None]:
-    products = []
-    for pid in W02_PRODUCTS:
-        products.append((yield Call(tool="get_product", arguments={"product_id": pid})).value)
-    yield _w02_answer(products)
-
-
-def _w02_code() -> Generator[Action, Observation, None]:
-    products: Any = (
-        yield Program(
-            code=f"return [await tools.get_product(product_id=pid) for pid in {list(W02_PRODUCTS)!r}]",
-            description="Two products' prices",
-            uses=("get_product",),
-        )
-    ).value
-    yield _w02_answer(list(products))
 
 
 def _w02_oracle(answer: str, end: EndState) -> Verdict:
@@ -125,27 +83,6 @@ def _w03_answer(path: str, total_lines: int) -> Answer:
     return Answer(text=f"The FIXME is in {path}, a file of {total_lines} lines.")
 
 
-def _w03_native() -> Generator[Action, Observation, None]:
-    found: Any = (yield Call(tool="search_files", arguments={"query": "FIXME"})).value
-    path = found["matches"][0]["path"]
-    content: Any = (yield Call(tool="read_file", arguments={"path": path})).value
-    yield _w03_answer(path, content["total_lines"])
-
-
-def _w03_code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(
-            code="""found = await tools.search_files(query="FIXME")
-path = found["matches"][0]["path"]
-content = await tools.read_file(path=path)
-return {"path": path, "lines": content["total_lines"]}""",
-            description="Find the FIXME and size its file",
-            uses=("search_files", "read_file"),
-        )
-    ).value
-    yield _w03_answer(found["path"], found["lines"])
-
-
 def _w03_oracle(answer: str, end: EndState) -> Verdict:
     hits = [p for p in sorted((end.workspace / "lib").glob("*.txt")) if "FIXME" in p.read_text(encoding="utf-8")]
     lines = len(hits[0].read_text(encoding="utf-8").splitlines())
@@ -160,28 +97,6 @@ def _w04_answer(count: int, average: float) -> Answer:
     return Answer(text=f"The {count} mice cost {average:.2f} EUR on average.")
 
 
-def _w04_native() -> Generator[Action, Observation, None]:
-    found: Any = (yield Call(tool="search_products", arguments={"category": "mice"})).value
-    prices = []
-    for product in found["products"]:
-        details: Any = (yield Call(tool="get_product", arguments={"product_id": product["id"]})).value
-        prices.append(details["price"])
-    yield _w04_answer(len(prices), round(sum(prices) / len(prices), 2))
-
-
-def _w04_code() -> Generator[Action, Observation, None]:
-    found: Any = (
-        yield Program(
-            code="""found = await tools.search_products(category="mice")
-prices = [(await tools.get_product(product_id=p["id"]))["price"] for p in found["products"]]
-return {"count": len(prices), "average": round(sum(prices) / len(prices), 2)}""",
-            description="Average price of mice",
-            uses=("search_products", "get_product"),
-        )
-    ).value
-    yield _w04_answer(found["count"], found["average"])
-
-
 def _w04_oracle(answer: str, end: EndState) -> Verdict:
     prices = [p["price"] for p in end.world.data.products.values() if p["category"] == "mice"]
     average = round(sum(prices) / len(prices), 2)
@@ -194,28 +109,6 @@ def _w04_oracle(answer: str, end: EndState) -> Verdict:
 
 # w05 — note an order's status (changes state).
 W05_ORDER = "o-0010"
-
-
-def _w05_native() -> Generator[Action, Observation, None]:
-    order: Any = (yield Call(tool="get_order", arguments={"order_id": W05_ORDER})).value
-    title = f"Order {W05_ORDER} status"
-    body = f"{W05_ORDER} is {order['status']} (total {order['total']:.2f} EUR)."
-    yield Call(tool="notes_add", arguments={"title": title, "body": body, "tags": ["orders"]})
-    yield Answer(text=f"Noted: {body}")
-
-
-def _w05_code() -> Generator[Action, Observation, None]:
-    body: Any = (
-        yield Program(
-            code=f"""order = await tools.get_order(order_id="{W05_ORDER}")
-body = f"{W05_ORDER} is {{order['status']}} (total {{order['total']:.2f}} EUR)."
-await tools.notes_add(title="Order {W05_ORDER} status", body=body, tags=["orders"])
-return body""",
-            description="Note an order's status",
-            uses=("get_order", "notes_add"),
-        )
-    ).value
-    yield Answer(text=f"Noted: {body}")
 
 
 def _w05_oracle(answer: str, end: EndState) -> Verdict:
@@ -235,28 +128,6 @@ def _w05_oracle(answer: str, end: EndState) -> Verdict:
 W06_PRODUCT = "p-020"
 
 
-def _w06_native() -> Generator[Action, Observation, None]:
-    call = Call(tool="warehouse_stock", arguments={"product_id": W06_PRODUCT})
-    stock = yield call
-    if not stock.ok:
-        stock = yield call
-    value: Any = stock.value
-    yield Answer(text=f"Berlin holds {value['warehouses']['berlin']} units of {W06_PRODUCT}.")
-
-
-def _w06_code() -> Generator[Action, Observation, None]:
-    program = Program(
-        code=f"""stock = await tools.warehouse_stock(product_id="{W06_PRODUCT}")
-return stock["warehouses"]["berlin"]""",
-        description="Berlin stock of a product",
-        uses=("warehouse_stock",),
-    )
-    stock = yield program
-    if not stock.ok:
-        stock = yield program
-    yield Answer(text=f"Berlin holds {stock.value} units of {W06_PRODUCT}.")
-
-
 def _w06_oracle(answer: str, end: EndState) -> Verdict:
     units = end.world.data.stock[W06_PRODUCT]["berlin"]
     return verdict(
@@ -269,66 +140,48 @@ def _w06_oracle(answer: str, end: EndState) -> Verdict:
     )
 
 
-TASKS = (
+_TASKS = (
     Task(
         id="w01-customer-orders",
         category="multi-step",
         prompt=f"How many orders has customer {W01_CUSTOMER} placed, and how many of them were delivered?",
         setup=_nothing,
-        native=_w01_native,
-        code=_w01_code,
         oracle=_w01_oracle,
-        queries=queries("get_customer", "list_order_ids"),
     ),
     Task(
         id="w02-compare-prices",
         category="ordinary",
         prompt=f"What do products {W02_PRODUCTS[0]} and {W02_PRODUCTS[1]} cost, and which is cheaper?",
         setup=_nothing,
-        native=_w02_native,
-        code=_w02_code,
         oracle=_w02_oracle,
-        queries=queries("get_product"),
     ),
     Task(
         id="w03-find-fixme",
         category="find-count",
         prompt="Which file mentions FIXME, and how many lines does it have?",
         setup=_w03_setup,
-        native=_w03_native,
-        code=_w03_code,
         oracle=_w03_oracle,
-        queries=queries("search_files", "read_file"),
     ),
     Task(
         id="w04-average-price",
         category="aggregate",
         prompt="What is the average price of the mice in our catalog?",
         setup=_nothing,
-        native=_w04_native,
-        code=_w04_code,
         oracle=_w04_oracle,
-        queries=queries("search_products", "get_product"),
     ),
     Task(
         id="w05-note-order",
         category="state",
         prompt=f"Add a note (tag 'orders') recording the status and total of order {W05_ORDER}.",
         setup=_nothing,
-        native=_w05_native,
-        code=_w05_code,
         oracle=_w05_oracle,
-        queries=queries("get_order", "notes_add"),
     ),
     Task(
         id="w06-berlin-stock",
         category="recovery",
         prompt=f"How many units of {W06_PRODUCT} are in the Berlin warehouse?",
         setup=_nothing,
-        native=_w06_native,
-        code=_w06_code,
         oracle=_w06_oracle,
-        queries=queries("warehouse_stock"),
     ),
 )
 
@@ -380,7 +233,7 @@ def _one_turn(task: Task, steps: tuple[Step, ...], reads: tuple[Ref, ...], answe
 _W05_BODY = derive(Ref("order"), _w05_body)
 PLANS: dict[str, TaskPlan] = {
     "w01-customer-orders": _one_turn(
-        TASKS[0],
+        _TASKS[0],
         (
             Step(
                 id="customer",
@@ -405,7 +258,7 @@ PLANS: dict[str, TaskPlan] = {
         _w01_plan_answer,
     ),
     "w02-compare-prices": _one_turn(
-        TASKS[1],
+        _TASKS[1],
         tuple(
             Step(id=pid, need=f"the price of product {pid}", tool="get_product", arguments={"product_id": pid})
             for pid in W02_PRODUCTS
@@ -414,7 +267,7 @@ PLANS: dict[str, TaskPlan] = {
         _w02_plan_answer,
     ),
     "w03-find-fixme": _one_turn(
-        TASKS[2],
+        _TASKS[2],
         (
             Step(id="found", need="which file mentions FIXME", tool="search_files", arguments={"query": "FIXME"}),
             Step(
@@ -428,7 +281,7 @@ PLANS: dict[str, TaskPlan] = {
         _w03_plan_answer,
     ),
     "w04-average-price": _one_turn(
-        TASKS[3],
+        _TASKS[3],
         (
             Step(
                 id="mice",
@@ -448,7 +301,7 @@ PLANS: dict[str, TaskPlan] = {
         _w04_plan_answer,
     ),
     "w05-note-order": _one_turn(
-        TASKS[4],
+        _TASKS[4],
         (
             Step(
                 id="order",
@@ -467,7 +320,7 @@ PLANS: dict[str, TaskPlan] = {
         _w05_plan_answer,
     ),
     "w06-berlin-stock": _one_turn(
-        TASKS[5],
+        _TASKS[5],
         (
             Step(
                 id="stock",
@@ -482,3 +335,6 @@ PLANS: dict[str, TaskPlan] = {
     ),
 }
 """The warm-up tasks as plans, by task id."""
+
+TASKS = tuple(attrs.evolve(task, plan=PLANS[task.id]) for task in _TASKS)
+"""The warm-up set, each task with its plan."""

@@ -353,32 +353,3 @@ MCP_TOOL_NAMES = frozenset({"get_current_time", "convert_time"})
 """The real MCP time server's tools, which the engine adds as host tools."""
 ENGINE_TOOL_NAMES = frozenset({"agent", "tool_search", "run_code"})
 """Tools the engine or the plugin adds; filler never takes these names."""
-
-QUERIES: dict[str, str] = {
-    "list_order_ids": "list order ids of a customer or status",
-    "get_order": "get an order by id with items and total",
-    "get_customer": "get customer details by id country tier",
-    "search_customers": "find customers by country or name",
-    "get_product": "get product price rating by id",
-    "search_products": "search products by category",
-    "warehouse_stock": "inventory stock level of a product in warehouses",
-    "tax_rate": "VAT tax rate of a country",
-    "shipping_quote": "shipping cost quote for a parcel to a country",
-    "list_files": "list files in a workspace directory",
-    "read_file": "read a text file",
-    "search_files": "search text in workspace files",
-    "write_file": "write a text file",
-    "notes_add": "add a note",
-    "notes_search": "search notes",
-    "notes_delete": "delete a note",
-    "convert_units": "convert units length mass temperature",
-    "convert_time": "convert a time between timezones",
-    "get_current_time": "current time in a timezone",
-    "agent": "delegate a task to a sub-agent",
-}
-"""The words a model searches with when it lacks a tool's contract (tasks take the tools they use)."""
-
-
-def queries(*names: str) -> dict[str, str]:
-    """``QUERIES`` for the tools a task uses."""
-    return {name: QUERIES[name] for name in names}

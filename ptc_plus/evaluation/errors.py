@@ -2,9 +2,10 @@
 
 A task that runs but answers wrongly is not an error: its oracle's verdict says so.
 These say that a run could not be set up (a catalog too small for the suite, statistics
-missing), or that a script and the session it drives disagree (a script that stops
-without answering, a tool result the driver cannot find) — a bug in a task or in the
-engine, never a measurement.
+missing), or that a plan and the session it drives disagree (a tool result the driver
+cannot find, a session without a plan) — a bug in a task or in the engine, never a
+measurement; or that a run is not runnable (a request beyond the model's context) or
+failed as a model would (a need no search round finds, a step that kept failing).
 """
 
 from __future__ import annotations
@@ -16,17 +17,8 @@ class EvaluationError(PtcError):
     """Root of the evaluation engine's errors (never raised itself)."""
 
 
-class ScriptEndedWithoutAnswer(EvaluationError):
-    """A task's script stopped before yielding an :class:`~ptc_plus.evaluation.task.Answer`.
-
-    :ivar params: ``task``, ``style``.
-    """
-
-    code = "PTC-7401"
-
-
 class ToolResultMissing(EvaluationError):
-    """The request after a scripted call carries no tool result for that call's id.
+    """The request after a driver's call carries no tool result for that call's id.
 
     :ivar params: ``call_id``, ``tool``.
     """
@@ -34,17 +26,8 @@ class ToolResultMissing(EvaluationError):
     code = "PTC-7402"
 
 
-class QueryMissing(EvaluationError):
-    """A script needs a tool the model was not shown, and the task gives no search words for it.
-
-    :ivar params: ``task``, ``tool``.
-    """
-
-    code = "PTC-7403"
-
-
 class StepAfterAnswer(EvaluationError):
-    """The host asked for another model step after the script's final answer.
+    """The host asked for another model step after the plan's final answer (in the same turn).
 
     :ivar params: ``task``.
     """
@@ -115,15 +98,6 @@ class CodeModeUnavailable(EvaluationError):
     code = "PTC-7411"
 
 
-class ChildScriptMissing(EvaluationError):
-    """The ``agent`` tool was called in a task that has no child script for the style.
-
-    :ivar params: ``task``, ``style``.
-    """
-
-    code = "PTC-7412"
-
-
 class McpServerFailed(EvaluationError):
     """The MCP server of the bridge could not be started or listed.
 
@@ -149,15 +123,6 @@ class NoWarmUpTasks(EvaluationError):
     """
 
     code = "PTC-7415"
-
-
-class ScriptFailed(EvaluationError):
-    """A task's script raised while deciding its next step (it met an observation it did not expect).
-
-    :ivar params: ``task``, ``detail``.
-    """
-
-    code = "PTC-7416"
 
 
 class ContextExceeded(EvaluationError):
@@ -191,7 +156,8 @@ class StepFailed(EvaluationError):
 
 
 class PlanMissing(EvaluationError):
-    """A session has no plan: a task with neither plan nor script, or a child whose prompt no child plan has.
+    """A session has no plan: a task without one, a turn its plan does not have, or a child whose prompt no
+    child plan has.
 
     :ivar params: ``task``, ``prompt``.
     """

@@ -215,6 +215,7 @@ async def _run(
             parameters=parameters,
             mcp=bridge,
             context_tokens=context_tokens,
+            meter=meter,
         )
     except (CatalogTooSmall, DuplicateToolName):
         raise

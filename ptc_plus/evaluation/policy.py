@@ -21,6 +21,13 @@ model read), then decides from the plan *and from the request* alone:
   the history: the program stops before it and returns the raw result (a
   probe). ``both`` calls a directly offered tool directly when it is the turn's
   only remaining step.
+- derived values (:class:`~.task_plan.Derived`): native works them out (``fn``)
+  and the next call's arguments or the answer carry the value; a program
+  contains the function's ``code`` and calls it. A derived value whose code
+  indexes result fields (``ast``: :func:`~.task_plan.indexed_fields`) needs its
+  sources' shapes as a path does; over a fan-out of a tool of unknown shape the
+  program first probes one call (the first item), so 200 raw results never
+  enter the context to show one shape.
 
 Retries: native re-sends a call after an error result, up to the step's
 retries; code wraps the call in a retry loop. Every request is first checked
@@ -31,10 +38,11 @@ against the model's context: a larger one raises :class:`ContextExceeded`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import orjson
 
 from hookspecs.reference import AssistantTurn, ModelRequest, RequestedCall
 from hookspecs.types import JSONValue
@@ -49,9 +57,22 @@ from ptc_plus.evaluation.errors import (
     ToolResultMissing,
 )
 from ptc_plus.evaluation.metering import Meter
-from ptc_plus.evaluation.programs import Returned, discovery, lookup, name_words, program
+from ptc_plus.evaluation.programs import Returned, discovery, lookup, name_words, probe, program
 from ptc_plus.evaluation.task import Style
-from ptc_plus.evaluation.task_plan import Argument, Item, Ref, Step, TaskPlan, Turn, dependencies, steps_of
+from ptc_plus.evaluation.task_plan import (
+    Argument,
+    Derived,
+    Item,
+    Ref,
+    Step,
+    TaskPlan,
+    Turn,
+    dependencies,
+    derived_values,
+    indexed_fields,
+    references,
+    steps_of,
+)
 from ptc_plus.evaluation.tool_search import anchor_request
 from ptc_plus.sdk import to_identifier
 
@@ -87,6 +108,7 @@ class PlanDriver:
     :param output_schemas: per tool name, whether its contract declares an output schema.
     :param context_tokens: the model's context; a larger request raises :class:`ContextExceeded`.
     :param meter: counts request sizes (shared by a run's drivers; its counts are memoized).
+    :param sized_as: the request as it is metered (the run's directory written portably); sizes are of that.
     """
 
     route = "scripted-eval"
@@ -104,6 +126,7 @@ class PlanDriver:
         output_schemas: Mapping[str, bool] | None = None,
         context_tokens: int = DEFAULT_CONTEXT_TOKENS,
         meter: Meter | None = None,
+        sized_as: Callable[[ModelRequest], ModelRequest] | None = None,
     ) -> None:
         self._task_id = task_id
         self._plan = plan
@@ -115,6 +138,7 @@ class PlanDriver:
         self._schemas = dict(output_schemas or {})
         self._context = context_tokens
         self._meter = meter or Meter()
+        self._sized_as = sized_as
         self._calls = 0
         self._turn = -1
         self._answered = False
@@ -126,12 +150,14 @@ class PlanDriver:
         self._rounds: dict[str, int] = {}
         self._seen: set[str] = set()
         self._discovery_calls: list[str] = []
+        self._indirect: set[str] = set()
 
     # -- the model protocol ----------------------------------------------------------------------------
 
     async def complete(self, request: ModelRequest) -> AssistantTurn:
         wire = anchor_request(request) if self._style in SEARCH_STYLES else request
-        size = sum(self._meter.count(part) for part in self._meter.parts(wire))
+        sized = wire if self._sized_as is None else self._sized_as(wire)
+        size = sum(self._meter.count(part) for part in self._meter.parts(sized))
         if size > self._context:
             raise ContextExceeded(style=self._style.value, tokens=size, limit=self._context)
         answer = self._step(request)
@@ -181,10 +207,18 @@ class PlanDriver:
                 self._read_step(by_id[sent.step], sent.index, content)
             elif sent.kind == "program":
                 self._read_program(sent, by_id, content)
+            elif sent.kind == "probe":
+                self._read_probe(sent, by_id, content)
             # A search's or a discovery's answer is read from the request itself when deciding.
 
     def _read_step(self, step: Step, index: int | None, content: str) -> None:
         seen = observe(content, program=False)
+        if not seen.ok and self._style not in NATIVE_POLICY and _previewed(content) and step.tool not in self._seen:
+            # ``both``: a direct call's result too large for the context; its preview shows the shape, and the
+            # step runs again in a program that works the values out inside.
+            self._seen.add(step.tool)
+            self._indirect.add(step.id)
+            return
         if not seen.ok:
             key = (step.id, index)
             self._attempts[key] = self._attempts.get(key, 0) + 1
@@ -202,11 +236,21 @@ class PlanDriver:
 
     def _read_program(self, sent: _Pending, by_id: Mapping[str, Step], content: str) -> None:
         seen = observe(content, program=True)
+        if not seen.ok and _previewed(content):
+            # Too large to return whole: the host showed a preview. Its head shows the shape of the raw results
+            # the program returned, not their values: the next program runs the steps again and works the
+            # values out inside. A preview that shows no new shape cannot help: the run fails.
+            raw = {by_id[e.step].tool for e in sent.returns if not e.path and e.derived is None}
+            if raw - self._seen:
+                self._seen |= raw
+                return
         if not seen.ok or not isinstance(seen.value, dict):
             raise StepFailed(task=self._task_id, step=",".join(sent.steps), detail=seen.error or str(seen.value))
         for entry in sent.returns:
             value = seen.value[entry.key]
-            if entry.path:
+            if entry.derived is not None:
+                self._reads[entry.derived] = value
+            elif entry.path:
                 self._reads[Ref(entry.step, entry.path)] = value
             else:
                 self._values[entry.step] = value
@@ -215,10 +259,17 @@ class PlanDriver:
             # A step the program ran whose whole result nobody needs later is done all the same.
             self._values.setdefault(step_id, None)
 
+    def _read_probe(self, sent: _Pending, by_id: Mapping[str, Step], content: str) -> None:
+        seen = observe(content, program=True)
+        if not seen.ok:
+            raise StepFailed(task=self._task_id, step=",".join(sent.steps), detail=seen.error)
+        # Not the steps' results (one item of each): the shape of their tools' results is now in the history.
+        self._seen.update(by_id[step].tool for step in sent.steps)
+
     def _read_value(self, ref: Ref) -> JSONValue:
         if ref in self._reads:
             return self._reads[ref]
-        return lookup(self._values[ref.step], ref.path)
+        return self._resolve(ref, None)
 
     # -- native ---------------------------------------------------------------------------------------
 
@@ -226,7 +277,7 @@ class PlanDriver:
         if step.each is None:
             return []
         if isinstance(step.each, Ref):
-            found = lookup(self._values[step.each.step], step.each.path)
+            found = self._resolve(step.each, None)
             return list(found) if isinstance(found, list) else []
         return list(step.each)
 
@@ -272,6 +323,8 @@ class PlanDriver:
         return self._ask(TOOL_SEARCH, {"query": query}, _Pending("", "search"))
 
     def _resolve(self, value: Argument, item: JSONValue) -> Any:
+        if isinstance(value, Derived):  # the model works it out from the results it read
+            return value.fn(*(lookup(self._values[s.step], s.path) for s in value.sources))
         if isinstance(value, Ref):
             return lookup(self._values[value.step], value.path)
         if isinstance(value, Item):
@@ -287,7 +340,8 @@ class PlanDriver:
     def _code(self, request: ModelRequest, plan: TaskPlan, turn: Turn, remaining: Sequence[Step]) -> AssistantTurn:
         if self._style is Style.PTC_PLUS_BOTH and len(remaining) == 1:
             only = remaining[0]
-            direct = only.each is None and not only.retries and only.tool in {s.name for s in request.tools}
+            offered = only.tool in {s.name for s in request.tools}
+            direct = only.each is None and not only.retries and offered and only.id not in self._indirect
             if direct and dependencies(only) <= self._values.keys():
                 arguments = self._resolve(only.arguments, None)
                 return AssistantTurn(tool_calls=(self._ask(only.tool, arguments, _Pending("", "step", only.id)),))
@@ -298,6 +352,12 @@ class PlanDriver:
         if missing:
             return self._discover(missing)
         chosen = self._writable(remaining)
+        probes = self._probes(plan, turn, chosen)
+        if probes:
+            code = probe(probes, self._values)
+            description = "See one result of " + ", ".join(dict.fromkeys(s.tool for s, _ in probes))
+            sent = _Pending("", "probe", steps=tuple(s.id for s, _ in probes))
+            return AssistantTurn(tool_calls=(self._ask(RUN_CODE, {"code": code, "description": description}, sent),))
         returns = self._returns(plan, turn, chosen)
         code = program(chosen, self._values, returns)
         description = "; ".join(dict.fromkeys(s.need for s in chosen))
@@ -332,22 +392,59 @@ class PlanDriver:
         """A result's fields are known from the tool's output schema or from a result of it in the history."""
         return self._schemas.get(tool, False) or tool in self._seen
 
+    def _blind(self, value: Argument, here: Mapping[str, str]) -> bool:
+        """Whether ``value`` (arguments, an ``each``, a read) reads a field of a result produced in this program
+        (``here``: step id to tool) whose shape the model has not seen: a path, or a derived value's code
+        indexing into a source."""
+        for ref in references(value):
+            if isinstance(ref, Derived):
+                fields = bool(indexed_fields(ref.code))
+                if any(self._unseen(s, here, fields) for s in ref.sources):
+                    return True
+            elif self._unseen(ref, here, False):
+                return True
+        return False
+
+    def _unseen(self, ref: Ref, here: Mapping[str, str], indexed: bool) -> bool:
+        return ref.step in here and bool(ref.path or indexed) and not self._shape_known(here[ref.step])
+
     def _writable(self, remaining: Sequence[Step]) -> list[Step]:
         """The steps a program can run now: dependencies met here or earlier, no field of an unseen shape."""
-        tools = {s.id: s.tool for s in remaining}
         chosen: list[Step] = []
-        here: set[str] = set()
+        here: dict[str, str] = {}
         for step in remaining:
-            deps = dependencies(step)
-            if not deps <= self._values.keys() | here:
+            if not dependencies(step) <= self._values.keys() | here.keys():
                 continue
-            blind = any(ref.step in here and ref.path and not self._shape_known(tools[ref.step]) for ref in _refs(step))
-            if isinstance(step.each, Ref) and step.each.step in here and not self._shape_known(tools[step.each.step]):
-                blind = blind or any(item.path for item in _items_of(step.arguments))
+            each = step.each if isinstance(step.each, Ref) else None
+            blind = self._blind([dict(step.arguments), *([each] if each is not None else [])], here)
+            if each is not None and not isinstance(each, Derived) and each.step in here:
+                # Items of a plain list whose shape is unseen: their fields cannot be written yet.
+                unseen = not self._shape_known(here[each.step])
+                blind = blind or (unseen and any(item.path for item in _items_of(step.arguments)))
             if not blind:
                 chosen.append(step)
-                here.add(step.id)
+                here[step.id] = step.tool
         return chosen
+
+    def _probes(self, plan: TaskPlan, turn: Turn, chosen: Sequence[Step]) -> list[tuple[Step, JSONValue]]:
+        """The fan-outs of this program whose results a derived value would index blind (a read of the turn,
+        an argument of a later step): each probed with its first item first. Only a fan-out whose items are
+        known now (a literal list, or read earlier)."""
+        ran = {s.id for s in chosen}
+        later = [s for s in steps_of(plan) if s.id not in ran and s.id not in self._values]
+        needing = [d for s in later for d in derived_values([dict(s.arguments), s.each])]
+        needing += list(derived_values(list(turn.reads)))
+        found: list[tuple[Step, JSONValue]] = []
+        for step in chosen:
+            if step.each is None or self._shape_known(step.tool) or not dependencies(step) <= self._values.keys():
+                continue
+            here = {step.id: step.tool}
+            if not any(self._unseen(s, here, bool(indexed_fields(d.code))) for d in needing for s in d.sources):
+                continue
+            items = self._items(step)
+            if items and step.tool not in {s.tool for s, _ in found}:
+                found.append((step, items[0]))
+        return found
 
     def _returns(self, plan: TaskPlan, turn: Turn, chosen: Sequence[Step]) -> list[Returned]:
         """What the program returns: whole results a step it does not run needs, then the turn's reads."""
@@ -359,6 +456,16 @@ class PlanDriver:
             for dep in sorted(dependencies(step) & ran):
                 wanted[Returned(dep)] = None
         for ref in turn.reads:
+            if isinstance(ref, Derived):
+                inside = [s for s in ref.sources if s.step in ran]
+                if not inside:
+                    continue  # worked out from results read earlier, when the answer is written
+                if self._blind([ref], tools):
+                    for source in inside:  # the raw results: the model reads them and works the value out
+                        wanted[Returned(source.step)] = None
+                else:
+                    wanted[Returned(ref.step, ref.path, derived=ref)] = None
+                continue
             if ref.step not in ran:
                 continue
             known = not ref.path or self._shape_known(tools[ref.step])
@@ -374,23 +481,13 @@ class PlanDriver:
         return RequestedCall(tool=tool, arguments=arguments, call_id=call_id)
 
 
-def _refs(step: Step) -> list[Ref]:
-    found: list[Ref] = []
-
-    def walk(value: Argument) -> None:
-        if isinstance(value, Ref):
-            found.append(value)
-        elif isinstance(value, Mapping):
-            for inner in value.values():
-                walk(inner)
-        elif isinstance(value, (list, tuple)):
-            for inner in value:
-                walk(inner)
-
-    walk(dict(step.arguments))
-    if isinstance(step.each, Ref):
-        found.append(step.each)
-    return found
+def _previewed(content: str) -> bool:
+    """Whether a program's tool result is a preview standing in for a large result (not JSON at all)."""
+    try:
+        orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _items_of(arguments: Mapping[str, Argument]) -> list[Item]:

@@ -5,9 +5,13 @@ independent steps of one level are gathered with ``asyncio.gather``, a
 fan-out is a gathered comprehension, a step with retries is wrapped in a
 retry loop (what a model that read the tool's error would write). Values the
 model read in an earlier result are pasted in as literals (programs share no
-state); values of steps of this program are its variables. A program returns
-a dict of exactly what the policy still needs: whole results a later step or
-a probe needs, and the turn's reads (indexed when their shape is known).
+state); values of steps of this program are its variables. A derived value
+(:class:`~.task_plan.Derived`) over results of this program is its function
+(``code``, defined at the top of the program) called on them; over results
+read earlier, the value the model worked out, pasted. A program returns a
+dict of exactly what the policy still needs: whole results a later step or a
+probe needs, and the turn's reads (indexed when their shape is known, a
+derived read computed in the program).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from hookspecs.types import JSONValue
-from ptc_plus.evaluation.task_plan import Argument, Item, PathKey, Ref, Step, dependencies
+from ptc_plus.evaluation.task_plan import Argument, Derived, Item, PathKey, Ref, Step, dependencies, derived_values
 from ptc_plus.sdk import to_identifier
 
 RETRY = """async def retry(call, times):
@@ -34,13 +38,17 @@ RETRY = """async def retry(call, times):
 
 @attrs.frozen
 class Returned:
-    """One entry of a program's returned dict: ``step``'s result, then ``path`` into it."""
+    """One entry of a program's returned dict: ``step``'s result, then ``path`` into it; or, with ``derived``,
+    that value computed in the program (``step`` and ``path`` are then its first source's)."""
 
     step: str
     path: tuple[PathKey, ...] = ()
+    derived: Derived | None = None
 
     @property
     def key(self) -> str:
+        if self.derived is not None:
+            return f"{self.derived.name.strip('_')}_{self.step}"
         return "_".join([self.step, *(str(k) for k in self.path)])
 
 
@@ -67,7 +75,12 @@ def lookup(value: JSONValue, path: Sequence[PathKey]) -> JSONValue:
 
 
 def argument(value: Argument, known: Mapping[str, JSONValue]) -> str:
-    """``value`` as Python source: a known result as a literal, a result of this program as its variable."""
+    """``value`` as Python source: a known result as a literal, a result of this program as its variable, a
+    derived value as its function called on its sources (pasted when every source is known: worked out)."""
+    if isinstance(value, Derived):
+        if all(source.step in known for source in value.sources):
+            return repr(value.fn(*(lookup(known[s.step], s.path) for s in value.sources)))
+        return f"{value.name}({', '.join(argument(source, known) for source in value.sources)})"
     if isinstance(value, Ref):
         if value.step in known:
             return repr(lookup(known[value.step], value.path))
@@ -129,6 +142,7 @@ def program(steps: Sequence[Step], known: Mapping[str, JSONValue], returns: Sequ
         lines.append("import asyncio")
     if any(s.retries for s in steps):
         lines.append(RETRY)
+    lines += functions(steps, known, returns)
     for group in grouped:
         if len(group) == 1:
             lines.append(f"{variable(group[0].id)} = await {awaitable(group[0], known)}")
@@ -136,8 +150,40 @@ def program(steps: Sequence[Step], known: Mapping[str, JSONValue], returns: Sequ
             targets = ", ".join(variable(s.id) for s in group)
             gathered = ", ".join(awaitable(s, known) for s in group)
             lines.append(f"{targets} = await asyncio.gather({gathered})")
-    entries = ", ".join(f"{r.key!r}: {indexed(variable(r.step), r.path)}" for r in returns)
+    entries = ", ".join(f"{r.key!r}: {returned(r, known)}" for r in returns)
     lines.append(f"return {{{entries}}}")
+    return "\n".join(lines)
+
+
+def returned(entry: Returned, known: Mapping[str, JSONValue]) -> str:
+    """The expression of one returned entry."""
+    if entry.derived is not None:
+        return argument(entry.derived, known)
+    return indexed(variable(entry.step), entry.path)
+
+
+def functions(steps: Sequence[Step], known: Mapping[str, JSONValue], returns: Sequence[Returned]) -> list[str]:
+    """The ``def`` of every derived value the program computes (one per name; none for a pasted one)."""
+    found = [d for s in steps for d in derived_values([dict(s.arguments), s.each])]
+    found += [r.derived for r in returns if r.derived is not None]
+    written = {d.name: d.code for d in found if not all(source.step in known for source in d.sources)}
+    return list(written.values())
+
+
+def probe(steps: Sequence[tuple[Step, JSONValue]], known: Mapping[str, JSONValue]) -> str:
+    """A probing program: one call of each ``(step, item)`` (a fan-out's first item), returned raw, so the
+    model sees the shape of a result before it writes code that indexes into it."""
+    lines: list[str] = []
+    if len(steps) > 1:
+        lines.append("import asyncio")
+    if any(step.retries for step, _ in steps):
+        lines.append(RETRY)
+    if len(steps) == 1:
+        step, item = steps[0]
+        lines += [f"item = {item!r}", f"return await {call(step, known)}"]
+    else:
+        calls = ", ".join(f"(lambda item: {call(step, known)})({item!r})" for step, item in steps)
+        lines.append(f"return await asyncio.gather({calls})")
     return "\n".join(lines)
 
 

@@ -27,23 +27,41 @@ import attrs
 
 from ptc_plus.evaluation.charts import ChartOutcome
 from ptc_plus.evaluation.prices import PriceSheet, cost
-from ptc_plus.evaluation.results import MODEL, Results, RunRecord
+from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, Results, RunRecord
 from ptc_plus.evaluation.task import Style
 
 README = "README.md"
 REGENERATE = "ptc-plus eval"
 
 STYLE_TEXT = {
-    Style.NATIVE.value: "plugin off; every tool schema in every request; one JSON tool call per model step, "
-    "every result enters the history",
-    Style.TOOL_SEARCH.value: "plugin off; schemas deferred and loaded by a `tool_search` tool "
-    "(the anchor's pattern); loaded schemas stay for the session",
-    Style.PTC.value: "PTC Plus plugin on, management off: `run_code` with the full SDK",
+    Style.NATIVE.value: "plugin off; every tool schema in every request; every call whose inputs are known goes "
+    "out in one response (parallel tool calls), every result enters the history",
+    Style.NATIVE_SEQUENTIAL.value: "as native, but one tool call per model step: the bound on the other side of "
+    "batching",
+    Style.TOOL_SEARCH.value: "plugin off; schemas deferred and loaded by a `tool_search` tool as the anchor ships "
+    "it (several searches in one step, loaded definitions kept for the session where the prompt cache survives)",
+    Style.TOOL_SEARCH_MATURE.value: "tool search with the five tools the warm-up families used most always loaded "
+    "(the statistics PTC Plus mature plans from)",
+    Style.PTC.value: "PTC Plus plugin on, management off: `run_code` with the full SDK; not runnable where its "
+    "prompt exceeds the model's context",
+    Style.PTC_SEARCH.value: "code mode with every contract deferred and found through `capabilities.search` "
+    '(management on, budget 0, no statistics): the "code execution with MCP" pattern',
     Style.PTC_PLUS_COLD.value: "management on with the default budget, no statistics",
     Style.PTC_PLUS_MATURE.value: "management on, statistics from the fixed warm-up families (never the measured tasks)",
+    Style.PTC_PLUS_BOTH.value: "PTC Plus cold with the `both` presentation: code mode, and the full tools offered "
+    "directly too",
 }
-BASELINES = (Style.NATIVE.value, Style.TOOL_SEARCH.value, Style.PTC.value)
-CANDIDATES = (Style.PTC_PLUS_COLD.value, Style.PTC_PLUS_MATURE.value)
+BASELINES = (
+    Style.NATIVE.value,
+    Style.NATIVE_SEQUENTIAL.value,
+    Style.TOOL_SEARCH.value,
+    Style.TOOL_SEARCH_MATURE.value,
+    Style.PTC_SEARCH.value,
+    Style.PTC.value,
+)
+CANDIDATES = (Style.PTC_PLUS_COLD.value, Style.PTC_PLUS_MATURE.value, Style.PTC_PLUS_BOTH.value)
+NOT_RUNNABLE_TEXT = "not runnable"
+"""Shown for a style whose request exceeds the model's context at a catalog size: never a number, never a failure."""
 STYLE_ORDER = tuple(style.value for style in Style)
 FIELDS = ("input_cached", "input_uncached", "output", "total")
 COST = "cost"
@@ -87,6 +105,11 @@ class Cell:
     def passed(self) -> bool:
         return all(run.passed for run in self.runs)
 
+    @property
+    def not_runnable(self) -> bool:
+        """Every repetition was not runnable (its request exceeds the model's context): no cost, no verdict."""
+        return all(run.state == NOT_RUNNABLE for run in self.runs)
+
 
 class Table:
     """The results indexed by (task, style, catalog)."""
@@ -109,18 +132,24 @@ class Table:
         return self.cells.get((task, style, catalog))
 
     def completed(self, catalog: int) -> tuple[str, ...]:
-        """The tasks every style ran and passed (every repetition) at this catalog size."""
+        """The tasks every style passed (every repetition) at this catalog size, a style that is not runnable
+        there aside (it has no run to fail)."""
         done = []
         for task in self.tasks:
             cells = [self.cell(task, style, catalog) for style in self.styles]
-            if all(cell is not None and cell.passed for cell in cells):
+            if all(cell is not None and (cell.passed or cell.not_runnable) for cell in cells):
                 done.append(task)
         return tuple(done)
+
+    def runnable(self, style: str, catalog: int, tasks: Iterable[str]) -> bool:
+        """Whether ``style`` could run every one of ``tasks`` at this catalog size."""
+        cells = [self.cell(task, style, catalog) for task in tasks]
+        return not any(cell is not None and cell.not_runnable for cell in cells)
 
     def value(self, task: str, style: str, catalog: int, field: str) -> float | None:
         """One cell's mean of ``field`` (a record field, ``requests`` or :data:`COST`); ``None``: unknown."""
         cell = self.cell(task, style, catalog)
-        if cell is None:
+        if cell is None or cell.not_runnable:
             return None
         if field == "requests":
             return cell.requests
@@ -328,6 +357,8 @@ def _comparisons(table: Table, candidates: Sequence[str], baselines: Sequence[st
 def _sum_ratio(table: Table, candidate: str, baseline: str, catalog: int, tasks: Sequence[str], field: str) -> str:
     if not tasks:
         return "—"
+    if not (table.runnable(candidate, catalog, tasks) and table.runnable(baseline, catalog, tasks)):
+        return NOT_RUNNABLE_TEXT
     return _ratio(table.sum(candidate, catalog, tasks, field), table.sum(baseline, catalog, tasks, field))
 
 
@@ -353,14 +384,19 @@ def _totals(table: Table, catalog: int, tasks: Sequence[str], title: str) -> lis
     if not tasks:
         return [*lines, "No task.", ""]
     lines += [
-        "| style | cached input | uncached input | output | total | cost | requests | passed |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| style | cached input | uncached input | output | total | cost | requests | passed | failed | not runnable |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for style in table.styles:
         cells = [table.cell(task, style, catalog) for task in tasks]
         passed = sum(1 for cell in cells if cell is not None and cell.passed)
-        numbers = [_num(table.sum(style, catalog, tasks, field)) for field in (*FIELDS, COST, "requests")]
-        lines.append(f"| {style} | " + " | ".join(numbers) + f" | {passed}/{len(tasks)} |")
+        blocked = sum(1 for cell in cells if cell is not None and cell.not_runnable)
+        failed = len(tasks) - passed - blocked
+        if table.runnable(style, catalog, tasks):
+            numbers = [_num(table.sum(style, catalog, tasks, field)) for field in (*FIELDS, COST, "requests")]
+        else:
+            numbers = [NOT_RUNNABLE_TEXT] * (len(FIELDS) + 2)
+        lines.append(f"| {style} | " + " | ".join(numbers) + f" | {passed} | {failed} | {blocked} |")
     return [*lines, ""]
 
 
@@ -372,7 +408,8 @@ def _per_task(table: Table, catalog: int) -> list[str]:
     lines = [
         "### Per task",
         "",
-        "Total tokens (requests) per style; ✗ marks a run that failed its oracle.",
+        "Total tokens (requests) per style; ✗ marks a run that failed its oracle; *not runnable*: the style's "
+        "request exceeds the model's context at this catalog size.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * 2 + "---:|" * (len(header) - 2),
@@ -384,11 +421,17 @@ def _per_task(table: Table, catalog: int) -> list[str]:
             if cell is None:
                 row.append("—")
                 continue
+            if cell.not_runnable:
+                row.append(NOT_RUNNABLE_TEXT)
+                continue
             mark = "" if cell.passed else " ✗"
             row.append(f"{_num(cell.mean('total'))} ({_num(cell.requests)}){mark}")
         base = table.cell(task, ptc, catalog)
         for candidate in ratios:
             cell = table.cell(task, candidate, catalog)
+            if (cell is not None and cell.not_runnable) or (base is not None and base.not_runnable):
+                row.append(NOT_RUNNABLE_TEXT)
+                continue
             a = None if cell is None else cell.mean("total")
             b = None if base is None else base.mean("total")
             row.append(_ratio(a, b))
@@ -453,11 +496,35 @@ def _spread(table: Table) -> list[str]:
     return [*lines, ""]
 
 
+def _not_runnable(results: Results) -> list[str]:
+    """The runs no model of the context could make, by style and catalog size: apart from the failures."""
+    blocked: dict[tuple[str, int], list[RunRecord]] = {}
+    for run in results.runs:
+        if run.state == NOT_RUNNABLE:
+            blocked.setdefault((run.style, run.catalog), []).append(run)
+    if not blocked:
+        return []
+    blocked_styles = {style for style, _ in blocked}
+    lines = [
+        "## Not runnable",
+        "",
+        "A style whose request exceeds the model's context at a catalog size cannot run there; these runs are "
+        "neither passed nor failed, and no sum or ratio includes them.",
+        "",
+    ]
+    for (style, catalog), runs in sorted(
+        blocked.items(), key=lambda item: (item[0][1], _ordered(blocked_styles).index(item[0][0]))
+    ):
+        tasks = ", ".join(dict.fromkeys(run.task for run in runs))
+        lines.append(f"- {style}, catalog {catalog:,}: {len(runs)} run(s) ({tasks}); {_one_line(runs[0].reason)}")
+    return [*lines, ""]
+
+
 def _failures(results: Results) -> list[str]:
-    failed = [run for run in results.runs if not run.passed]
-    lines = ["## Failures", ""]
+    failed = [run for run in results.runs if not run.passed and run.state != NOT_RUNNABLE]
+    lines = [*_not_runnable(results), "## Failures", ""]
     if not failed:
-        return [*lines, "None: every run passed its oracle.", ""]
+        return [*lines, "None: every run that could run passed its oracle.", ""]
     repeat = results.mode == MODEL and results.repetitions > 1
     for run in failed:
         where = f"{run.task}, {run.style}, catalog {run.catalog:,}" + (

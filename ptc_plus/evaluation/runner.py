@@ -4,8 +4,8 @@ Every run is isolated: a fresh directory ``workdir/run`` (emptied first) holding
 workspace, host state and user directories (:mod:`.styles`). Its host tools
 are the suite's world tools, the MCP bridge's tools, the ``agent`` tool and
 schema-only filler tools, exactly ``catalog`` in all. The model is a
-:class:`~ptc_plus.evaluation.driver.ScriptDriver` over the task's script, or
-a real model a factory makes (real-model mode). The oracle judges the root
+:class:`~ptc_plus.evaluation.policy.PlanDriver` over the task's plan in the
+run's style, or a real model a factory makes (real-model mode). The oracle judges the root
 session's final answer and the end state; a run that breaks (an engine error,
 a host error) is a failed verdict that says why.
 """
@@ -21,14 +21,13 @@ from typing import Any
 import attrs
 
 from hookspecs import AgentRef, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure
-from hookspecs.reference import HostError, Model, ReferenceHost
+from hookspecs.reference import HostError, Model, ModelRequest, ReferenceHost
 from hookspecs.types import ToolSpec
 from ptc_plus.errors import PtcError
 from ptc_plus.evaluation.agent_tool import agent_tool
-from ptc_plus.evaluation.driver import RUN_CODE, ExchangeLog, RecordingModel, ScriptDriver, SessionIds
+from ptc_plus.evaluation.driver import RUN_CODE, ExchangeLog, RecordingModel, SessionIds
 from ptc_plus.evaluation.errors import (
     CatalogTooSmall,
-    ChildScriptMissing,
     CodeModeUnavailable,
     ContextExceeded,
     DuplicateToolName,
@@ -96,12 +95,15 @@ def _portable(value: Any, real: str) -> Any:
     return value
 
 
+def portable_request(request: ModelRequest, root: Path) -> ModelRequest:
+    """``request`` with the run directory ``root`` written as :data:`PORTABLE_RUN`."""
+    real = str(root.resolve())
+    return attrs.evolve(request, system=_portable(request.system, real), messages=_portable(request.messages, real))
+
+
 def portable(exchange: Exchange, root: Path) -> Exchange:
     """``exchange`` with the run directory ``root`` written as :data:`PORTABLE_RUN` in what the host sent."""
-    real = str(root.resolve())
-    request = exchange.request
-    system, messages = _portable(request.system, real), _portable(request.messages, real)
-    return attrs.evolve(exchange, request=attrs.evolve(request, system=system, messages=messages))
+    return attrs.evolve(exchange, request=portable_request(exchange.request, root))
 
 
 def filler_definition(spec: ToolSpec, failures: list[EvaluationError]) -> ToolDefinition:
@@ -152,15 +154,18 @@ async def run_task(
     parameters: Parameters = DEFAULTS,
     mcp: McpBridge | None = None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    meter: Meter | None = None,
 ) -> RunResult:
     """Run ``task`` in ``style`` with ``catalog`` host tools in ``workdir/run`` (emptied first: same path, same prompt).
 
-    :param model: real-model mode's factory; ``None`` drives the task's scripts.
+    :param model: real-model mode's factory; ``None`` drives the task's plan (:class:`PlanDriver`).
     :param statistics: the store :func:`warm_up` returned; required by (and only used by) the mature style.
     :param parameters: PTC Plus settings this run overrides (default: none, the plugin's defaults).
     :param mcp: a running bridge to share between runs (its server is stateless); ``None`` starts one.
     :param context_tokens: the model's context: a scripted request beyond it makes the run not runnable
         (``RunResult.not_runnable``), whatever the style.
+    :param meter: what sizes the scripted requests: the matrix's, so a request is sized as it is metered (its
+        host prompt included); ``None``: a meter without a host prompt.
     :raises StatisticsRequired: a mature style without ``statistics``.
     :raises CatalogTooSmall: the suite's own tools exceed ``catalog``.
     :raises DuplicateToolName: two tools of the catalog share a name.
@@ -200,6 +205,7 @@ async def run_task(
                     failures,
                     model,
                     context_tokens,
+                    meter,
                 )
             except (CatalogTooSmall, DuplicateToolName):
                 raise
@@ -210,7 +216,7 @@ async def run_task(
     exceeded = [f for f in failures if isinstance(f, ContextExceeded)]
     if exceeded and not not_runnable:  # a child's request did not fit: the family cannot run either
         not_runnable = _describe(exceeded[0])
-    if failures and not error:
+    if failures:  # an engine error inside a tool body (a filler called, a child's plan) caused what followed
         error = _describe(failures[0])
     if not_runnable:
         error = ""
@@ -249,15 +255,17 @@ async def _session(
     failures: list[EvaluationError],
     model: ModelFactory | None,
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    sizing: Meter | None = None,
 ) -> str:
     """One family: the root session's turn(s) with the task's prompt (a plan's turns in order); returns the
     root's last final answer."""
     children = 0
-    meter = Meter() if model is None and task.plan is not None else None
+    meter = (sizing or Meter()) if model is None and task.plan is not None else None
     schemas: dict[str, bool] = {}
 
     def plan_driver(ids: SessionIds, *, root: bool, prefix: str) -> PlanDriver:
-        assert task.plan is not None
+        if task.plan is None:
+            raise PlanMissing(task=task.id, prompt=task.prompt)
         return PlanDriver(
             task_id=task.id,
             plan=task.plan if root else None,
@@ -269,6 +277,8 @@ async def _session(
             output_schemas=schemas,
             context_tokens=context_tokens,
             meter=meter,
+            # Sized as metered: the run directory as /eval/run, so whether a run fits never depends on TMPDIR.
+            sized_as=lambda request: portable_request(request, workspace.parent),
         )
 
     def child_model(ids: SessionIds) -> Model:
@@ -276,20 +286,7 @@ async def _session(
         children += 1
         if model is not None:
             return RecordingModel(model(task, style), log=log, ids=ids)
-        if task.plan is not None:
-            return plan_driver(ids, root=False, prefix=f"child{children}")
-        script = task.child_code if style in CODE_STYLES else task.child_native
-        if script is None:
-            raise ChildScriptMissing(task=task.id, style=style.value)
-        return ScriptDriver(
-            task_id=task.id,
-            script=script,
-            style=style,
-            queries=task.queries,
-            log=log,
-            ids=ids,
-            call_prefix=f"child{children}",
-        )
+        return plan_driver(ids, root=False, prefix=f"child{children}")
 
     holder: list[ReferenceHost] = []
     keep = frozenset({RUN_CODE}) if style in CODE_STYLES else frozenset()
@@ -310,15 +307,8 @@ async def _session(
         root_model: Model
         if model is not None:
             root_model = RecordingModel(model(task, style), log=log, ids=ids)
-        elif task.plan is not None:
-            root_model = plan_driver(ids, root=True, prefix="call")
         else:
-            script = task.code if style in CODE_STYLES else task.native
-            if script is None:
-                raise PlanMissing(task=task.id, prompt=task.prompt)
-            root_model = ScriptDriver(
-                task_id=task.id, script=script, style=style, queries=task.queries, log=log, ids=ids
-            )
+            root_model = plan_driver(ids, root=True, prefix="call")
         session = await host.start_session(title=task.id, model=root_model)
         ids.session_id = session.agent.session_id
         if style in CODE_STYLES:

@@ -1,36 +1,23 @@
-"""What a task of the token evaluation is: a prompt, two scripts, the words a model searches with, an oracle.
+"""What a task of the token evaluation is: a prompt, a plan, an oracle; and the styles it runs in.
 
-A task is written once and run in every style (:class:`Style`). Its two
-scripts are what a model would send, decided from what the tools answered:
-
-- ``native``: one :class:`Call` per model step (every result enters the
-  history), then an :class:`Answer`. The *native + tool search* style runs
-  the same script; before a call to a tool whose schema the request does not
-  carry yet, the engine inserts a ``tool_search`` step with
-  ``queries[tool]``.
-- ``code``: :class:`Program` steps (``run_code``), then an :class:`Answer`.
-  Before a program that uses a tool whose contract the model has not been
-  shown (on-demand in the plan), the engine inserts a discovery program
-  (``capabilities.search(queries[tool])``), as a model that reads its catalog
-  would.
-
-A script is a generator: it yields an action and receives the
-:class:`Observation` of that action's step (tool results as values, never
-text the engine parsed for it). A script must decide only from observations,
-so every style answers from what the tools really returned.
+A task is written once, as a plan (:mod:`.task_plan`): its needs in the
+user's words, the tools that meet them, their arguments and dependencies.
+Every style runs the same plan through its policy (:mod:`.policy`, ADR 0094),
+which decides from the plan and from what each request carries what that
+style's model sends. The oracle judges the final answer and the end state.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from hookspecs.services import ToolDefinition
-from hookspecs.types import JSONObject, JSONValue, ToolSpec
+from hookspecs.types import JSONValue, ToolSpec
 from ptc_plus.evaluation.task_plan import TaskPlan
 
 
@@ -59,30 +46,10 @@ class Style(enum.Enum):
 
 
 @attrs.frozen(kw_only=True)
-class Call:
-    """One native tool call, alone in its model step."""
-
-    tool: str
-    arguments: JSONObject = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class Program:
-    """One ``run_code`` call. ``uses`` names every tool the program calls (their contracts must be known)."""
-
-    code: str
-    description: str
-    uses: tuple[str, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
 class Answer:
-    """The final answer: a model step without tool calls. Ends the script."""
+    """A final answer's text (what a plan's ``answer`` function writes)."""
 
     text: str
-
-
-Action = Call | Program | Answer
 
 
 @attrs.frozen(kw_only=True)
@@ -97,10 +64,6 @@ class Observation:
     ok: bool
     value: JSONValue = None
     error: str = ""
-
-
-Script = Callable[[], Generator[Action, Observation, None]]
-"""A fresh generator per run; the first ``send`` is ``None`` (``next``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -133,13 +96,8 @@ class Task:
         ``multi-step``, ``long-tail``, ``child``, ``recovery``, ``one-call``, ``mcp``, ...).
     :ivar prompt: the user's message.
     :ivar setup: writes the task's fixtures into the workspace and the world before the session starts.
-    :ivar native: the native script (also run by the tool-search styles); ``None`` for a task with a plan.
-    :ivar code: the code-mode script (every code style); ``None`` for a task with a plan.
-    :ivar queries: per tool name, the words a model would search with when it lacks the tool's contract.
-    :ivar child: for a task with a child agent: the child's scripts are given by :attr:`child_native` and
-        :attr:`child_code`; the parent starts it through the ``agent`` tool.
-    :ivar plan: the task as a plan (:mod:`.task_plan`): when set, every style runs it through its policy
-        (:mod:`.policy`) and the scripts are not used.
+    :ivar plan: the task as a plan (:mod:`.task_plan`): every style runs it through its policy (:mod:`.policy`);
+        its first turn's prompt is :attr:`prompt`. ``None`` only for a task run by a real model alone.
     """
 
     id: str
@@ -147,11 +105,6 @@ class Task:
     prompt: str
     setup: Callable[[Path, Any], None]
     oracle: Oracle
-    native: Script | None = None
-    code: Script | None = None
-    queries: Mapping[str, str] = attrs.field(factory=dict)
-    child_native: Script | None = None
-    child_code: Script | None = None
     plan: TaskPlan | None = None
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from ptc_plus.evaluation import charts, results
 from ptc_plus.evaluation.prices import HALF_CACHE
+from ptc_plus.evaluation.task import Style
 from tests.cli_runner import CliRunner
 from tests.ptc_plus.cli.test_chat import CLI, PLANTED_KEY, FakeOpenAI, completion
 
@@ -26,21 +27,20 @@ TINY_SUITE = '''
 from __future__ import annotations
 
 from .tools import World, filler, tools
-from ptc_plus.evaluation.task import Answer, Call, Program, Suite, Task, Verdict
+from ptc_plus.evaluation.task import Suite, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
 
 
 def _nothing(workspace, world):
     pass
 
 
-def _task(ident, n):
-    def native():
-        value = (yield Call(tool="double", arguments={"n": n})).value
-        yield Answer(text=f"It is {value['value']}.")
+def _answer(values):
+    return f"It is {values[0]}."
 
-    def code():
-        value = (yield Program(code=f"return await tools.double(n={n})", description="Double", uses=("double",))).value
-        yield Answer(text=f"It is {value['value']}.")
+
+def _task(ident, n):
+    prompt = f"What is twice {n}?"
 
     def oracle(answer, end):
         if str(2 * n) not in answer:
@@ -49,10 +49,9 @@ def _task(ident, n):
             return Verdict(passed=False, reason=f"double ran {end.world.calls} times")
         return Verdict(passed=True)
 
-    return Task(
-        id=ident, category="one-call", prompt=f"What is twice {n}?", setup=_nothing,
-        native=native, code=code, oracle=oracle, queries={"double": "double a number"},
-    )
+    step = Step(id="double", need="double a number", tool="double", arguments={"n": n})
+    plan = TaskPlan(turns=(Turn(prompt=prompt, steps=(step,), reads=(Ref("double", ("value",)),), answer=_answer),))
+    return Task(id=ident, category="one-call", prompt=prompt, setup=_nothing, oracle=oracle, plan=plan)
 
 
 SUITE = Suite(
@@ -164,7 +163,7 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     document = orjson.loads(result.stdout)
-    assert document["runs"] == 5 and document["failed"] == []
+    assert document["runs"] == len(Style) and document["failed"] == []
     assert document["report"] == str(out / "README.md")
 
     measured = results.read(out / "results.json")
@@ -173,9 +172,7 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
     assert measured.unit == "o200k tokens (counted per request part)"
     assert (measured.prices, measured.host_prompt, measured.host_prompt_tokens) == (HALF_CACHE, "15k", 15000)
     assert measured.min_cacheable_prefix == 1024
-    assert [(r.style, r.catalog) for r in measured.runs] == [
-        (s, 30) for s in ("native", "tool-search", "ptc", "ptc-plus-cold", "ptc-plus-mature")
-    ]
+    assert [(r.style, r.catalog) for r in measured.runs] == [(s.value, 30) for s in Style]
     for record in measured.runs:
         assert record.passed, record
         assert record.total == (record.input_cached or 0) + (record.input_uncached or 0) + (record.output or 0)
@@ -241,7 +238,7 @@ def test_real_model_mode_meters_the_providers_usage_and_never_writes_the_key(
         assert record.first_request_input == 50
 
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "| native | unknown | unknown | 11 | 121 | unknown | 2 | 1/1 |" in readme  # no split: no bill
+    assert "| native | unknown | unknown | 11 | 121 | unknown | 2 | 1 | 0 | 0 |" in readme  # no split: no bill
     assert "## Spread over repetitions" in readme
     assert "--api-key-env EVAL_KEY" in readme
     for path in out.iterdir():
@@ -269,7 +266,7 @@ def test_real_model_mode_without_usage_writes_its_report_with_unknown_cells(
     assert (record.input_cached, record.input_uncached, record.output, record.total) == (None, None, None, None)
     assert record.first_request_input is None
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "| native | unknown | unknown | unknown | unknown | unknown | 2 | 1/1 |" in readme
+    assert "| native | unknown | unknown | unknown | unknown | unknown | 2 | 1 | 0 | 0 |" in readme
     if charts.available():  # the charts of token counts are left out, not drawn from zeros
         assert readme.count("not drawn: every value it would show is unknown") == 2
         assert (out / charts.REQUESTS_PNG).is_file()

@@ -16,7 +16,7 @@ import attrs
 from hookspecs import JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure
 from hookspecs.services import tool
 from ptc_plus.evaluation.task import EndState, Suite, Task, Verdict
-from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 from tests.ptc_plus.evaluation.tiny_suite import filler
 
 ORDERS: dict[str, dict[str, Any]] = {
@@ -204,6 +204,64 @@ AGGREGATE = Task(
     plan=AGGREGATE_PLAN,
 )
 
+# -- derived values: an aggregate worked out from a fan-out, written into a note and the answer -------------
+
+
+def _delivered_revenue(orders: list[Any]) -> JSONValue:
+    delivered = [order for order in orders if order["status"] == "delivered"]
+    return {"delivered": len(delivered), "revenue": sum(order["total"] for order in delivered)}
+
+
+def _summary(orders: list[Any]) -> JSONValue:
+    delivered = [order for order in orders if order["status"] == "delivered"]
+    return f"{len(delivered)} of {len(orders)} delivered"
+
+
+def _summed(values: tuple[JSONValue, ...]) -> str:
+    (found,) = values
+    assert isinstance(found, dict)
+    return f"{found['delivered']} delivered, revenue {float(str(found['revenue'])):.2f} EUR"
+
+
+SUMMARY = derive(Ref("orders"), _summary)
+DERIVED_PLAN = TaskPlan(
+    turns=(
+        Turn(
+            prompt=f"Fetch orders {IDS[0]} through {IDS[-1]}, note how many were delivered, and tell me their revenue.",
+            steps=(
+                Step(
+                    id="orders",
+                    need="look up an order by id",
+                    tool="get_order",
+                    arguments={"order_id": Item()},
+                    each=IDS,
+                ),
+                Step(id="note", need="add a note", tool="add_note", arguments={"text": SUMMARY}),
+            ),
+            reads=(derive(Ref("orders"), _delivered_revenue),),
+            answer=_summed,
+        ),
+    )
+)
+_derived_note = f"{len(_delivered)} of {len(IDS)} delivered"
+
+
+def _derived_oracle(answer: str, end: EndState) -> Verdict:
+    expected = f"{len(_delivered)} delivered, revenue {sum(o['total'] for o in _delivered):.2f} EUR"
+    if answer != expected or end.world.notes != [_derived_note]:
+        return Verdict(passed=False, reason=f"{answer!r}, notes {end.world.notes!r}")
+    return Verdict(passed=True)
+
+
+DERIVED = Task(
+    id="p02-derived",
+    category="aggregate",
+    prompt=DERIVED_PLAN.turns[0].prompt,
+    setup=_nothing,
+    oracle=_derived_oracle,
+    plan=DERIVED_PLAN,
+)
+
 # -- independent steps, one of them a tool with an output schema ------------------------------------------
 
 
@@ -357,7 +415,7 @@ CHILD = Task(
 
 SUITE = Suite(
     version="plan-test-1",
-    tasks=(GROSS, AGGREGATE, INDEPENDENT, FLAKY, CHILD),
+    tasks=(GROSS, AGGREGATE, DERIVED, INDEPENDENT, FLAKY, CHILD),
     warmup=(GROSS, INDEPENDENT),
     world=world,
     tools=tools,

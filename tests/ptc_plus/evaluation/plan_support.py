@@ -36,7 +36,6 @@ PACKAGE = next(
 PLANS: dict[str, TaskPlan] = PACKAGE.PLANS
 CHILD_PLANS: dict[str, TaskPlan] = PACKAGE.CHILD_PLANS
 plan_check: Any = importlib.import_module(PACKAGE.__name__ + ".plan_check")
-derived: Any = importlib.import_module(PACKAGE.__name__ + ".derived")
 ALL_TASKS = [*SUITE.tasks, *SUITE.warmup]
 MCP_TOOLS = {"get_current_time", "convert_time"}
 

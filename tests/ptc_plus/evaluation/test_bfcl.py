@@ -31,7 +31,7 @@ from benchmarks.bfcl.ground_truth import parse_call
 from benchmarks.bfcl.plans import NO_TOOL_ANSWER, missing_from, required_texts
 from benchmarks.bfcl.suite import BfclTask, catalog, filler, load_tasks, make_suite, own_specs, runnable
 from benchmarks.bfcl.world import BfclWorld
-from ptc_plus.evaluation.task import EndState, Task
+from ptc_plus.evaluation.task import EndState
 from ptc_plus.evaluation.task_plan import Ref, TaskPlan, dependencies
 
 HERE = Path("/nonexistent-bfcl-workspace")
@@ -411,40 +411,21 @@ def test_the_oracle_refuses_another_tasks_world(bfcl: wheel.Wheel, tasks: tuple[
 # ---------------------------------------------------------------- the engine's types
 
 
-@attrs.frozen(kw_only=True)
-class _PlannedTask(Task):
-    """``Task`` as the policy rebuild extends it (a ``plan`` field), until it lands."""
-
-    plan: TaskPlan | None = None
-
-
-def test_the_engine_suite_is_refused_while_task_has_no_plan_field(
+def test_the_engine_suite_runs_a_task_from_its_own_world_tools_and_filler(
     bfcl: wheel.Wheel, tasks: tuple[BfclTask, ...]
 ) -> None:
-    if "plan" in attrs.fields_dict(Task):
-        pytest.skip("Task has its plan field: the next test covers make_suite with the real Task")
-    with pytest.raises(TypeError, match="no plan field"):
-        make_suite(bfcl, tasks[:2])
-
-
-def test_the_engine_suite_runs_a_task_from_its_own_world_tools_and_filler(
-    bfcl: wheel.Wheel, tasks: tuple[BfclTask, ...], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if "plan" not in attrs.fields_dict(Task):
-        monkeypatch.setattr(bfcl_suite, "Task", _PlannedTask)
     suite = make_suite(bfcl, runnable(tasks))
     assert len(suite.tasks) == 199 and suite.version == bfcl_suite.SUITE_VERSION and suite.warmup == ()
     task = suite.tasks[56]  # multi_turn_base_56 (173, the one left out, comes later)
-    assert task.id == "multi-turn-base-56" and task.plan is tasks[56].plan  # type: ignore[attr-defined]
+    assert task.id == "multi-turn-base-56" and task.plan is tasks[56].plan
     world = suite.world(HERE)
     task.setup(HERE, world)
     tools = suite.tools(HERE, world)
     assert [d.spec.name for d in tools] == [s.name for s in own_specs(bfcl, tasks[56])]
     assert not {s.name for s in suite.filler(300)} & {d.spec.name for d in tools}
-    answers = asyncio.run(run_plan(task.plan, world, tools, HERE))  # type: ignore[attr-defined]
+    assert task.plan is not None
+    answers = asyncio.run(run_plan(task.plan, world, tools, HERE))
     assert task.oracle(answers[-1], EndState(workspace=HERE, world=world)).passed
-    with pytest.raises(RuntimeError, match="plan-only"):
-        next(task.native())
 
 
 def test_the_tests_can_use_a_local_wheel(monkeypatch: pytest.MonkeyPatch, bfcl: wheel.Wheel) -> None:

@@ -1,13 +1,7 @@
-"""The evaluation's task suite (benchmarks/tasks), checked without the engine.
-
-Every script runs against the world's real tool bodies: native scripts call
-the handlers one by one, code scripts run their program text in this process
-with a ``tools`` namespace over the same handlers (no sandbox: what is checked
-here is the script and its oracle, not the runtime). The child agent is its
-child script, run the same way; ``convert_time`` is the real time server's
-conversion, called in-process. Each oracle must accept the answer the scripts
-give and reject a wrong one (every digit shifted) and, for tasks that change
-state or meet an error, the right words without the end state behind them.
+"""The evaluation's task suite (benchmarks/tasks), checked without the engine: its shape, world and filler,
+every task's plan wired in, and each oracle against the answer the plan gives when executed directly
+(``plan_support``: the world's real tool bodies, no model, no style). The plans' own checks are in
+``test_task_plans.py``, the oracles' wrong answers in ``test_task_oracles.py``.
 """
 
 from __future__ import annotations
@@ -15,33 +9,16 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-import textwrap
-from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
 import pytest
 
-from hookspecs.services import ToolContext, ToolDefinition, ToolFailure
-from hookspecs.types import AgentRef, JSONObject, JSONValue, ToolCall
-from ptc_plus.evaluation.loading import load_suite
-from ptc_plus.evaluation.task import (
-    Action,
-    Answer,
-    Call,
-    EndState,
-    Observation,
-    Program,
-    Script,
-    Style,
-    Suite,
-    Task,
-)
+from ptc_plus.evaluation.task import EndState, Style, Task
+from ptc_plus.evaluation.task_plan import child_plans, steps_of
+from tests.ptc_plus.evaluation.plan_support import ALL_TASKS, CHILD_PLANS, PLANS, SUITE, execute
 
-ROOT = Path(__file__).resolve().parents[3]
-TASKS_DIR = ROOT / "benchmarks" / "tasks"
 REQUIRED_CATEGORIES = {
     "find-count",
     "aggregate",
@@ -57,132 +34,27 @@ REQUIRED_CATEGORIES = {
 }
 MCP_TOOLS = {"get_current_time", "convert_time"}
 
-SUITE: Suite = load_suite(TASKS_DIR)
-TASK_IDS = [task.id for task in SUITE.tasks]
-ALL_TASKS = [*SUITE.tasks, *SUITE.warmup]
+
+def _run(task: Task, tmp_path: Path) -> tuple[str, EndState]:
+    answer, end, _, _ = execute(task, tmp_path)
+    return answer, end
 
 
-# ---------------------------------------------------------------- an engine-free executor
-
-
-class _Services:
-    def __init__(self, workspace: Path) -> None:
-        self.workspace = workspace
-        self.user_id = ""
-        self.protected_paths: Sequence[Path] = ()
-        self.token_counter = None
-        self.spill_store = None
-
-
-class _ToolCallError(Exception):
-    """What a program sees when a nested call fails (as the runtime's ``ToolCallError``)."""
-
-
-async def _mcp_time(name: str, arguments: JSONObject) -> JSONValue:
-    from mcp_server_time.server import TimeServer  # type: ignore[import-untyped]
-
-    server = TimeServer()
-    if name == "convert_time":
-        result = server.convert_time(
-            str(arguments["source_timezone"]), str(arguments["time"]), str(arguments["target_timezone"])
-        )
-    else:
-        result = server.get_current_time(str(arguments["timezone"]))
-    value: JSONValue = result.model_dump()
-    return value
-
-
-class Executor:
-    """Runs a task's scripts against one world's tool handlers, with the host's argument validation."""
-
-    def __init__(self, task: Task, workspace: Path, world: Any, tools: list[ToolDefinition], code: bool) -> None:
-        self.task, self.workspace, self.world, self.code = task, workspace, world, code
-        self.tools = {d.spec.name: d for d in tools}
-        self.called: list[str] = []
-        # A root session's family id is its own session id; a child's is its root's (what the world records).
-        self.caller = AgentRef(session_id="root", agent_id="a", family_id="root")
-
-    async def call(self, name: str, arguments: JSONObject) -> JSONValue:
-        self.called.append(name)
-        if name == "agent":
-            child = self.task.child_code if self.code else self.task.child_native
-            assert child is not None, f"{self.task.id} calls agent without a child script"
-            parent, self.caller = self.caller, AgentRef(session_id="child", agent_id="a", family_id="root")
-            try:
-                return {"answer": await self.run(child)}
-            finally:
-                self.caller = parent
-        if name in MCP_TOOLS:
-            return await _mcp_time(name, arguments)
-        definition = self.tools[name]
-        jsonschema.validate(arguments, definition.spec.input_schema)
-        context = ToolContext(
-            call=ToolCall(
-                call_id=f"c{len(self.called)}",
-                tool=name,
-                arguments=arguments,
-                caller=self.caller,
-            ),
-            services=_Services(self.workspace),  # type: ignore[arg-type]
-            cancelled=asyncio.Event(),
-        )
-        return await definition.handler(arguments, context)
-
-    async def observe(self, action: Call | Program) -> Observation:
-        try:
-            if isinstance(action, Call):
-                return Observation(ok=True, value=await self.call(action.tool, dict(action.arguments)))
-            return Observation(ok=True, value=await self.program(action))
-        except (ToolFailure, _ToolCallError) as error:
-            return Observation(ok=False, error=str(error))
-
-    async def program(self, program: Program) -> JSONValue:
-        used: set[str] = set()
-
-        def bind(name: str) -> Callable[..., Awaitable[JSONValue]]:
-            async def invoke(**kwargs: Any) -> JSONValue:
-                used.add(name)
-                try:
-                    return await self.call(name, kwargs)
-                except ToolFailure as error:
-                    raise _ToolCallError(f"{name}: {error}") from None
-
-            return invoke
-
-        names = set(self.tools) | MCP_TOOLS | {"agent"}
-        namespace: dict[str, Any] = {"tools": SimpleNamespace(**{n: bind(n) for n in names})}
-        namespace["ToolCallError"] = _ToolCallError
-        exec(f"async def __program():\n{textwrap.indent(program.code, '    ')}\n", namespace)
-        value: JSONValue = await namespace["__program"]()
-        assert used <= set(program.uses), f"the program calls {sorted(used - set(program.uses))} not in uses"
-        return value
-
-    async def run(self, script: Script) -> str:
-        steps: Generator[Action, Observation, None] = script()
-        action = next(steps)
-        while not isinstance(action, Answer):
-            assert isinstance(action, Call if not self.code else Program), f"{type(action).__name__} in this style"
-            action = steps.send(await self.observe(action))
-        return action.text
-
-
-def _fresh(task: Task, tmp_path: Path) -> tuple[Path, Any, list[ToolDefinition]]:
+def _fresh(task: Task, tmp_path: Path) -> tuple[Path, Any]:
     workspace = tmp_path / "workspace"
     workspace.mkdir(parents=True)
     world = SUITE.world(workspace)
     task.setup(workspace, world)
-    return workspace, world, SUITE.tools(workspace, world)
-
-
-async def _run(task: Task, tmp_path: Path, code: bool) -> tuple[str, EndState, Executor]:
-    workspace, world, tools = _fresh(task, tmp_path)
-    executor = Executor(task, workspace, world, tools, code)
-    answer = await executor.run(task.code if code else task.native)
-    return answer, EndState(workspace=workspace, world=world), executor
+    return workspace, world
 
 
 def _shift_digits(text: str) -> str:
     return re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), text)
+
+
+def _tools(task: Task) -> set[str]:
+    assert task.plan is not None
+    return {step.tool for plan in (task.plan, *child_plans(task.plan).values()) for step in steps_of(plan)}
 
 
 # ---------------------------------------------------------------- the suite's shape
@@ -202,8 +74,8 @@ def test_every_required_category_is_measured() -> None:
 
 def test_warmup_tasks_differ_from_the_measured_ones_but_share_their_tools() -> None:
     assert not {t.prompt for t in SUITE.warmup} & {t.prompt for t in SUITE.tasks}
-    measured = {tool for task in SUITE.tasks for tool in task.queries}
-    warm = {tool for task in SUITE.warmup for tool in task.queries}
+    measured = {tool for task in SUITE.tasks for tool in _tools(task)}
+    warm = {tool for task in SUITE.warmup for tool in _tools(task)}
     assert warm <= measured
     assert {"get_order", "get_product", "list_order_ids", "search_files", "notes_add", "warehouse_stock"} <= warm
 
@@ -227,35 +99,30 @@ def test_the_world_is_deterministic(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("task", ALL_TASKS, ids=lambda t: t.id)
-def test_queries_name_every_tool_the_scripts_use(task: Task, tmp_path: Path) -> None:
-    used: set[str] = set()
-    for code in (False, True):
-        _, _, executor = asyncio.run(_run(task, tmp_path / str(code), code))
-        used |= set(executor.called)
-    assert used == set(task.queries), f"used {sorted(used)}, queries for {sorted(task.queries)}"
-    assert all(re.fullmatch(r"[a-zA-Z0-9 -]+", words) for words in task.queries.values())
+def test_every_task_runs_its_plan(task: Task) -> None:
+    # The suite's task is the one the engine runs: its plan is the suite's PLANS entry, its first prompt the task's.
+    assert task.plan is PLANS[task.id]
+    assert task.plan.turns[0].prompt == task.prompt
 
 
-def test_only_the_child_task_has_child_scripts() -> None:
+def test_only_the_child_task_starts_a_child_and_its_step_names_the_child_plan() -> None:
     for task in ALL_TASKS:
-        has_child = task.child_native is not None and task.child_code is not None
-        assert has_child == (task.category == "child"), task.id
+        assert task.plan is not None
+        starting = [step for step in steps_of(task.plan) if step.child is not None]
+        assert bool(starting) == (task.category == "child"), task.id
+        if starting:
+            (step,) = starting
+            assert step.tool == "agent" and step.child is CHILD_PLANS[task.id]
+            assert child_plans(task.plan) == {step.arguments["prompt"]: CHILD_PLANS[task.id]}
 
 
-# ---------------------------------------------------------------- scripts and oracles
-
-
-@pytest.mark.parametrize("code", [False, True], ids=["native", "code"])
-@pytest.mark.parametrize("task", ALL_TASKS, ids=lambda t: t.id)
-def test_the_scripts_answer_what_the_oracle_expects(task: Task, code: bool, tmp_path: Path) -> None:
-    answer, end, _ = asyncio.run(_run(task, tmp_path, code))
-    verdict = task.oracle(answer, end)
-    assert verdict.passed, f"{answer!r}: {verdict.reason}"
+# ---------------------------------------------------------------- oracles
 
 
 @pytest.mark.parametrize("task", ALL_TASKS, ids=lambda t: t.id)
 def test_the_oracle_rejects_a_wrong_answer(task: Task, tmp_path: Path) -> None:
-    answer, end, _ = asyncio.run(_run(task, tmp_path, False))
+    answer, end = _run(task, tmp_path)
+    assert task.oracle(answer, end).passed
     for wrong in (_shift_digits(answer), "I could not find out."):
         verdict = task.oracle(wrong, end)
         assert not verdict.passed and verdict.reason, wrong
@@ -263,22 +130,10 @@ def test_the_oracle_rejects_a_wrong_answer(task: Task, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("task", [t for t in ALL_TASKS if t.category in ("state", "recovery")], ids=lambda t: t.id)
 def test_the_oracle_checks_the_end_state_not_only_the_words(task: Task, tmp_path: Path) -> None:
-    answer, _, _ = asyncio.run(_run(task, tmp_path / "done", False))
-    workspace, world, _ = _fresh(task, tmp_path / "untouched")
+    answer, _ = _run(task, tmp_path / "done")
+    workspace, world = _fresh(task, tmp_path / "untouched")
     verdict = task.oracle(answer, EndState(workspace=workspace, world=world))
     assert not verdict.passed and verdict.reason
-
-
-def test_the_flaky_tool_fails_once_per_world_then_works(tmp_path: Path) -> None:
-    task = next(t for t in SUITE.tasks if t.category == "recovery")
-    _, end, executor = asyncio.run(_run(task, tmp_path, False))
-    assert executor.called == ["warehouse_stock", "warehouse_stock"] and end.world.calls["warehouse_stock"] == 2
-
-
-def test_the_aggregate_task_fetches_200_records_by_id(tmp_path: Path) -> None:
-    task = next(t for t in SUITE.tasks if t.category == "aggregate")
-    _, _, executor = asyncio.run(_run(task, tmp_path, False))
-    assert executor.called.count("get_order") == 200
 
 
 # ---------------------------------------------------------------- filler

@@ -22,9 +22,20 @@ from ptc_plus.evaluation.programs import name_words
 from ptc_plus.evaluation.results import NOT_RUNNABLE, RAN
 from ptc_plus.evaluation.runner import Parameters, run_task, warm_up
 from ptc_plus.evaluation.task import Style, Verdict
-from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, dependencies, derive, indexed_fields
 from ptc_plus.evaluation.tool_search import most_used_tools
-from tests.ptc_plus.evaluation.plan_suite import AGGREGATE, CHILD, FLAKY, GROSS, IDS, INDEPENDENT, SUITE
+from tests.ptc_plus.evaluation.plan_suite import (
+    AGGREGATE,
+    CHILD,
+    DERIVED,
+    FLAKY,
+    GROSS,
+    IDS,
+    INDEPENDENT,
+    ORDERS,
+    SUITE,
+    SUMMARY,
+)
 
 CATALOG = 20
 SMALL = Parameters(budget_tokens=40)
@@ -71,6 +82,19 @@ async def test_native_resends_a_failed_call_within_the_steps_retries(tmp_path: P
     assert sent == ["warehouse_stock", "warehouse_stock"]
 
 
+@pytest.mark.asyncio
+async def test_native_works_a_derived_value_out_and_its_next_call_carries_it(tmp_path: Path) -> None:
+    result = await run_task(SUITE, DERIVED, Style.NATIVE, CATALOG, workdir=tmp_path)
+    assert_passed(result)
+    fetched, noted, answered = (e.answer for e in result.exchanges)
+    assert [c.arguments for c in fetched.tool_calls] == [{"order_id": i} for i in IDS]
+    delivered = sum(o["status"] == "delivered" for o in ORDERS.values())
+    assert [(c.tool, c.arguments) for c in noted.tool_calls] == [
+        ("add_note", {"text": f"{delivered} of {len(IDS)} delivered"})
+    ]
+    assert answered.text and not answered.tool_calls
+
+
 # -- native + tool search -------------------------------------------------------------------------------------
 
 
@@ -90,8 +114,9 @@ async def test_tool_search_searches_every_missing_need_in_one_step_and_the_cache
     names = {d["name"] for found in loaded for d in found["loaded"]}
     assert {"order_status", "get_customer"} <= names
     assert all("input_schema" in d for found in loaded for d in found["loaded"])
-    # ... so the whole first request is the cached prefix of the second.
-    meters = Meter().meter(result.exchanges).requests
+    # ... so the whole first request is the cached prefix of the second (these requests are shorter than a
+    # provider's minimum cacheable prefix: metered without one, only the prefix rule is checked here).
+    meters = Meter(min_prefix=0).meter(result.exchanges).requests
     assert meters[1].input_cached == meters[0].input
     assert meters[2].input_cached == meters[1].input
 
@@ -280,6 +305,119 @@ def test_a_failed_program_is_a_failed_step() -> None:
         )
 
 
+def _delivered_ids(orders: list[dict[str, Any]]) -> list[str]:
+    return [order["id"] for order in orders if order.get("status") == "delivered"]
+
+
+def _how_many(orders: list[Any]) -> int:
+    return len(orders)
+
+
+def test_a_derived_value_depends_on_every_source_and_its_code_shows_the_fields_it_indexes() -> None:
+    value = derive((Ref("a", ("rows",)), Ref("b"), Ref("c", (0,))), _delivered_ids)
+    step = Step(id="s", need="n", tool="t", arguments={"ids": value}, after=("z",))
+    assert dependencies(step) == {"a", "b", "c", "z"}
+    assert dependencies(Step(id="e", need="n", tool="t", each=value)) == {"a", "b", "c"}
+    assert value.code.startswith("def _delivered_ids(orders):") and "list[" not in value.code
+    assert indexed_fields(value.code) == {"id", "status"}
+    assert indexed_fields(derive(Ref("a"), _how_many).code) == frozenset()
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_a_program_probes_one_item_before_code_indexes_a_fan_out_then_computes_in_the_program(
+    tmp_path: Path,
+) -> None:
+    result = await run_task(SUITE, DERIVED, Style.PTC, CATALOG, workdir=tmp_path)
+    assert_passed(result)
+    probe, run = codes(result)
+    # get_order has no output schema and the derived code reads order["status"]: one call shows the shape ...
+    assert probe == f"item = {IDS[0]!r}\nreturn await tools.get_order(order_id=item)"
+    # ... then one program fetches all, carries both functions, and returns only what the model needs.
+    assert run.count("def _summary(orders):") == 1 and run.count("def _delivered_revenue(orders):") == 1
+    assert "tools.add_note(text=_summary(v_orders))" in run
+    assert run.endswith("return {'delivered_revenue_orders': _delivered_revenue(v_orders)}")
+    assert len(result.exchanges) == 3  # probe, program, answer: the 12 orders never enter the context
+    assert SUMMARY.name == "_summary"
+
+
+def _net_total(order: dict[str, Any]) -> float:
+    return order["total"]
+
+
+def test_a_previewed_raw_result_shows_its_shape_and_the_next_program_works_the_value_out_inside() -> None:
+    value = derive(Ref("s"), _net_total)
+    plan = TaskPlan(
+        turns=(
+            Turn(
+                prompt="q",
+                steps=(Step(id="s", need="n", tool="get_order", arguments={"order_id": "o-1"}),),
+                reads=(value,),
+                answer=lambda values: f"total {values[0]}",
+            ),
+        )
+    )
+    driver = PlanDriver(task_id="t", plan=plan, style=Style.PTC, log=ExchangeLog(), ids=SessionIds("s-1"))
+    stub = "async def get_order(*, order_id: str) -> Any:"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+
+    def answer_with(content: str) -> Any:
+        call = driver_step(driver, messages, system=stub).tool_calls[0]
+        messages.extend(
+            [
+                {"role": "assistant", "content": "", "tool_calls": [{"id": call.call_id, "name": "run_code"}]},
+                {"role": "tool", "tool_call_id": call.call_id, "content": content},
+            ]
+        )
+        return call
+
+    # get_order has no output schema: the first program returns the raw result, too large, so the host previews it.
+    first = answer_with('[preview: 41,000 tokens, spill-0001] {"id": "o-1", "total": 10.5, "lines": [')
+    assert first.arguments["code"].endswith("return {'s': v_s}")
+    envelope = '{"calls":1,"logs":[],"notes":[],"value":{"net_total_s":10.5}}'
+    second = answer_with(envelope)
+    assert "def _net_total(order):" in second.arguments["code"]
+    assert second.arguments["code"].endswith("return {'net_total_s': _net_total(v_s)}")
+    assert driver_step(driver, messages, system=stub).text == "total 10.5"
+    # A preview that shows no new shape cannot help: the run fails.
+    again = PlanDriver(task_id="t", plan=plan, style=Style.PTC, log=ExchangeLog(), ids=SessionIds("s-2"))
+    driver = again
+    messages[:] = [{"role": "user", "content": "q"}]
+    answer_with("[preview] {")
+    with pytest.raises(StepFailed):
+        answer_with("[preview] {")
+        driver_step(driver, messages, system=stub)
+
+
+def test_both_calls_directly_and_after_a_preview_runs_the_step_again_in_a_program() -> None:
+    plan = TaskPlan(
+        turns=(
+            Turn(
+                prompt="q",
+                steps=(Step(id="s", need="n", tool="get_order", arguments={"order_id": "o-1"}),),
+                reads=(derive(Ref("s"), _net_total),),
+                answer=lambda values: f"total {values[0]}",
+            ),
+        )
+    )
+    driver = PlanDriver(task_id="t", plan=plan, style=Style.PTC_PLUS_BOTH, log=ExchangeLog(), ids=SessionIds("s"))
+    stub = "async def get_order(*, order_id: str) -> Any:"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+    direct = driver_step(driver, messages, tools=("run_code", "get_order"), system=stub).tool_calls[0]
+    assert (direct.tool, direct.arguments) == ("get_order", {"order_id": "o-1"})
+    messages += [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": direct.call_id, "name": "get_order"}]},
+        {
+            "role": "tool",
+            "tool_call_id": direct.call_id,
+            "content": '[preview] {"id": "o-1", "total": 10.5, "lines": [',
+        },
+    ]
+    again = driver_step(driver, messages, tools=("run_code", "get_order"), system=stub).tool_calls[0]
+    assert again.tool == "run_code"
+    assert str(again.arguments["code"]).endswith("return {'net_total_s': _net_total(v_s)}")
+
+
 # -- the context limit ------------------------------------------------------------------------------------------
 
 
@@ -305,3 +443,9 @@ async def test_a_style_whose_prompt_exceeds_the_context_is_not_runnable(tmp_path
     assert later.not_runnable and later.exchanges
     exact = await run_task(SUITE, INDEPENDENT, Style.PTC, CATALOG, workdir=tmp_path, context_tokens=largest)
     assert_passed(exact)
+    # Sized as metered: the matrix's meter adds the host's system prompt, which counts against the context too.
+    hosted = Meter(host_prompt="You are a careful coding agent. " * 40)
+    with_host = await run_task(
+        SUITE, INDEPENDENT, Style.PTC, CATALOG, workdir=tmp_path, context_tokens=largest, meter=hosted
+    )
+    assert with_host.not_runnable.startswith(ContextExceeded.code)

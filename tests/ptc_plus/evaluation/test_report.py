@@ -88,15 +88,42 @@ def test_totals_per_style_over_all_tasks_and_the_completed_subset() -> None:
     all_tasks = text.split("### All tasks (2)")[1].split("###")[0]
     # native: cached 100+10, uncached 200+20, output 10+5, total 310+35, requests 3+1.
     # cost (default sheet): 110 x 0.1 + 220 x 1 + 15 x 5 = 306.
-    assert f"| native | 110 | 220 | 15 | 345 | {bill(110, 220, 15):.0f} | 4 | 2/2 |" in all_tasks
+    assert f"| native | 110 | 220 | 15 | 345 | {bill(110, 220, 15):.0f} | 4 | 2 | 0 | 0 |" in all_tasks
     assert bill(110, 220, 15) == pytest.approx(306)
     # cold: 70+30, 100+40, 10+5, 180+75, 2+2.
-    assert f"| ptc-plus-cold | 100 | 140 | 15 | 255 | {bill(100, 140, 15):.0f} | 4 | 2/2 |" in all_tasks
-    assert f"| ptc-plus-mature | 80 | 120 | 15 | 215 | {bill(80, 120, 15):.0f} | 3 | 1/2 |" in all_tasks
+    assert f"| ptc-plus-cold | 100 | 140 | 15 | 255 | {bill(100, 140, 15):.0f} | 4 | 2 | 0 | 0 |" in all_tasks
+    assert f"| ptc-plus-mature | 80 | 120 | 15 | 215 | {bill(80, 120, 15):.0f} | 3 | 1 | 1 | 0 |" in all_tasks
     # b failed in one style: the completed subset is a alone.
     subset = text.split("### The subset every style completed (1 of 2)")[1].split("###")[0]
-    assert f"| native | 100 | 200 | 10 | 310 | {bill(100, 200, 10):.0f} | 3 | 1/1 |" in subset
-    assert f"| ptc-plus-mature | 60 | 90 | 10 | 160 | {bill(60, 90, 10):.0f} | 2 | 1/1 |" in subset
+    assert f"| native | 100 | 200 | 10 | 310 | {bill(100, 200, 10):.0f} | 3 | 1 | 0 | 0 |" in subset
+    assert f"| ptc-plus-mature | 60 | 90 | 10 | 160 | {bill(60, 90, 10):.0f} | 2 | 1 | 0 | 0 |" in subset
+
+
+def test_a_not_runnable_style_is_shown_as_such_never_as_a_failure_nor_in_a_sum() -> None:
+    base = scripted()
+    blocked = [
+        attrs.evolve(r, state=results.NOT_RUNNABLE, passed=False, reason="PTC-7430: 193708 tokens", requests=0)
+        if r.style == "ptc"
+        else r
+        for r in base.runs
+    ]
+    both = [attrs.evolve(r, style="ptc-plus-both") for r in base.runs if r.style == "ptc-plus-cold"]
+    text = report.render(attrs.evolve(base, runs=(*blocked, *both), styles=(*STYLES, "ptc-plus-both")), SKIPPED)
+    all_tasks = text.split("### All tasks (2)")[1].split("###")[0]
+    not_runnable = " | ".join(["not runnable"] * 6)
+    assert f"| ptc | {not_runnable} | 0 | 0 | 2 |" in all_tasks
+    # ptc has no run to fail: the completed subset still holds a (b failed in ptc-plus-mature).
+    assert "### The subset every style completed (1 of 2)" in text
+    raw = text.split("### Raw tokens")[1].split("##")[0]
+    assert "| 20 | ptc-plus-cold / ptc | not runnable | not runnable |" in raw
+    assert "| 20 | ptc-plus-both / native-sequential |" not in raw  # a baseline without runs is not compared
+    assert "| 20 | ptc-plus-both / native |" in raw
+    failures = text.split("## Failures")[1]
+    assert "ptc, catalog" not in failures and "ptc-plus-mature, catalog 20" in failures
+    assert "## Not runnable" in text and "- ptc, catalog 20: 2 run(s) (a, b); PTC-7430: 193708 tokens" in text
+    assert "**ptc-search**" not in text.split("## Method")[1].split("##")[0]
+    method = text.split("## Method")[1].split("Metering")[0]
+    assert "**ptc-plus-both**: PTC Plus cold with the `both` presentation" in method
 
 
 def bill(cached: float, uncached: float, output: float) -> float:
@@ -209,9 +236,9 @@ def test_real_model_mode_unknown_stays_unknown_and_the_spread_is_shown() -> None
     # native: the mean over repetitions: cached 20, uncached 90, output 10, total 120.
     # cost: the mean of each repetition's bill, (2 + 80 + 50 + 2 + 100 + 50) / 2.
     cost = (bill(20, 80, 10) + bill(20, 100, 10)) / 2
-    assert f"| native | 20 | 90 | 10 | 120 | {cost:.0f} | 2 | 1/1 |" in text
+    assert f"| native | 20 | 90 | 10 | 120 | {cost:.0f} | 2 | 1 | 0 | 0 |" in text
     # A repetition whose split is unknown makes the bill unknown too: never priced as zero.
-    assert "| ptc | unknown | unknown | 10 | unknown | unknown | 2 | 1/1 |" in text
+    assert "| ptc | unknown | unknown | 10 | unknown | unknown | 2 | 1 | 0 | 0 |" in text
     # spread of native's suite total: 110 and 130 → mean 120, stdev 14.14.
     assert "| 20 | native | 120 | 110 | 130 | 14 |" in text
     assert "| 20 | ptc | unknown | unknown | unknown | unknown |" in text

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
 from hookspecs.reference.model import AssistantTurn, ModelRequest
 from hookspecs.reference.openai_client import RequestUsage
-from ptc_plus.evaluation.driver import contract_shown, discovery_program
+from ptc_plus.evaluation.driver import contract_shown
 from ptc_plus.evaluation.errors import CatalogTooSmall, StatisticsRequired
 from ptc_plus.evaluation.exchange import ProviderUsage, RunResult
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.runner import Parameters, run_task, warm_up
-from ptc_plus.evaluation.task import Action, Answer, Call, EndState, Observation, Style, Task, Verdict
-from tests.ptc_plus.evaluation.tiny_suite import CHILD, LONG_TAIL, MCP, ONE_CALL, OWN_TOOLS, QUERIES, SUITE, filler
-
-Gen = Generator[Action, Observation, None]
+from ptc_plus.evaluation.task import EndState, Style, Task, Verdict
+from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn
+from tests.ptc_plus.evaluation.tiny_suite import CHILD, LONG_TAIL, MCP, NEEDS, ONE_CALL, OWN_TOOLS, SUITE, filler
 
 CATALOG = 20
 SMALL = Parameters(budget_tokens=40)
@@ -74,16 +72,19 @@ async def test_one_call_task_passes_in_every_style(tmp_path: Path, style: Style)
     elif style is Style.TOOL_SEARCH:
         assert names(first) == ["tool_search"]
         searched, called = (e.answer.tool_calls[0] for e in result.exchanges[:2])
-        assert (searched.tool, searched.arguments) == ("tool_search", {"query": QUERIES["lookup_order"]})
+        assert (searched.tool, searched.arguments) == ("tool_search", {"query": NEEDS["lookup_order"]})
         assert called.tool == "lookup_order"
-        assert "lookup_order" in names(result.exchanges[1].request)
+        # As the anchor ships it: the loaded definition is in the search result, the tools list unchanged.
+        assert names(result.exchanges[1].request) == ["tool_search"]
+        results = [m for m in result.exchanges[1].request.messages if m.get("role") == "tool"]
+        assert any('"name":"lookup_order"' in str(m["content"]) for m in results)
     elif style is Style.PTC:
         assert names(first)[0] == "run_code" and len(names(first)) < CATALOG
         assert contract_shown(first, "lookup_order")  # management off: the full SDK
         assert len(result.exchanges) == 2
     else:
         assert not contract_shown(first, "lookup_order")
-        assert first_code(result) == discovery_program(QUERIES["lookup_order"])
+        assert first_code(result) == f"return await capabilities.search({NEEDS['lookup_order']!r})"
         assert contract_shown(result.exchanges[1].request, "lookup_order")  # the expansion message
         assert len(result.exchanges) == 3
 
@@ -106,7 +107,7 @@ async def test_mature_statistics_make_the_warm_up_tool_full(tmp_path: Path) -> N
     assert_passed(cold)
     assert_passed(mature)
     assert not contract_shown(cold.exchanges[0].request, "weather_forecast")
-    assert first_code(cold) == discovery_program(QUERIES["weather_forecast"])
+    assert first_code(cold) == f"return await capabilities.search({NEEDS['weather_forecast']!r})"
     assert contract_shown(mature.exchanges[0].request, "weather_forecast")
     assert "capabilities.search" not in first_code(mature)
     assert len(mature.exchanges) == len(cold.exchanges) - 1
@@ -115,7 +116,7 @@ async def test_mature_statistics_make_the_warm_up_tool_full(tmp_path: Path) -> N
 @pytest.mark.asyncio
 @pytest.mark.needs_bwrap
 @pytest.mark.parametrize("style", (Style.NATIVE, Style.TOOL_SEARCH, Style.PTC_PLUS_COLD), ids=lambda s: s.value)
-async def test_child_agent_runs_its_own_script_in_the_family(tmp_path: Path, style: Style) -> None:
+async def test_child_agent_runs_its_own_plan_in_the_family(tmp_path: Path, style: Style) -> None:
     result = await run_task(SUITE, CHILD, style, CATALOG, workdir=tmp_path, parameters=SMALL)
     assert_passed(result)
     roots = {e.session_id for e in result.exchanges if e.parent_session_id is None}
@@ -173,41 +174,38 @@ async def test_catalog_smaller_than_the_suite_is_refused(tmp_path: Path) -> None
         await run_task(SUITE, ONE_CALL, Style.PTC_PLUS_MATURE, CATALOG, workdir=tmp_path)
 
 
-def filler_caller() -> Gen:
-    seen = yield Call(tool=filler(1)[0].name, arguments={})
-    yield Answer(text=seen.error)
+def calling(task_id: str, tool: str, arguments: dict[str, object]) -> Task:
+    plan = TaskPlan(
+        turns=(
+            Turn(
+                prompt="p",
+                steps=(Step(id="s", need="n", tool=tool, arguments=arguments),),
+                reads=(Ref("s"),),
+                answer=lambda values: str(values),
+            ),
+        )
+    )
+    return Task(
+        id=task_id,
+        category="bug",
+        prompt="p",
+        setup=lambda workspace, world: None,
+        oracle=lambda answer, end: Verdict(passed=True),
+        plan=plan,
+    )
 
 
 @pytest.mark.asyncio
-async def test_a_broken_script_is_a_failed_run_not_a_crash(tmp_path: Path) -> None:
-    calls_filler = Task(
-        id="x-filler",
-        category="bug",
-        prompt="p",
-        setup=lambda workspace, world: None,
-        native=filler_caller,
-        code=filler_caller,
-        oracle=lambda answer, end: Verdict(passed=True),
-    )
-    result = await run_task(SUITE, calls_filler, Style.NATIVE, CATALOG, workdir=tmp_path)
+async def test_a_broken_plan_is_a_failed_run_not_a_crash(tmp_path: Path) -> None:
+    # A plan calling a filler tool: the engine's own error (the cause) is the run's, not the failed step after it.
+    result = await run_task(SUITE, calling("x-filler", filler(1)[0].name, {}), Style.NATIVE, CATALOG, workdir=tmp_path)
     assert result.error.startswith("PTC-7407") and not result.verdict.passed
-
-    def asserts() -> Gen:
-        seen = yield Call(tool="lookup_order", arguments={"order_id": 99})
-        assert seen.ok, "order 99 exists"
-        yield Answer(text="")
-
-    strict = Task(
-        id="x-strict",
-        category="bug",
-        prompt="p",
-        setup=lambda workspace, world: None,
-        native=asserts,
-        code=asserts,
-        oracle=lambda answer, end: Verdict(passed=True),
-    )
+    strict = calling("x-strict", "lookup_order", {"order_id": 99})
     result = await run_task(SUITE, strict, Style.NATIVE, CATALOG, workdir=tmp_path)
-    assert result.error.startswith("PTC-7416") and "order 99 exists" in result.verdict.reason
+    assert result.error.startswith("PTC-7432") and "no order 99" in result.verdict.reason
+    unplanned = Task(id="x-none", category="bug", prompt="p", setup=strict.setup, oracle=strict.oracle)
+    result = await run_task(SUITE, unplanned, Style.NATIVE, CATALOG, workdir=tmp_path)
+    assert result.error.startswith("PTC-7433") and not result.verdict.passed
 
 
 @pytest.mark.asyncio
@@ -224,10 +222,8 @@ async def test_each_run_is_isolated_from_the_users_environment(tmp_path: Path, m
         category="one-call",
         prompt=ONE_CALL.prompt,
         setup=ONE_CALL.setup,
-        native=ONE_CALL.native,
-        code=ONE_CALL.code,
         oracle=oracle,
-        queries=QUERIES,
+        plan=ONE_CALL.plan,
     )
     # Code mode on (else the run fails with PTC-7411) although the kill switch is set outside.
     assert_passed(await run_task(SUITE, task, Style.PTC, CATALOG, workdir=tmp_path))

@@ -1,6 +1,6 @@
 """A tiny suite for the engine's tests: three world tools, a few tasks, generated filler.
 
-Not the real suite (``benchmarks/tasks``): just enough to run every style for real —
+Not the real suite (``benchmarks/tasks``): just enough to run every style's policy for real —
 a one-call task, a long-tail task needing a tool a small budget keeps on demand, a
 child-agent task, an MCP task, and warm-up tasks that all use the long-tail tool.
 """
@@ -8,7 +8,6 @@ child-agent task, an MCP task, and warm-up tasks that all use the long-tail tool
 from __future__ import annotations
 
 import datetime
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +15,8 @@ import attrs
 
 from hookspecs import JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure, ToolSpec
 from hookspecs.services import tool
-from ptc_plus.evaluation.task import (
-    Action,
-    Answer,
-    Call,
-    EndState,
-    Observation,
-    Program,
-    Suite,
-    Task,
-    Verdict,
-)
+from ptc_plus.evaluation.task import EndState, Suite, Task, Verdict
+from ptc_plus.evaluation.task_plan import Item, Ref, Step, TaskPlan, Turn, derive
 
 ORDERS = {1: 10.25, 2: 5.5, 3: 7.0}
 FORECAST = {"Oslo": "snow", "Lima": "sun"}
@@ -103,79 +93,58 @@ def _equals(expected: str) -> Any:
     return oracle
 
 
-Gen = Generator[Action, Observation, None]
-
-# -- one call -------------------------------------------------------------------------
-
-
-def one_call_native() -> Gen:
-    seen = yield Call(tool="lookup_order", arguments={"order_id": 2})
-    assert seen.ok and isinstance(seen.value, dict)
-    yield Answer(text=f"{seen.value['total']:g}")
+def _one_turn(prompt: str, steps: tuple[Step, ...], reads: tuple[Ref, ...], answer: Any) -> TaskPlan:
+    return TaskPlan(turns=(Turn(prompt=prompt, steps=steps, reads=reads, answer=answer),))
 
 
-def one_call_code() -> Gen:
-    seen = yield Program(
-        code="return (await tools.lookup_order(order_id=2))['total']", description="order 2", uses=("lookup_order",)
-    )
-    assert seen.ok and isinstance(seen.value, float)
-    yield Answer(text=f"{seen.value:g}")
+def _formatted(values: tuple[JSONValue, ...]) -> str:
+    (value,) = values
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-QUERIES = {
+NEEDS = {
     "lookup_order": "look up an order by id",
     "weather_forecast": "weather forecast for a city",
     "add_note": "add a note",
     "agent": "start a child agent",
     "get_current_time": "current time in a timezone",
 }
+"""Each tool's need as the plans word it: what a model searches with when it lacks the contract."""
 
+# -- one call -------------------------------------------------------------------------
+
+ONE_CALL_PROMPT = "What is the total of order 2?"
 ONE_CALL = Task(
     id="x01-one-call",
     category="one-call",
-    prompt="What is the total of order 2?",
+    prompt=ONE_CALL_PROMPT,
     setup=_nothing,
-    native=one_call_native,
-    code=one_call_code,
     oracle=_equals(f"{ORDERS[2]:g}"),
-    queries=QUERIES,
+    plan=_one_turn(
+        ONE_CALL_PROMPT,
+        (Step(id="order", need=NEEDS["lookup_order"], tool="lookup_order", arguments={"order_id": 2}),),
+        (Ref("order", ("total",)),),
+        _formatted,
+    ),
 )
 
 # -- long tail: a tool a small budget keeps on demand ------------------------------------
 
 
-def forecast_native(city: str) -> Any:
-    def script() -> Gen:
-        seen = yield Call(tool="weather_forecast", arguments={"city": city})
-        assert seen.ok and isinstance(seen.value, dict)
-        yield Answer(text=str(seen.value["sky"]))
-
-    return script
-
-
-def forecast_code(city: str) -> Any:
-    def script() -> Gen:
-        seen = yield Program(
-            code=f"return (await tools.weather_forecast(city={city!r}))['sky']",
-            description="forecast",
-            uses=("weather_forecast",),
-        )
-        assert seen.ok, seen.error
-        yield Answer(text=str(seen.value))
-
-    return script
-
-
 def forecast_task(task_id: str, city: str) -> Task:
+    prompt = f"What sky is forecast in {city}?"
     return Task(
         id=task_id,
         category="long-tail",
-        prompt=f"What sky is forecast in {city}?",
+        prompt=prompt,
         setup=_nothing,
-        native=forecast_native(city),
-        code=forecast_code(city),
         oracle=_equals(FORECAST.get(city, "clouds")),
-        queries=QUERIES,
+        plan=_one_turn(
+            prompt,
+            (Step(id="sky", need=NEEDS["weather_forecast"], tool="weather_forecast", arguments={"city": city}),),
+            (Ref("sky", ("sky",)),),
+            _formatted,
+        ),
     )
 
 
@@ -183,47 +152,32 @@ LONG_TAIL = forecast_task("x02-long-tail", "Oslo")
 
 # -- child agent ------------------------------------------------------------------------
 
-
-def child_native() -> Gen:
-    total = 0.0
-    for order_id in (1, 3):
-        seen = yield Call(tool="lookup_order", arguments={"order_id": order_id})
-        assert seen.ok and isinstance(seen.value, dict)
-        total += float(seen.value["total"])
-    yield Answer(text=f"{total:g}")
+CHILD_PROMPT = "Sum the totals of orders 1 and 3."
 
 
-def child_code() -> Gen:
-    seen = yield Program(
-        code="total = 0\nfor i in (1, 3):\n    total += (await tools.lookup_order(order_id=i))['total']\nreturn total",
-        description="sum",
-        uses=("lookup_order",),
-    )
-    assert seen.ok, seen.error
-    yield Answer(text=f"{seen.value:g}")
+def _sum_totals(orders: list[Any]) -> JSONValue:
+    return sum(order["total"] for order in orders)
 
 
-def parent_native() -> Gen:
-    seen = yield Call(tool="agent", arguments={"prompt": "Sum the totals of orders 1 and 3."})
-    assert seen.ok and isinstance(seen.value, dict), seen.error
-    answer = str(seen.value["answer"])
-    noted = yield Call(tool="add_note", arguments={"text": f"orders 1+3: {answer}"})
-    assert noted.ok
-    yield Answer(text=answer)
+def _note_text(answer: str) -> JSONValue:
+    return f"orders 1+3: {answer}"
 
 
-def parent_code() -> Gen:
-    seen = yield Program(
-        code=(
-            "answer = (await tools.agent(prompt='Sum the totals of orders 1 and 3.'))['answer']\n"
-            "await tools.add_note(text=f'orders 1+3: {answer}')\n"
-            "return answer"
+CHILD_PLAN = _one_turn(
+    CHILD_PROMPT,
+    (
+        Step(
+            id="pair",
+            need=NEEDS["lookup_order"],
+            tool="lookup_order",
+            arguments={"order_id": Item()},
+            each=(1, 3),
         ),
-        description="delegate",
-        uses=("agent", "add_note"),
-    )
-    assert seen.ok, seen.error
-    yield Answer(text=str(seen.value))
+    ),
+    (derive(Ref("pair"), _sum_totals),),
+    _formatted,
+)
+PARENT_PROMPT = "Have a helper sum orders 1 and 3, note the sum, and tell me."
 
 
 def child_oracle(answer: str, end: EndState) -> Verdict:
@@ -238,33 +192,32 @@ def child_oracle(answer: str, end: EndState) -> Verdict:
 CHILD = Task(
     id="x03-child",
     category="child",
-    prompt="Have a helper sum orders 1 and 3, note the sum, and tell me.",
+    prompt=PARENT_PROMPT,
     setup=_nothing,
-    native=parent_native,
-    code=parent_code,
     oracle=child_oracle,
-    queries=QUERIES,
-    child_native=child_native,
-    child_code=child_code,
+    plan=_one_turn(
+        PARENT_PROMPT,
+        (
+            Step(
+                id="helper",
+                need=NEEDS["agent"],
+                tool="agent",
+                arguments={"prompt": CHILD_PROMPT},
+                child=CHILD_PLAN,
+            ),
+            Step(
+                id="note",
+                need=NEEDS["add_note"],
+                tool="add_note",
+                arguments={"text": derive(Ref("helper", ("answer",)), _note_text)},
+            ),
+        ),
+        (Ref("helper", ("answer",)),),
+        _formatted,
+    ),
 )
 
 # -- MCP ----------------------------------------------------------------------------------
-
-
-def mcp_native() -> Gen:
-    seen = yield Call(tool="get_current_time", arguments={"timezone": "UTC"})
-    assert seen.ok and isinstance(seen.value, dict), seen.error
-    yield Answer(text=str(seen.value["day_of_week"]))
-
-
-def mcp_code() -> Gen:
-    seen = yield Program(
-        code="return (await tools.get_current_time(timezone='UTC'))['day_of_week']",
-        description="today",
-        uses=("get_current_time",),
-    )
-    assert seen.ok, seen.error
-    yield Answer(text=str(seen.value))
 
 
 def mcp_oracle(answer: str, end: EndState) -> Verdict:
@@ -274,15 +227,26 @@ def mcp_oracle(answer: str, end: EndState) -> Verdict:
     return Verdict(passed=answer in days, reason="" if answer in days else f"{answer!r} not in {days}")
 
 
+MCP_PROMPT = "What day of the week is it in UTC?"
 MCP = Task(
     id="x04-mcp",
     category="mcp",
-    prompt="What day of the week is it in UTC?",
+    prompt=MCP_PROMPT,
     setup=_nothing,
-    native=mcp_native,
-    code=mcp_code,
     oracle=mcp_oracle,
-    queries=QUERIES,
+    plan=_one_turn(
+        MCP_PROMPT,
+        (
+            Step(
+                id="now",
+                need=NEEDS["get_current_time"],
+                tool="get_current_time",
+                arguments={"timezone": "UTC"},
+            ),
+        ),
+        (Ref("now", ("day_of_week",)),),
+        _formatted,
+    ),
 )
 
 SUITE = Suite(
