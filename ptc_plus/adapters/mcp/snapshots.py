@@ -43,7 +43,7 @@ import cattrs
 import filelock
 import orjson
 
-from hookspecs.serialization import canonical_bytes, structure, unstructure
+from hookspecs.serialization import canonical_bytes, structure
 from ptc_plus.adapters.mcp.errors import SnapshotUnreadable
 from ptc_plus.i18n import message
 
@@ -203,7 +203,7 @@ class SnapshotStore:
             tools=tuple(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools),
         )
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = orjson.dumps(unstructure(snapshot), option=orjson.OPT_SORT_KEYS)
+        data = canonical_bytes(snapshot)
         with filelock.FileLock(str(self.directory / _LOCK), timeout=_LOCK_TIMEOUT_S):
             fd, temporary = tempfile.mkstemp(prefix=f".{digest}.", suffix=".tmp", dir=self.directory)
             try:
