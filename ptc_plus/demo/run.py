@@ -188,9 +188,11 @@ async def _session(workspace: Path, view: View, bill: Bill | None, *, keep: bool
                 view.detail(view.clip(f"  [{section.order:>3} {section.name}] {_short(section.text, sys.maxsize)}"))
             view.detail(message("demo.model-tools", names=", ".join(s.name for s in session.model_tools())))
             await _turn(session, message("demo.question"), view)
-            for line in ("/capabilities", "/tools"):
-                if view.verbose:
-                    _print_receipt(line, session.command(line), view, whole=line == "/capabilities")
+            # With code mode off the receipt says why, with the problem's code: worth showing to everyone.
+            if view.verbose or not code_mode:
+                _print_receipt("/capabilities", session.command("/capabilities"), view, whole=True)
+            if view.verbose:
+                _print_receipt("/tools", session.command("/tools"), view)
             change = _change_and_refresh(session, workspace, code_mode, view)
             await _turn(session, message("demo.question.units"), view)
             _print_receipt("/compact", session.command("/compact"), view)
