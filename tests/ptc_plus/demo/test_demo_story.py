@@ -71,7 +71,7 @@ def test_at_80_columns_the_program_is_whole_highlighted_and_every_line_fits(tmp_
     program = _first_program()
     assert re.sub(r"\s", "", "".join(shown)).startswith(re.sub(r"\s", "", program))
     # The context message the program's search produced comes after the program that caused it.
-    result = next(i for i, line in enumerate(plain) if line.startswith("  ← ok: the program made"))
+    result = next(i for i, line in enumerate(plain) if line.startswith("  ← ok: the program's tool calls:"))
     expansion = next(i for i, line in enumerate(plain) if "[ptc-plus:expansion:1]" in line)
     assert result < expansion
     assert any(line.strip() == "printed: discovered convert_units (179 o200k_base tokens)" for line in plain)
