@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import pytest
 from ptc_plus.cli import build_cli
 from ptc_plus.i18n import load_catalog
 from tests.cli_runner import CliRunner
+from tests.terminal import terminal_output
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -29,25 +29,7 @@ OVERBUDGET = (
 
 def on_a_terminal(*args: str, **env: str) -> str:
     """Standard output of ``ptc-plus args`` written to a pseudo-terminal, as a user sees it."""
-    merged = {**os.environ, "TERM": "xterm-256color", **env}
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.Popen([CLI, *args], stdout=follower, stderr=subprocess.PIPE, env=merged)
-    finally:
-        os.close(follower)
-    chunks: list[bytes] = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the other side closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    return terminal_output([CLI, *args], {**os.environ, "TERM": "xterm-256color", **env})
 
 
 def piped(*args: str, **env: str) -> str:

@@ -4,14 +4,10 @@ same questions answered natively."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import orjson
@@ -22,6 +18,7 @@ from hypothesis import strategies as st
 from ptc_plus.demo import CODE, NATIVE, View, run_demo
 from ptc_plus.demo.view import PROGRAM_GUTTER, program_lines, wrapped
 from ptc_plus.evaluation.demo_bill import DemoBill
+from tests.terminal import terminal_output
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -37,25 +34,7 @@ def _demo_on_a_terminal(tmp_path: Path, *args: str, columns: int = 80) -> str:
     """``ptc-plus demo`` written to a pseudo-terminal ``columns`` wide, as a user sees it."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     env.update(TERM="xterm-256color", PTC_LOCALE="en", XDG_CONFIG_HOME=str(tmp_path / "xdg"), TMPDIR=str(tmp_path))
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    try:
-        proc = subprocess.Popen([CLI, "demo", *args], stdout=follower, stderr=subprocess.PIPE, env=env)
-    finally:
-        os.close(follower)
-    chunks: list[bytes] = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the other side closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    return terminal_output([CLI, "demo", *args], env, columns=columns, timeout=300)
 
 
 def test_at_80_columns_the_program_is_whole_highlighted_and_every_line_fits(tmp_path: Path) -> None:
