@@ -182,8 +182,10 @@ def test_tasks_pass_through_the_engine(
     task_id: str, style: Style, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     from ptc_plus.evaluation.runner import run_task
+    from ptc_plus.evaluation.styles import STATISTICS_STYLES
 
     task = next(t for t in SUITE.tasks if t.id == task_id)
-    statistics = request.getfixturevalue("mature_statistics") if style is Style.PTC_PLUS_MATURE else None
+    # Both mature styles (PTC Plus and tool search) read the warm-up's statistics, as the matrix gives them.
+    statistics = request.getfixturevalue("mature_statistics") if style in STATISTICS_STYLES else None
     result = asyncio.run(run_task(SUITE, task, style, ENGINE_CATALOG, workdir=tmp_path, statistics=statistics))
     assert result.verdict.passed, f"{result.error} {result.verdict.reason} {result.final_text!r}"
