@@ -9,6 +9,12 @@ connection (:meth:`McpBridge._serve`) for the bridge's whole life; tool bodies,
 running in the host's tasks, send their requests over that live session.
 Leaving the bridge stops the serving task, which closes the session and the
 server's stdio (the SDK then ends the process).
+
+``structured=False`` is a host whose MCP client reads a result's text content
+only, as clients of the protocol before structured output (2025-06-18) do: it
+offers no tool's ``outputSchema`` and never reads ``structuredContent``, so
+the time server's tools are tools without an output schema whose results are
+JSON text (ADR 0109: the evaluation learns their shapes like any other's).
 """
 
 from __future__ import annotations
@@ -48,9 +54,10 @@ class McpBridge:
     :class:`~ptc_plus.evaluation.errors.McpServerFailed` on entry when the server does not start or list.
     """
 
-    def __init__(self, name: str, command: Sequence[str], *, cwd: Path | None = None) -> None:
+    def __init__(self, name: str, command: Sequence[str], *, cwd: Path | None = None, structured: bool = True) -> None:
         self.name = name
         self.command = tuple(command)
+        self.structured = structured
         self._cwd = cwd
         self._session: ClientSession | None = None
         self._stop = asyncio.Event()
@@ -58,8 +65,8 @@ class McpBridge:
         self.tools: list[ToolDefinition] = []
 
     @classmethod
-    def time_server(cls) -> McpBridge:
-        return cls(TIME_SERVER, time_server_command())
+    def time_server(cls, *, structured: bool = True) -> McpBridge:
+        return cls(TIME_SERVER, time_server_command(), structured=structured)
 
     @property
     def running(self) -> bool:
@@ -118,7 +125,7 @@ class McpBridge:
             name=listed.name,
             description=listed.description or "",
             input_schema=_plain(listed.input_schema) or {"type": "object"},
-            output_schema=_plain(listed.output_schema) if listed.output_schema else None,
+            output_schema=_plain(listed.output_schema) if listed.output_schema and self.structured else None,
             source=f"mcp:{self.name}",
         )
         name = listed.name
@@ -137,7 +144,7 @@ class McpBridge:
             if result.is_error:
                 failed = McpToolFailed(tool=name, detail=text or "-")
                 raise ToolFailure(failed.code, failed.message())
-            if result.structured_content is not None:
+            if result.structured_content is not None and self.structured:
                 structured: JSONValue = _plain(result.structured_content)
                 return structured
             try:

@@ -19,8 +19,11 @@ model read), then decides from the plan *and from the request* alone:
   that can run now (:mod:`.programs`). A reference with a path into the result
   of a tool without an output schema waits until a result of that tool is in
   the history: the program stops before it and returns the raw result (a
-  probe). ``both`` calls a directly offered tool directly when it is the turn's
-  only remaining step.
+  probe). A contract the request carries whose result shape is stated as
+  learned (:func:`~ptc_plus.sdk.learned_functions` over the text, ADR 0109)
+  makes its fields known as a published output schema does: no probe.
+  ``both`` calls a directly offered tool directly when it is the turn's only
+  remaining step.
 - derived values (:class:`~.task_plan.Derived`): native works them out (``fn``)
   and the next call's arguments or the answer carry the value; a program
   contains the function's ``code`` and calls it. A derived value whose code
@@ -74,7 +77,7 @@ from ptc_plus.evaluation.task_plan import (
     steps_of,
 )
 from ptc_plus.evaluation.tool_search import anchor_request
-from ptc_plus.sdk import to_identifier
+from ptc_plus.sdk import learned_functions, to_identifier
 
 DEFAULT_CONTEXT_TOKENS = 128_000
 """The model's context in tokens when a run does not say (issue 27: a 128k model)."""
@@ -149,6 +152,7 @@ class PlanDriver:
         self._pending: list[_Pending] = []
         self._rounds: dict[str, int] = {}
         self._seen: set[str] = set()
+        self._learned: frozenset[str] = frozenset()
         self._discovery_calls: list[str] = []
         self._indirect: set[str] = set()
 
@@ -338,6 +342,7 @@ class PlanDriver:
     # -- code -----------------------------------------------------------------------------------------
 
     def _code(self, request: ModelRequest, plan: TaskPlan, turn: Turn, remaining: Sequence[Step]) -> AssistantTurn:
+        self._learned = self._learned_shown(request)
         if self._style is Style.PTC_PLUS_BOTH and len(remaining) == 1:
             only = remaining[0]
             offered = only.tool in {s.name for s in request.tools}
@@ -388,9 +393,25 @@ class PlanDriver:
         self._discovery_calls.append(call.call_id)
         return AssistantTurn(tool_calls=(call,))
 
+    def _learned_shown(self, request: ModelRequest) -> frozenset[str]:
+        """The functions whose contract, as ``request`` carries it, states a learned result shape (ADR 0109): in
+        the system text, a system message (the catalog, an expansion) or a discovery answer it holds. Read from
+        the text the model reads, never from the store: a shape no contract of the request shows is unknown."""
+        texts = [request.system]
+        texts += [str(m.get("content") or "") for m in request.messages if m.get("role") == "system"]
+        for call_id in self._discovery_calls:
+            answer = result_of(request, call_id)
+            if answer is not None:
+                texts += _texts_in(answer)
+        found: set[str] = set()
+        for text in texts:
+            found |= learned_functions(text)
+        return frozenset(found)
+
     def _shape_known(self, tool: str) -> bool:
-        """A result's fields are known from the tool's output schema or from a result of it in the history."""
-        return self._schemas.get(tool, False) or tool in self._seen
+        """A result's fields are known from the tool's output schema, from a learned shape its contract in the
+        request states, or from a result of it in the history."""
+        return self._schemas.get(tool, False) or tool in self._seen or to_identifier(tool) in self._learned
 
     def _blind(self, value: Argument, here: Mapping[str, str]) -> bool:
         """Whether ``value`` (arguments, an ``each``, a read) reads a field of a result produced in this program
@@ -488,6 +509,29 @@ def _previewed(content: str) -> bool:
     except orjson.JSONDecodeError:
         return True
     return False
+
+
+def _texts_in(content: str) -> list[str]:
+    """The texts of a discovery answer: ``run_code``'s envelope is JSON, and the contracts are strings inside it
+    (their line breaks escaped in the raw content, so a stub's start of line is only found once decoded)."""
+    try:
+        parsed = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return [content]
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(parsed)
+    return found
 
 
 def _items_of(arguments: Mapping[str, Argument]) -> list[Item]:

@@ -24,6 +24,8 @@ from ptc_plus.evaluation.runner import Parameters, run_task, warm_up
 from ptc_plus.evaluation.task import Style, Verdict
 from ptc_plus.evaluation.task_plan import Ref, Step, TaskPlan, Turn, dependencies, derive, indexed_fields
 from ptc_plus.evaluation.tool_search import most_used_tools
+from ptc_plus.sdk import LearnedResult, learned_functions, render_tool
+from ptc_plus.statistics import derive_shape
 from tests.ptc_plus.evaluation.plan_suite import (
     AGGREGATE,
     CHILD,
@@ -244,6 +246,107 @@ async def test_a_program_probes_a_schema_less_result_before_indexing_into_it(tmp
         "v_customer = await tools.get_customer(customer_id='c-1')\nreturn {'customer': v_customer}",
         "v_tax = await tools.tax_rate(country='DE')\nreturn {'tax': v_tax}",
     ]
+
+
+def _order_stub(learned: bool) -> str:
+    """``get_order``'s contract as the SDK renders it: with the shape its results taught (ADR 0102), or bare."""
+    spec = ToolSpec(
+        name="get_order",
+        description="Get one order by its id.",
+        source="host:get_order",
+        input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
+    )
+    shape = derive_shape({"id": "o-04", "customer_id": "c-1", "total": 40.0, "status": "open"})
+    rendered = render_tool(
+        spec, learned=LearnedResult(schema=shape, results=3, since="2026-12-01") if learned else None
+    )
+    return "\n\n".join([*(t.text for t in rendered.types), rendered.stub])
+
+
+def _customer_plan() -> TaskPlan:
+    return TaskPlan(
+        turns=(
+            Turn(
+                prompt="q",
+                steps=(
+                    Step(id="order", need="n", tool="get_order", arguments={"order_id": "o-04"}),
+                    Step(
+                        id="who",
+                        need="n",
+                        tool="get_customer",
+                        arguments={"customer_id": Ref("order", ("customer_id",))},
+                    ),
+                ),
+                reads=(Ref("who"),),
+                answer=lambda values: str(values),
+            ),
+        )
+    )
+
+
+CUSTOMER_STUB = "async def get_customer(*, customer_id: str) -> Any:"
+
+
+def test_a_learned_shape_the_request_shows_spares_the_probe_and_one_it_does_not_show_does_not() -> None:
+    def first_program(system: str, *, pasted: str = "") -> str:
+        driver = PlanDriver(task_id="t", plan=_customer_plan(), style=Style.PTC_PLUS_MATURE, log=ExchangeLog())
+        messages = [{"role": "user", "content": pasted + "q"}]
+        return str(driver_step(driver, messages, tools=("run_code",), system=system).tool_calls[0].arguments["code"])
+
+    bare, learned = _order_stub(False), _order_stub(True)
+    assert "-> Any" in bare and "-> GetOrderResult" in learned and learned_functions(learned) == {"get_order"}
+    # No shape shown: the program stops before the step that indexes get_order's result and returns it raw.
+    probing = first_program(f"{bare}\n\n{CUSTOMER_STUB}")
+    assert probing == "v_order = await tools.get_order(order_id='o-04')\nreturn {'order': v_order}"
+    # The contract states the learned shape: one program runs both steps, indexing the result it never saw.
+    assert first_program(f"{learned}\n\n{CUSTOMER_STUB}") == (
+        "v_order = await tools.get_order(order_id='o-04')\n"
+        "v_who = await tools.get_customer(customer_id=v_order['customer_id'])\n"
+        "return {'who': v_who}"
+    )
+    # The text is what counts, and only as a contract: the same stub pasted in the user's message shows nothing.
+    assert first_program(f"{bare}\n\n{CUSTOMER_STUB}", pasted=learned + "\n\n") == probing
+
+
+def test_a_learned_shape_in_a_discovery_answer_counts_as_the_contract_the_model_read() -> None:
+    driver = PlanDriver(task_id="t", plan=_customer_plan(), style=Style.PTC_PLUS_MATURE, log=ExchangeLog())
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q"}]
+    search = driver_step(driver, messages, tools=("run_code",), system="no stubs here").tool_calls[0]
+    assert "capabilities.search" in str(search.arguments["code"])
+    # run_code's envelope is JSON: the stubs' line breaks are escaped in the raw content the model reads.
+    found = {"expanded": [{"name": "get_order", "contract": _order_stub(True)}, {"contract": CUSTOMER_STUB}]}
+    envelope = orjson.dumps({"calls": 0, "logs": [], "notes": [], "value": found}).decode()
+    messages += [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": search.call_id, "name": "run_code"}]},
+        {"role": "tool", "tool_call_id": search.call_id, "content": envelope},
+    ]
+    code = str(
+        driver_step(driver, messages, tools=("run_code",), system="no stubs here").tool_calls[0].arguments["code"]
+    )
+    assert "tools.get_customer(customer_id=v_order['customer_id'])" in code
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_mature_programs_use_the_shapes_the_warm_up_learned_where_cold_ones_probe(tmp_path: Path) -> None:
+    statistics = await warm_up(SUITE, CATALOG, workdir=tmp_path / "warm", families=2)
+    cold = await run_task(SUITE, GROSS, Style.PTC_PLUS_COLD, CATALOG, workdir=tmp_path)
+    assert_passed(cold)
+    assert len(codes(cold)) == 3  # no shape shown: each program stops at the next field it would read
+    mature = await run_task(SUITE, GROSS, Style.PTC_PLUS_MATURE, CATALOG, workdir=tmp_path, statistics=statistics)
+    assert_passed(mature)
+    first = mature.exchanges[0].request
+    contracts = [first.system, *(str(m.get("content")) for m in first.messages if m.get("role") == "system")]
+    assert {"get_order", "get_customer", "tax_rate"} <= set().union(*map(learned_functions, contracts))
+    # The warm-up taught the three shapes: one program indexes all three results it never saw.
+    assert codes(mature) == [
+        "v_order = await tools.get_order(order_id='o-04')\n"
+        "v_customer = await tools.get_customer(customer_id=v_order['customer_id'])\n"
+        "v_tax = await tools.tax_rate(country=v_customer['country'])\n"
+        "return {'order_total': v_order['total'], 'customer_country': v_customer['country'], "
+        "'tax_standard_rate': v_tax['standard_rate']}"
+    ]
+    assert len(mature.exchanges) == 2 < len(cold.exchanges) == 4
 
 
 @pytest.mark.asyncio
