@@ -6,8 +6,9 @@ scopes say (:func:`read_statistics`); the budget counts the delivery of the
 ``full`` set as the catalog message delivers it, so a type shared by several
 tools of one block is charged once, and one shared across the stable and the
 varying block twice, as the model receives it (:func:`delivery_cost`,
-ADR 0112). With management off (``enabled = false``; on is the default, ADR 0080) the plan is the host's own provision: everything
-``full``, reason ``management-off``.
+ADR 0112). With management off (``enabled = false``; on is the default,
+ADR 0080) the plan is the host's own provision: everything ``full``, reason
+``management-off``.
 
 Whether statistics vote follows the two stores' state ("corrupt
 statistics lose their vote"):
