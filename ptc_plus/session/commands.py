@@ -171,7 +171,7 @@ class CapabilitiesCommands:
         turned_off = {n: v for n, v in state.turned_off.items() if n not in added}
         turned_off.update(dict.fromkeys(candidate.diff.removed_names(), candidate.sequence))
         applied = state.refreshed(candidate.today, candidate.environment, candidate.presented, turned_off)
-        return self._opener.hold(applied, candidate.today.skills, candidate.membership)
+        return self._opener.hold(applied, candidate.today.skills, candidate.view)
 
     def apply_pending(self, state: SessionState) -> SessionState:
         """Apply the refresh that waited for a cell; a failure keeps the old plan and is shown by ``/capabilities``."""

@@ -25,7 +25,6 @@ from ptc_plus.i18n import message
 from ptc_plus.session.contract_memory import ContractDesk
 from ptc_plus.session.delivery import delivery_from
 from ptc_plus.session.environment import RestoreStatus, restore
-from ptc_plus.session.membership import Membership
 from ptc_plus.session.opening import Today, host_drift, read_today
 from ptc_plus.session.presentation import Checked, decide, unproven
 from ptc_plus.session.readiness import sandbox_readiness
@@ -34,7 +33,7 @@ from ptc_plus.session.report import turned_off_from
 from ptc_plus.session.state import SessionState
 from ptc_plus.session.table import SessionTable
 from ptc_plus.session.usage import UsageLedger
-from ptc_plus.session.view import freeze_view
+from ptc_plus.session.view import FrozenView, freeze_view
 
 
 class Opener:
@@ -104,12 +103,9 @@ class Opener:
         self._contracts.restore(info.agent, records)
         return self.hold(state, today.skills)
 
-    def hold(
-        self, state: SessionState, skills: Sequence[SkillSpec], membership: Membership | None = None
-    ) -> SessionState:
-        """Freeze the session's view (a refresh brings the membership it validated) and hold the state."""
-        view = None
-        if state.environment is not None:
+    def hold(self, state: SessionState, skills: Sequence[SkillSpec], view: FrozenView | None = None) -> SessionState:
+        """Freeze the session's view (a refresh brings the one it validated) and hold the state."""
+        if view is None and state.environment is not None:
             view = freeze_view(
                 state.environment,
                 state.catalog,
@@ -118,7 +114,6 @@ class Opener:
                 presentation=state.presentation,
                 code_mode=state.ptc,
                 context=state.context,
-                membership=membership,
             )
         held = self._table.put(attrs.evolve(state, view=view))
         self._usage.hold(held, skills)
