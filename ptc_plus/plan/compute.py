@@ -154,8 +154,9 @@ def _fill(
         else:
             entries[candidate.identity] = _decided(candidate, on_demand, found[0], found)
     backed.sort()  # step 5's order: coverage desc, baseline rank, cost asc, identity
+    stable = tuple(full)  # explicit choices: their block comes first, the evidence's after it (ADR 0112)
     for _, _, cost, identity, candidate, found in backed:
-        after = used + cost if delivery is None else delivery([*full, identity])
+        after = used + cost if delivery is None else delivery(stable, [*full[len(stable) :], identity])
         if after <= limit:
             full.append(identity)
             used = after

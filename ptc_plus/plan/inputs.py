@@ -8,7 +8,8 @@ pure function that can be tested and benchmarked without any of them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -72,8 +73,15 @@ class StatisticsVote(enum.StrEnum):
     """No statistics store exists here (yet): no vote, never a guess."""
 
 
-DeliveryCost = Callable[[Sequence[str]], int]
-"""Tokens of delivering the given identities together (shared types counted once)."""
+class DeliveryCost(Protocol):
+    """Tokens of delivering ``full`` members as the catalog message delivers them (ADR 0112).
+
+    ``stable`` are members decided by the config and the catalog alone (explicit choices, management
+    off, the whole set fitting the budget), ``varying`` those decided by evidence: the message delivers
+    each group as one block (a type shared within a block counted once), the stable block first.
+    """
+
+    def __call__(self, stable: Sequence[str], varying: Sequence[str] = ()) -> int: ...
 
 
 @attrs.frozen(kw_only=True)

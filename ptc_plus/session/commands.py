@@ -1,14 +1,15 @@
 """``/capabilities`` and ``/capabilities refresh`` for one controller (ADR 0068).
 
-The commands read and replace the controller's per-session state only through
-:class:`PlanHolder`; the transition itself (prepare, validate) lives in
-:mod:`.refresh`, the receipts in :mod:`.report`.
+The commands read and replace the sessions' states in the controller's
+:class:`~.table.SessionTable` and hold a refreshed state through the
+:class:`~.opener.Opener`, as start and resume do (ADR 0112); the transition
+itself (prepare, validate) lives in :mod:`.refresh`, the receipts in :mod:`.report`.
+A refresh that waits for a session's running cells applies at the next safe
+boundary: the last cell ending (:meth:`CapabilitiesCommands.released`) or the
+next model step (:meth:`CapabilitiesCommands.at_boundary`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Protocol
 
 import attrs
 
@@ -18,56 +19,41 @@ from hookspecs import (
     CommandRequest,
     HostServices,
     ReceiptStatus,
-    SessionInfo,
-    SkillSpec,
-    TokenCounter,
+    ToolCall,
 )
 from ptc_plus.config import Presentation
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 from ptc_plus.session.errors import CommandArguments, RefreshFailed, RefreshNotPersisted
-from ptc_plus.session.membership import Membership
-from ptc_plus.session.opening import Today, host_view
+from ptc_plus.session.opener import Opener
+from ptc_plus.session.opening import host_view
 from ptc_plus.session.presentation import InForce
-from ptc_plus.session.projection import navigation
 from ptc_plus.session.refresh import Candidate, diff_summary, prepare, validate
 from ptc_plus.session.report import COMMAND, REFRESH, SessionView, capabilities_receipt, refresh_receipt
 from ptc_plus.session.state import SessionState
-
-
-class PlanHolder(Protocol):
-    """What the commands need of the controller that holds the sessions."""
-
-    @property
-    def services(self) -> HostServices: ...
-
-    def session(self, agent: AgentRef) -> SessionState | None: ...
-
-    def put(self, state: SessionState) -> None:
-        """Hold ``state`` as its session's state now."""
-
-    def hold(self, state: SessionState, skills: Sequence[SkillSpec], membership: Membership | None) -> SessionState:
-        """Hold ``state`` with ``membership`` (built from it when ``None``)."""
-
-    def running(self, session_id: str) -> int:
-        """How many ``run_code`` cells of the session run now."""
-
-    def children(self, session_id: str) -> int:
-        """How many held sessions have ``session_id`` as their parent."""
-
-    def today(self, info: SessionInfo) -> Today:
-        """The facts of now for ``info``."""
-
-    def counter(self) -> TokenCounter: ...
-
-    def parent_members(self, agent: AgentRef) -> frozenset[str] | None: ...
+from ptc_plus.session.table import SessionTable
 
 
 class CapabilitiesCommands:
     """The ``/capabilities`` command of one controller, and the refresh transition it applies."""
 
-    def __init__(self, holder: PlanHolder) -> None:
-        self._holder = holder
+    def __init__(self, services: HostServices, table: SessionTable, opener: Opener) -> None:
+        self._services = services
+        self._table = table
+        self._opener = opener
+
+    def at_boundary(self, agent: AgentRef) -> None:
+        """A model step is a safe boundary: a refresh still pending applies now when no cell of the session runs."""
+        state = self._table.get(agent)
+        if state is not None and state.pending is not None and not self._table.running(agent.session_id):
+            self.apply_pending(state)
+
+    def released(self, call: ToolCall) -> None:
+        """``call``'s ``tool-execute`` seam returned or raised: the session's last cell ending lets a pending
+        refresh apply."""
+        state = self._table.get(call.caller) if self._table.cell_ended(call) else None
+        if state is not None and state.pending is not None:
+            self.apply_pending(state)
 
     def command(self, request: CommandRequest) -> CommandReceipt | None:
         """``/capabilities`` (the plan, read-only), ``/capabilities refresh [--dry-run]``; other arguments fail."""
@@ -82,17 +68,17 @@ class CapabilitiesCommands:
         return self._show(request.agent)
 
     def _show(self, agent: AgentRef) -> CommandReceipt:
-        state = self._holder.session(agent)
+        state = self._table.get(agent)
         if state is None:
             view = SessionView(presented=InForce(presentation=Presentation.NATIVE))
             return capabilities_receipt(None, (), view)
-        counter = self._holder.counter()
+        counter = self._opener.counter
         environment = state.environment
         direct: tuple[str, ...] = ()
         late: tuple[str, ...] = ()
         if state.ptc and state.membership is not None:
             # Natively the host's own provision applies: nothing is direct or withheld.
-            tools = host_view(self._holder.services, agent)
+            tools = host_view(self._services, agent)
             direct = tuple(s.name for s in tools if s.name in state.membership.direct)
             late = tuple(state.membership.late(tools))
         view = SessionView(
@@ -100,7 +86,7 @@ class CapabilitiesCommands:
             direct=direct,
             late=late,
             delivery=state.delivery,
-            navigation=navigation(environment, state.catalog, counter) if state.ptc and environment else None,
+            navigation=state.view.navigation if state.view is not None else None,
             unit=counter.unit,
             gate_warnings=state.gate_warnings,
             pending=self._pending_summary(state),
@@ -132,11 +118,11 @@ class CapabilitiesCommands:
         A candidate that changes nothing is ``unchanged``: nothing persisted,
         no notice (repeats are idempotent). No model request is made.
         """
-        state = self._holder.session(agent)
+        state = self._table.get(agent)
         if state is None or state.environment is None:
             return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.no-environment"))
         try:
-            candidate = validate(self._prepare(state), host_view(self._holder.services, agent), self._holder.counter())
+            candidate = validate(self._prepare(state), host_view(self._services, agent), self._opener.counter)
         except RefreshFailed as error:
             return refresh_receipt(ReceiptStatus.FAILED, message("ptc.refresh.failed", reason=error.message()), error)
         live = (state.presentation, candidate.presented.presentation)
@@ -145,11 +131,11 @@ class CapabilitiesCommands:
             return refresh_receipt(ReceiptStatus.SHOWN, message("ptc.refresh.dry-run", summary=summary), candidate)
         if not candidate.changes(state.environment, state.presentation):
             if state.pending is not None:  # the config went back: the waiting refresh has nothing left to do
-                self._holder.put(attrs.evolve(state, pending=None))
+                self._table.put(attrs.evolve(state, pending=None))
             return refresh_receipt(ReceiptStatus.UNCHANGED, message("ptc.refresh.unchanged"), candidate)
-        running = self._holder.running(agent.session_id)
+        running = self._table.running(agent.session_id)
         if running:
-            self._holder.put(attrs.evolve(state, pending=candidate))
+            self._table.put(attrs.evolve(state, pending=candidate))
             text = message("ptc.refresh.pending", sequence=candidate.sequence, summary=summary, running=running)
             return refresh_receipt(ReceiptStatus.PENDING, text, candidate)
         try:
@@ -159,16 +145,16 @@ class CapabilitiesCommands:
         told = state.ptc or candidate.presented.code_mode  # a native session that stays native sees nothing
         key = "ptc.refresh.applied" if told else "ptc.refresh.applied-quiet"
         text = message(key, sequence=candidate.sequence, summary=summary)
-        children = self._holder.children(agent.session_id)
+        children = self._table.children(agent.session_id)
         if children and candidate.diff.removed:
             text += "\n" + message("ptc.refresh.children", count=children)
         return refresh_receipt(ReceiptStatus.APPLIED, text, candidate)
 
     def _prepare(self, state: SessionState) -> Candidate:
         assert state.environment is not None
-        today = self._holder.today(state.info)
+        today = self._opener.today(state.info)
         return prepare(
-            state.environment, today, state.info, self._holder.counter(), self._holder.parent_members(state.info.agent)
+            state.environment, today, state.info, self._opener.counter, self._table.parent_members(state.info.agent)
         )
 
     def _apply(self, state: SessionState, candidate: Candidate) -> SessionState:
@@ -178,27 +164,14 @@ class CapabilitiesCommands:
         """
         agent = state.info.agent
         try:
-            self._holder.services.append_record(agent, candidate.environment.to_record())
+            self._services.append_record(agent, candidate.environment.to_record())
         except Exception as error:
             raise RefreshNotPersisted(detail=f"{type(error).__name__}: {error}") from error
-        today: Today = candidate.today
         added = frozenset(c.name for c in candidate.diff.added if c.name)
         turned_off = {n: v for n, v in state.turned_off.items() if n not in added}
         turned_off.update(dict.fromkeys(candidate.diff.removed_names(), candidate.sequence))
-        applied = attrs.evolve(
-            state,
-            environment=candidate.environment,
-            limits=today.configured.limits,
-            catalog=today.catalog,
-            presented=candidate.presented,
-            gate_warnings=today.gate.warnings,
-            diagnostics=tuple(today.diagnostics()),
-            context=today.loaded.config.context,
-            pending=None,
-            turned_off=turned_off,
-            refresh_failure="",
-        )
-        return self._holder.hold(applied, today.skills, candidate.membership)
+        applied = state.refreshed(candidate.today, candidate.environment, candidate.presented, turned_off)
+        return self._opener.hold(applied, candidate.today.skills, candidate.view)
 
     def apply_pending(self, state: SessionState) -> SessionState:
         """Apply the refresh that waited for a cell; a failure keeps the old plan and is shown by ``/capabilities``."""
@@ -207,5 +180,4 @@ class CapabilitiesCommands:
             return self._apply(state, state.pending)
         except RefreshFailed as error:
             failed = attrs.evolve(state, pending=None, refresh_failure=error.message())
-            self._holder.put(failed)
-            return failed
+            return self._table.put(failed)

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import attrs
 
 from hookspecs import ContextMessage, PromptSection, TokenCounter
-from ptc_plus.capabilities import Catalog, delivery_text
+from ptc_plus.capabilities import Catalog
 from ptc_plus.config import Disclosure, Presentation
 from ptc_plus.i18n import message
-from ptc_plus.plan import PlanEntry, Reason
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.sdk import one_line
+from ptc_plus.session.catalog_text import STABLE_REASONS, compose
 from ptc_plus.session.environment import Environment
 
 CATALOG_PROVENANCE = "ptc-plus:catalog"
@@ -29,9 +29,6 @@ NAVIGATION_TOKENS = 1000
 """The most the on-demand navigation (its header, the listed lines and the "… more" line) may cost (ADR 0054)."""
 SUMMARY_CHARS = 120
 """A listed member's description is its first sentence, cut to this many characters (ADR 0054)."""
-_STABLE_REASONS = (Reason.EXPLICIT, Reason.SERVER_UNIT, Reason.MANAGEMENT_OFF, Reason.FITS_BUDGET)
-"""Reasons decided by the config and the catalog alone, never by statistics (an MCP server's own choice is one,
-ADR 0071; a catalog that fits the budget whole is shown as management-off would show it, ADR 0080)."""
 MODEL_LANG = "en"
 """Model-facing text is English whatever the user's locale, so the prompt prefix does not vary by user."""
 
@@ -65,7 +62,7 @@ def navigation(environment: Environment, catalog: Catalog, counter: TokenCounter
     members; each line carries a short summary, never a whole description.
     """
     on_demand = sorted(
-        environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason not in _STABLE_REASONS, e.identity)
+        environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason not in STABLE_REASONS, e.identity)
     )
     if not on_demand:
         return Navigation(bound=NAVIGATION_TOKENS)
@@ -108,7 +105,11 @@ def summary(description: str, limit: int = SUMMARY_CHARS) -> str:
 
 
 def catalog_message(
-    environment: Environment, catalog: Catalog, counter: TokenCounter, presentation: Presentation = Presentation.PTC
+    environment: Environment,
+    catalog: Catalog,
+    counter: TokenCounter,
+    presentation: Presentation = Presentation.PTC,
+    found: Navigation | None = None,
 ) -> ContextMessage:
     """The plan's catalog: stable full contracts, bounded on-demand navigation, then full contracts that vary.
 
@@ -116,27 +117,20 @@ def catalog_message(
     off); baseline and statistics members come last because statistics can
     change them between sessions. Members the host no longer offers are skipped.
     Under ``both`` the header also says the ``full`` tools are direct function tools.
+    The text is :func:`~.catalog_text.compose`'s, as the plan's budget counts it;
+    ``found`` is the environment's navigation when the caller already has it.
     """
     full = environment.with_disclosure(Disclosure.FULL)
-    stable = [e for e in full if e.reason in _STABLE_REASONS]
-    varying = [e for e in full if e.reason not in _STABLE_REASONS]
-    parts = [message("ptc.catalog.header", MODEL_LANG)]
+    stable = [e.identity for e in full if e.reason in STABLE_REASONS]
+    varying = [e.identity for e in full if e.reason not in STABLE_REASONS]
+    header = message("ptc.catalog.header", MODEL_LANG)
     if presentation is Presentation.BOTH:
-        parts[0] += "\n" + message("ptc.catalog.both", MODEL_LANG)
-    if text := _delivery(stable, catalog):
-        parts.append(text)
-    if text := navigation(environment, catalog, counter).text:
-        parts.append(text)
-    if text := _delivery(varying, catalog):
-        parts.append(text)
-    return ContextMessage(provenance=CATALOG_PROVENANCE, text="\n\n".join(parts) + "\n")
+        header += "\n" + message("ptc.catalog.both", MODEL_LANG)
+    shown = found if found is not None else navigation(environment, catalog, counter)
+    text = compose(catalog, stable, varying, header=header, navigation=shown.text)
+    return ContextMessage(provenance=CATALOG_PROVENANCE, text=text)
 
 
 def withdrawn_message() -> ContextMessage:
     """The notice superseding a code-mode catalog once the session is presented natively."""
     return ContextMessage(provenance=CATALOG_PROVENANCE, text=message("ptc.catalog.withdrawn", MODEL_LANG) + "\n")
-
-
-def _delivery(entries: Sequence[PlanEntry], catalog: Catalog) -> str:
-    capabilities = [cap for e in entries if (cap := catalog.get(e.identity)) is not None]
-    return delivery_text(capabilities).rstrip() if capabilities else ""

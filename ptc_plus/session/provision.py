@@ -3,10 +3,12 @@
 Every managed capability becomes a :class:`~ptc_plus.plan.PlanCandidate`
 with its contract's measured cost and what the usage statistics of its two
 scopes say (:func:`read_statistics`); the budget counts the delivery of the
-``full`` set together, so a type shared by several tools is charged once
-(:func:`delivery_cost`). With management off (``enabled = false``; on is
-the default, ADR 0080) the plan is the host's own provision: everything
-``full``, reason ``management-off``.
+``full`` set as the catalog message delivers it, so a type shared by several
+tools of one block is charged once, and one shared across the stable and the
+varying block twice, as the model receives it (:func:`delivery_cost`,
+ADR 0112). With management off (``enabled = false``; on is the default,
+ADR 0080) the plan is the host's own provision: everything ``full``, reason
+``management-off``.
 
 Whether statistics vote follows the two stores' state ("corrupt
 statistics lose their vote"):
@@ -33,7 +35,7 @@ from pathlib import Path
 import attrs
 
 from hookspecs import TokenCounter
-from ptc_plus.capabilities import Catalog, delivery_text
+from ptc_plus.capabilities import Catalog
 from ptc_plus.config import LoadedConfig, StatisticsSection
 from ptc_plus.plan import (
     CapabilityPlan,
@@ -44,6 +46,7 @@ from ptc_plus.plan import (
     StatisticsVote,
     compute_plan,
 )
+from ptc_plus.session.catalog_text import compose
 from ptc_plus.statistics import StoreView, schema_revision_of, user_store, workspace_store
 
 STATISTICS_VOTE = StatisticsVote.UNAVAILABLE
@@ -136,15 +139,16 @@ def candidates(
 
 
 def delivery_cost(catalog: Catalog, counter: TokenCounter) -> DeliveryCost:
-    """Measured tokens of delivering identities together (shared types once), cached per set."""
-    cache: dict[frozenset[str], int] = {}
+    """Measured tokens of the ``full`` contracts as the catalog message delivers them (:func:`.catalog_text.compose`:
+    the stable block, then the varying one, shared types once per block), cached per split."""
+    cache: dict[tuple[frozenset[str], frozenset[str]], int] = {}
 
-    def cost(identities: Sequence[str]) -> int:
-        key = frozenset(identities)
+    def cost(stable: Sequence[str], varying: Sequence[str] = ()) -> int:
+        key = (frozenset(stable), frozenset(varying))
         found = cache.get(key)
         if found is None:
-            capabilities = [c for i in sorted(key) if (c := catalog.get(i)) is not None]
-            found = cache[key] = counter.count(delivery_text(capabilities)) if capabilities else 0
+            text = compose(catalog, sorted(key[0]), sorted(key[1]))
+            found = cache[key] = counter.count(text) if text else 0
         return found
 
     return cost

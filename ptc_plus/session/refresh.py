@@ -26,12 +26,13 @@ from ptc_plus.plan import MemberChange, PlanDiff, plan_diff
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment, RefreshMark, RestoreStatus, restore
 from ptc_plus.session.errors import RefreshInvalid, RefreshNotPrepared
-from ptc_plus.session.membership import Membership, freeze_membership
+from ptc_plus.session.membership import freeze_membership
 from ptc_plus.session.opening import Today
 from ptc_plus.session.presentation import InForce, decide
-from ptc_plus.session.projection import MODEL_LANG, bootstrap_section, catalog_message
+from ptc_plus.session.projection import MODEL_LANG, bootstrap_section
 from ptc_plus.session.provision import session_plan
 from ptc_plus.session.readiness import sandbox_readiness
+from ptc_plus.session.view import FrozenView, freeze_view
 from ptc_plus.statistics import real_workspace
 
 _T = TypeVar("_T")
@@ -45,7 +46,8 @@ class Candidate:
     presented: InForce
     diff: PlanDiff
     today: Today
-    membership: Membership | None = None
+    view: FrozenView | None = None
+    """The candidate's frozen view, built once by :func:`validate` and held as is when it applies."""
 
     @property
     def sequence(self) -> int:
@@ -112,7 +114,7 @@ def prepare(
 
 
 def validate(candidate: Candidate, view: Sequence[ToolSpec], counter: TokenCounter) -> Candidate:
-    """Build every projection of ``candidate``; the candidate with its membership, or the first failure.
+    """Build every projection of ``candidate``; the candidate with its frozen view, or the first failure.
 
     :param view: the host's tools for the agent now (without ``run_code``).
     :raises RefreshInvalid: naming the projection that failed and why.
@@ -131,11 +133,21 @@ def validate(candidate: Candidate, view: Sequence[ToolSpec], counter: TokenCount
             discovery_budget=today.loaded.config.context.discovery_tokens,
         ),
     )
+    frozen = FrozenView(membership=membership)
     if code_mode:
         _projection("prompt", bootstrap_section)
-        _projection(
+        frozen = _projection(
             "catalog",
-            lambda: catalog_message(environment, today.catalog, counter, candidate.presented.presentation),
+            lambda: freeze_view(
+                environment,
+                today.catalog,
+                today.skills,
+                counter,
+                presentation=candidate.presented.presentation,
+                code_mode=code_mode,
+                context=today.loaded.config.context,
+                membership=membership,
+            ),
         )
         run_code = ToolSpec(name=TOOL_NAME, description="")
         native = _projection("native-tools", lambda: membership.native_tools([*view, run_code]))
@@ -147,7 +159,7 @@ def validate(candidate: Candidate, view: Sequence[ToolSpec], counter: TokenCount
     if restored.status is not RestoreStatus.RESTORED or restored.environment != environment:
         detail = restored.detail or "the record does not read back as the same plan"
         raise RefreshInvalid(projection="record", detail=detail)
-    return attrs.evolve(candidate, membership=membership)
+    return attrs.evolve(candidate, view=frozen)
 
 
 def _projection(name: str, build: Callable[[], _T]) -> _T:

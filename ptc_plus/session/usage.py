@@ -7,23 +7,48 @@ recorded, so that a family resumed in another process revises its own
 sample (keeping the use seen before) rather than starting a new one from
 nothing. It holds only identities, revisions and evidence bits, as the
 store does. Reading it back restores what was already counted; it is never
-a replay of the log's tool events, which are not use.
+a replay of the log's tool events, which are not use. :class:`UsageLedger`
+is the controller's usage seam: it observes each family (what its agents had
+available, what reached an owner) and records its sample when the host says
+the family settled.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 from cattrs import BaseValidationError
 
-from hookspecs import SessionInfo, SessionRecord, SkillSpec
+from hookspecs import (
+    FamilySettlement,
+    HostServices,
+    SessionInfo,
+    SessionRecord,
+    SkillSpec,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 from hookspecs.serialization import structure, unstructure
 from ptc_plus.capabilities import CapabilityKind, Catalog
 from ptc_plus.config import Disclosure
 from ptc_plus.session.environment import Environment
-from ptc_plus.statistics import AgentOffers, FamilySample, Offer, real_workspace, schema_revision_of
+from ptc_plus.statistics import (
+    AgentOffers,
+    FamilyObserver,
+    FamilySample,
+    Offer,
+    real_workspace,
+    record_settled,
+    schema_revision_of,
+)
+
+if TYPE_CHECKING:
+    from ptc_plus.session.state import SessionState
+    from ptc_plus.session.table import SessionTable
 
 KIND = "ptc-family-usage/v1"
 VERSION = 1
@@ -120,3 +145,54 @@ def prior_samples(records: Sequence[SessionRecord]) -> tuple[FamilySample, ...]:
         # Statistics never block a session: the family's earlier use is lost to its revision, nothing else.
         _log.warning("unreadable %s record; the family's earlier use is not carried: %s", KIND, error)
         return ()
+
+
+class UsageLedger:
+    """Each session family's usage as this controller observes it, and its samples once it settled (ADR 0067)."""
+
+    def __init__(self, services: HostServices, table: SessionTable) -> None:
+        self._services = services
+        self._table = table
+        self.observer = FamilyObserver()
+        self._written: dict[str, FamilyUsage] = {}
+        """Session id -> the family usage record last written into (or read from) that session's log."""
+
+    def hold(self, state: SessionState, skills: Sequence[SkillSpec]) -> None:
+        """What ``state``'s agent can call now it is held (start, resume, a refresh applied)."""
+        agent = state.info.agent
+        offers = agent_offers(state.info, state.environment, state.catalog, skills, code_mode=state.ptc)
+        self.observer.hold(agent.family_id, agent.session_id, offers)
+
+    def restore(self, info: SessionInfo, records: Sequence[SessionRecord]) -> None:
+        """The family settled before, maybe in another process: its revision keeps the use counted then."""
+        if prior := prior_samples(records):
+            self.observer.restore(info.agent.family_id, prior)
+            self._written[info.agent.session_id] = FamilyUsage(family_id=info.agent.family_id, samples=prior)
+
+    def dispatching(self, call: ToolCall, spec: ToolSpec) -> None:
+        self.observer.dispatching(call, spec)
+
+    def dispatched(self, call: ToolCall, spec: ToolSpec, result: ToolResult) -> None:
+        self.observer.dispatched(call, spec, result)
+
+    def family_settled(self, family: FamilySettlement) -> None:
+        """The host proved the family settled: record its samples (a later settlement revises them).
+
+        Members merely created (never started) contribute nothing; a family
+        none of whose members started is no sample. Store problems are logged,
+        never raised (:func:`~ptc_plus.statistics.record_settled`). The samples
+        are then written into each member this host holds whose log does not
+        have them yet, so that resuming any of them, in another process too,
+        revises the family's sample instead of starting over from what it sees anew.
+        """
+        started = {m.agent.session_id for m in family.members if m.started}
+        settled = self.observer.settle(family.family_id, family.root.session_id, started)
+        if not settled.workspaces:
+            return
+        record_settled(settled)
+        usage = FamilyUsage(family_id=family.family_id, samples=settled.workspaces)
+        for member in family.members:
+            sid = member.agent.session_id
+            if self._table.holds(sid) and self._written.get(sid) != usage:
+                self._services.append_record(member.agent, usage.to_record())
+                self._written[sid] = usage

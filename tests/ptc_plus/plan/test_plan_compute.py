@@ -187,7 +187,8 @@ def test_host_absent_is_reported() -> None:
 def test_shared_types_are_charged_once_through_delivery_cost() -> None:
     shared = 400
 
-    def delivery(ids: Sequence[str]) -> int:
+    def delivery(stable: Sequence[str], varying: Sequence[str] = ()) -> int:
+        ids = [*stable, *varying]
         return (shared if ids else 0) + 100 * len(ids)
 
     candidates = [cap(f"mcp:s/t{n}", 500, workspace=ws(0.9)) for n in range(3)]

@@ -119,8 +119,9 @@ def test_a_server_units_choices_still_win() -> None:
 def test_the_whole_set_is_measured_with_the_delivery_cost() -> None:
     shared = 250
 
-    def delivery(ids: Sequence[str]) -> int:
+    def delivery(stable: Sequence[str], varying: Sequence[str] = ()) -> int:
         # A type shared by every member is charged once: 600 summed alone, 850 delivered together.
+        ids = [*stable, *varying]
         return (shared if ids else 0) + sum(COSTS[i] for i in ids)
 
     assert decided(plan_for(cold(), config(850), delivery_cost=delivery))["host:a"] == (FULL, Reason.FITS_BUDGET)

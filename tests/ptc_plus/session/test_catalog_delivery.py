@@ -18,9 +18,10 @@ import ptc_plus.plugin
 from hookspecs import SessionRecord, StepInfo, hookimpl
 from hookspecs.reference import AssistantTurn, ModelRequest, RequestedCall, ScriptedModel
 from hookspecs.reference.errors import HostError
+from ptc_plus.session import view as view_module
 from ptc_plus.session.delivery import DELIVERED_KIND
 from ptc_plus.session.environment import KIND
-from ptc_plus.session.projection import CATALOG_PROVENANCE
+from ptc_plus.session.projection import CATALOG_PROVENANCE, catalog_message
 
 from .conftest import HostFactory, write_config
 
@@ -66,6 +67,34 @@ async def test_an_aborted_step_does_not_count_as_delivery(open_host: HostFactory
     (catalog,) = system_messages(model.requests[0])
     assert catalog.startswith("# Capability catalog")
     assert len(committed(session)) == 1
+
+
+@pytest.mark.asyncio
+async def test_the_catalog_text_is_built_once_per_environment(
+    open_host: HostFactory, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An offer made again (the first step aborted) is the frozen view's message, not a new composition; a refresh
+    that applies builds its environment's once, in its validation, and holds that one (ADR 0112)."""
+    built: list[str] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found = catalog_message(*args, **kwargs)
+        built.append(found.text)
+        return found
+
+    monkeypatch.setattr(view_module, "catalog_message", counted)
+    write_config(workspace)
+    host = await open_host(plugins=[AbortsFirstStep(), ptc_plus.plugin])
+    model = ScriptedModel([AssistantTurn(text="one"), AssistantTurn(text="two")])
+    session = await host.start_session(title="t", model=model)
+    with pytest.raises(RuntimeError):
+        await session.run_turn("hi")
+    await session.run_turn("hi")
+    assert system_messages(model.requests[0]) == built  # offered twice, composed once
+    write_config(workspace, choices={"host:convert_units": "full"})
+    assert session.command("/capabilities refresh").status == "applied"
+    await session.run_turn("again")
+    assert len(built) == 2 and built[1] in system_messages(model.requests[1])[-1]
 
 
 @pytest.mark.asyncio

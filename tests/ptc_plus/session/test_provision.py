@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 
-from hookspecs import ToolSpec
+from hookspecs import ToolDefinition, ToolSpec
+from hookspecs.reference import AssistantTurn, ScriptedModel
 from hookspecs.reference.demo_tools import demo_tool_definitions
+from ptc_plus.capabilities import delivery_text
 from ptc_plus.capabilities.catalog import Catalog, build_catalog
 from ptc_plus.capabilities.cost import offline_counter
 from ptc_plus.config import Disclosure, load_config
 from ptc_plus.plan import PlanInput, Reason, ScopeStats, StatisticsVote, compute_plan, plan_bytes
 from ptc_plus.session.provision import candidates, delivery_cost, session_plan
 
-from .conftest import EVIDENCE_BUDGET, entry_of, write_config
+from .conftest import EVIDENCE_BUDGET, HostFactory, entry_of, plan_of, write_config
 
 FULL, ON_DEMAND, OFF = Disclosure.FULL, Disclosure.ON_DEMAND, Disclosure.OFF
 POINT = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]}
@@ -84,6 +87,38 @@ def test_shared_types_are_charged_once(workspace: Path) -> None:
     plan = session_plan(catalog, load_config(workspace), counter)
     assert plan.members(FULL) == ("host:draw", "host:move")
     assert plan.used_tokens == together <= plan.budget_tokens
+
+
+async def _nothing(arguments: Any, context: Any) -> Any:
+    return {}
+
+
+@pytest.mark.asyncio
+async def test_the_budget_counts_the_delivered_text_of_a_type_shared_across_blocks(
+    open_host: HostFactory, workspace: Path
+) -> None:
+    """An explicit ``full`` tool and a baseline one share a type: the message declares it in each block (the
+    stable one first, the varying one after the navigation), and the budget counts that text (ADR 0112);
+    it counted the type once (61 offline tokens for an 86-token delivery)."""
+    catalog = shared_catalog()
+    big = ToolSpec(name="big", description="word " * 300, input_schema={"type": "object", "properties": {}})
+    tools = [ToolDefinition(spec=c.spec, handler=_nothing) for c in catalog.managed() if c.spec is not None]
+    write_config(workspace, budget=150, choices={"host:draw": "full"}, baseline=["host:move"])
+    host = await open_host(tools=[*tools, ToolDefinition(spec=big, handler=_nothing)])
+    model = ScriptedModel([AssistantTurn(text="ok")])
+    session = await host.start_session(title="t", model=model)
+    await session.run_turn("hi")
+    delivered = str(model.requests[0].messages[0]["content"])
+    plan = plan_of(host, session)
+    assert (entry_of(plan, "host:draw").reason, entry_of(plan, "host:move").reason) == (
+        Reason.EXPLICIT,
+        Reason.BASELINE,
+    )
+    draw, move = (delivery_text([catalog.get(i)]).rstrip() for i in ("host:draw", "host:move"))  # type: ignore[list-item]
+    assert draw in delivered and move in delivered and delivered.count("class Point(TypedDict)") == 2
+    counter = offline_counter()
+    received = counter.count(draw + "\n\n" + move + "\n")
+    assert plan.used_tokens == received > counter.count(delivery_text(list(catalog.managed())))
 
 
 def test_baseline_fills_the_budget_in_rank_order_and_the_rest_is_on_demand(workspace: Path) -> None:

@@ -165,7 +165,7 @@ async def test_a_validation_failure_keeps_the_old_plan_whole(
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("catalog text exploded")
 
-    monkeypatch.setattr(refresh_module, "catalog_message", broken)
+    monkeypatch.setattr(refresh_module, "freeze_view", broken)  # the candidate's catalog message is built there
     receipt = session.command("/capabilities refresh")
     assert receipt.status is ReceiptStatus.FAILED
     assert receipt.data["error"]["code"] == "PTC-6001" and "catalog text exploded" in receipt.text
