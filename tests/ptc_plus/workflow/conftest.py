@@ -55,7 +55,8 @@ class ChildModel:
     """One child's model. Its prompt (the child's only user message) says how it ends:
 
     ``echo TEXT`` answers TEXT; ``fail ...`` makes the route fail (an ordinary child failure);
-    ``json TEXT`` answers TEXT as is (for schemas); ``hang`` waits until cancelled;
+    ``json TEXT`` answers TEXT as is (for schemas); ``hang`` waits until cancelled; ``after-hang``
+    answers once a ``hang`` child is running;
     ``write PATH TEXT`` writes the workspace file PATH with TEXT (a ``run_code`` program calling the
     demo ``write_file``: the child's own tools, under the host's guards), then answers ``wrote PATH``;
     anything else answers ``done: <prompt>``.
@@ -85,6 +86,9 @@ class ChildModel:
             except asyncio.CancelledError:
                 self._board.cancelled += 1
                 raise
+        if word == "after-hang":  # answers once a hanging sibling is running (ordering, not time)
+            await self._board.hang_started.wait()
+            return AssistantTurn(text="after")
         if word == "json":
             return AssistantTurn(text=head)
         if word == "echo":
@@ -169,20 +173,41 @@ def report(result: ToolResult) -> dict[str, Any]:
     return data
 
 
-def child_processes() -> list[int]:
-    """Processes of this test process's tree other than itself (a run's worker, a child's tool body)."""
-    own = os.getpid()
-    found = []
+def run_processes() -> list[str]:
+    """Command lines of this test process's descendants that are runs (bubblewrap or a runtime worker)."""
+    parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == own:
-                found.append(int(entry))
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    own, found = os.getpid(), []
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, own):
+            ancestor = parents.get(ancestor)
+        if ancestor == own:
+            try:
+                line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if "bwrap" in line or "ptc_plus" in line or "worker" in line:
+                found.append(line)
     return found
 
 
 def decoded(text: str) -> Any:
     return orjson.loads(text)
+
+
+def deploy(host: ReferenceHost, **caps: Any) -> None:
+    """Set the deployment's workflow caps of ``host`` (what its user file would), e.g. more concurrency than
+    this machine's default ``min(16, max(1, cores - 2))`` gives (1 on two cores)."""
+    import ptc_plus.plugin
+    from ptc_plus.workflow import WorkflowCaps
+
+    desk = ptc_plus.plugin.desk(host.services)
+    assert desk is not None, "the host lends no child agents"
+    desk.caps = WorkflowCaps(**{"max_concurrent_agents": 4, **caps})

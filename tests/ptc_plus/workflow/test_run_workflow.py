@@ -8,7 +8,7 @@ import pytest
 
 from hookspecs.reference import ReferenceHost
 
-from .conftest import Board, report, run_script, workflow_turns
+from .conftest import Board, deploy, report, run_script, workflow_turns
 
 HostFactory = Callable[..., Awaitable[ReferenceHost]]
 pytestmark = [pytest.mark.asyncio, pytest.mark.needs_bwrap]
@@ -116,22 +116,10 @@ async def test_total_agents_cap_trips_fatally(open_host: HostFactory, board: Boa
 
 
 async def test_items_per_call_cap_trips_fatally(open_host: HostFactory, board: Board) -> None:
-    from ptc_plus.workflow import WorkflowCaps, WorkflowDesk
-
     host = await open_host()
+    deploy(host, max_items_per_call=4)
     session = await host.start_session()
-    desk = ptc_desk(host)
-    desk.caps = WorkflowCaps(max_items_per_call=4)
-    assert isinstance(desk, WorkflowDesk)
     result = await run_script(session, "return await parallel([lambda: agent('echo x')] * 5)")
     assert report(result)["stop_reason"] == "cap-tripped"
     assert report(result)["fatal_code"] == "PTC-8014"
     assert board.prompts == []
-
-
-def ptc_desk(host: ReferenceHost):  # type: ignore[no-untyped-def]
-    import ptc_plus.plugin
-
-    found = ptc_plus.plugin.desk(host.services)
-    assert found is not None
-    return found
