@@ -205,14 +205,15 @@ class WorkflowEngine:
         run = WorkflowRun(run_id, agent, progress, lane)
         holder.append(run)
         program = guest_program(script, args, in_flight=caps.max_concurrent_agents, max_items=caps.max_items_per_call)
-        runtime = self._runtime(caps.timeout_s)
+        runtime = self.runtime_for(caps.timeout_s)
         where = workspace or self._services.workspace
         run.task = asyncio.get_running_loop().create_task(self._execute(run, runtime, program, where, protected))
         self.runs.setdefault(agent.session_id, []).append(run)
         progress.emit(ProgressEvent(run_id=run_id, kind="run-started", call_id=call_id))
         return run
 
-    def _runtime(self, timeout_s: float) -> CodeRuntime:
+    def runtime_for(self, timeout_s: float) -> CodeRuntime:
+        """The code runtime of runs with this deadline: `read-only`, no network, no warm spare."""
         runtime = self._runtimes.get(timeout_s)
         if runtime is None:
             # read-only, no network, no warm spare: a script orchestrates, it writes nothing itself, and
