@@ -6,6 +6,8 @@ import os
 
 import attrs
 
+from ptc_plus.config import WorkflowSection
+
 MAX_CONCURRENT_CEILING = 16
 MAX_TOTAL_AGENTS = 1000
 MAX_ITEMS_PER_CALL = 4096
@@ -40,3 +42,13 @@ class WorkflowCaps:
             if value < current:
                 changes[name] = type(current)(value)
         return attrs.evolve(self, **changes) if changes else self
+
+
+def caps_from(section: WorkflowSection) -> WorkflowCaps:
+    """The caps a loaded ``[workflow]`` section gives (its checks kept every value within its ceiling)."""
+    return WorkflowCaps(
+        max_concurrent_agents=section.max_concurrent_agents or default_concurrency(),
+        max_total_agents=section.max_total_agents,
+        max_items_per_call=section.max_items_per_call,
+        timeout_s=float(section.timeout_s),
+    )

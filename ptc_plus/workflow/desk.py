@@ -29,7 +29,8 @@ from hookspecs import (
 )
 from hookspecs.children import ChildAgents, child_agents_of
 from ptc_plus.i18n import message
-from ptc_plus.workflow.caps import WorkflowCaps
+from ptc_plus.config import load_config
+from ptc_plus.workflow.caps import WorkflowCaps, caps_from
 from ptc_plus.workflow.engine import WorkflowEngine, WorkflowRun
 from ptc_plus.workflow.tool import run_workflow_definition
 
@@ -45,11 +46,12 @@ class WorkflowDesk:
     def __init__(self, services: HostServices, children: ChildAgents, caps: WorkflowCaps | None = None) -> None:
         self.services = services
         self.children = children
-        self.caps = caps or WorkflowCaps()
+        self.caps = caps
+        """Caps set by the embedder (a deployment, a test); ``None``: each run reads ``[workflow]`` of its workspace."""
         self.engine = WorkflowEngine(services, children)
         self._background: dict[str, list[WorkflowRun]] = {}
         """Session id → background runs whose report was not delivered yet."""
-        self._tool = run_workflow_definition(self.engine, self.caps, self._caps_for, self._adopt)
+        self._tool = run_workflow_definition(self.engine, WorkflowCaps(), self._caps_for, self._adopt)
 
     @classmethod
     def for_host(cls, services: HostServices) -> WorkflowDesk | None:
@@ -65,7 +67,10 @@ class WorkflowDesk:
         return desk.command(request)
 
     def _caps_for(self, context: ToolContext) -> WorkflowCaps:
-        return self.caps
+        if self.caps is not None:
+            return self.caps
+        # Read at each start: the user file and the workspace file as they are now (the workspace only lowers).
+        return caps_from(load_config(context.services.workspace).config.workflow)
 
     def _adopt(self, run: WorkflowRun) -> None:
         self._background.setdefault(run.agent.session_id, []).append(run)
