@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Generator, Sequence
 
+import attrs
+
 from hookspecs import (
     AgentRef,
     CommandReceipt,
@@ -208,7 +210,12 @@ def agent_host_command(request: CommandRequest, services: HostServices) -> Comma
         return None
     if any(spec.name == request.name for spec in workflow_commands()):
         return WorkflowDesk.command_for(desk(services), request)
-    return ctl.command(request)
+    receipt = ctl.command(request)
+    if receipt is not None and request.name == "capabilities" and not request.args:
+        # Whether child agents are lent decides the workflow tools; /capabilities says so (ADR 0116).
+        line = WorkflowDesk.availability(desk(services), ctl.session(request.agent) is not None)
+        receipt = attrs.evolve(receipt, text=f"{receipt.text}\n{line}")
+    return receipt
 
 
 @hookimpl

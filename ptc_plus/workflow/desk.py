@@ -66,6 +66,13 @@ class WorkflowDesk:
             return CommandReceipt(status=ReceiptStatus.FAILED, text=message("workflow.cmd.no-children"))
         return desk.command(request)
 
+    @staticmethod
+    def availability(desk: WorkflowDesk | None, held: bool) -> str:
+        """The ``/capabilities`` line about workflows: offered, or why not."""
+        if desk is None:
+            return message("workflow.capabilities.no-children")
+        return message("workflow.capabilities.offered" if held else "workflow.capabilities.native")
+
     def _caps_for(self, context: ToolContext) -> WorkflowCaps:
         if self.caps is not None:
             return self.caps

@@ -136,3 +136,12 @@ async def test_a_background_run_returns_a_job_and_its_report_arrives_as_one_mess
     assert len(delivered) >= 1 and '"stop_reason":"completed"' in delivered[0] and '"value":"later"' in delivered[0]
     # One message: the second turn's request carries the same one, not a second copy.
     assert len({d for d in delivered}) == 1
+
+
+async def test_capabilities_says_whether_workflows_are_offered_and_why_not(open_host: HostFactory) -> None:
+    lending = await open_host()
+    session = await lending.start_session()
+    assert "run_workflow is offered" in session.command("/capabilities").text
+    bare = await open_host(child_providers=None)
+    other = await bare.start_session()
+    assert "lends no child agents" in other.command("/capabilities").text
