@@ -39,11 +39,11 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import ptc_plus.plugin  # noqa: E402
-from hookspecs.children import ChildRequest  # noqa: E402
-from hookspecs.reference import AssistantTurn, ModelRequest, ReferenceHost  # noqa: E402
-from hookspecs.reference.children import ChildProvider  # noqa: E402
-from ptc_plus.workflow import WorkflowCaps, default_concurrency  # noqa: E402
+import ptc_plus.plugin
+from hookspecs.children import ChildRequest
+from hookspecs.reference import AssistantTurn, ModelRequest, ReferenceHost
+from hookspecs.reference.children import ChildProvider
+from ptc_plus.workflow import WorkflowCaps, default_concurrency
 
 RESULTS = Path(__file__).resolve().parent / "results" / "workflow.json"
 SCRIPT = "return await pipeline(args, lambda prev, item: agent(item))"

@@ -228,7 +228,7 @@ def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
     return _all(closing) if closing else None
 
 
-async def _all(closing: list[Awaitable[None]]) -> None:
+async def _all(closing: Sequence[Awaitable[None]]) -> None:
     # Workflows first: their children are sessions of this host, the controller's runtimes run their cells.
     for each in closing:
         await each

@@ -4,8 +4,8 @@ Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, gate_values, i18n, migration, sandbox_policy) < sdk
-      < capabilities < runtime < preview < config < statistics < gate | plan < adapters.mcp < workflow < session < plugin
-      < demo < cli < adapters.llm
+      < capabilities < runtime < preview < config < statistics < gate | plan < adapters.mcp < workflow < session
+      < plugin < demo < cli < adapters.llm
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares

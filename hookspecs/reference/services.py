@@ -6,8 +6,8 @@ from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hookspecs.reference.demo_tools import DEMO_STATE_DIR, NOTE_TOOL_NAMES
 from hookspecs.children import ChildAgents
+from hookspecs.reference.demo_tools import DEMO_STATE_DIR, NOTE_TOOL_NAMES
 from hookspecs.reference.spill import FileSpillStore
 from hookspecs.serialization import detached
 from hookspecs.services import SpillStore, TokenCounter

@@ -33,8 +33,8 @@ from ptc_plus.config import Disclosure
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME
-from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 from ptc_plus.session.environment import Environment
+from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 
 _TOOL_KINDS = frozenset({CapabilityKind.TOOL.value, CapabilityKind.MCP_TOOL.value})
 _SKILL_KINDS = frozenset({CapabilityKind.SKILL.value})

@@ -20,11 +20,11 @@ from ptc_plus.gate import GateDecision, evaluate_gate
 from ptc_plus.i18n import message
 from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME, KernelMode
-from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 from ptc_plus.sdk import LearnedResult
 from ptc_plus.session.environment import Environment, GateSummary
 from ptc_plus.session.session_limits import SessionLimits, config_diagnostics, configured_limits
 from ptc_plus.statistics import user_store, workspace_store
+from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 
 
 @attrs.frozen(kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import attrs
 
@@ -34,7 +35,7 @@ class WorkflowCaps:
 
     def lowered(self, **wanted: float | None) -> WorkflowCaps:
         """These caps with each given value taken where it is lower (``None``, 0 or above: kept)."""
-        changes: dict[str, float] = {}
+        changes: dict[str, Any] = {}
         for name, value in wanted.items():
             if value is None or value <= 0:
                 continue

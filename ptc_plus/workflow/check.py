@@ -46,9 +46,9 @@ def check_script(source: str) -> CheckedScript:
             raise ScriptRefused(line=getattr(node, "lineno", 0), what=refused)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "agent":
             for keyword in node.keywords:
-                if keyword.arg == "provider" and isinstance(keyword.value, ast.Constant):
-                    if isinstance(keyword.value.value, str):
-                        providers.add(keyword.value.value)
+                value = keyword.value
+                if keyword.arg == "provider" and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    providers.add(value.value)
     return CheckedScript(source=source, providers=frozenset(providers))
 
 

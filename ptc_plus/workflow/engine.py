@@ -103,7 +103,7 @@ class WorkflowReport:
         )
         parts = [f"{self.stop_reason} ({self.stop_reason.code}): {head}"]
         if self.logs:
-            parts.append(message("workflow.report.log", lang) + "\n" + self.logs.rstrip("\n"))
+            parts.append(message("ptc.workflow.report.log", lang) + "\n" + self.logs.rstrip("\n"))
         parts.extend(message("runtime.report.note", lang, note=note) for note in self.notes)
         return "\n".join(parts)
 
@@ -275,11 +275,11 @@ class WorkflowEngine:
             stop = StopReason.FAILED
             detail = f"{outcome.failure.kind} ({outcome.failure.code}): {outcome.failure.message()}"
         progress = run.progress
-        notes = [message("workflow.note.not-rolled-back")]
+        notes = [message("ptc.workflow.note.not-rolled-back")]
         if abandoned:
-            notes.append(message("workflow.note.abandoned", ids=", ".join(abandoned)))
+            notes.append(message("ptc.workflow.note.abandoned", ids=", ".join(abandoned)))
         if progress.recorder_failure:
-            notes.append(message("workflow.note.recorder", detail=progress.recorder_failure))
+            notes.append(message("ptc.workflow.note.recorder", detail=progress.recorder_failure))
         logs = "".join(entry.text for entry in outcome.logs) if outcome is not None else ""
         return WorkflowReport(
             run_id=run.run_id,
@@ -288,7 +288,7 @@ class WorkflowEngine:
             detail=detail,
             fatal_code=fatal_code,
             phase=progress.current,
-            agents=progress.counters() | {"abandoned": len(abandoned)},
+            agents={**progress.counters(), "abandoned": len(abandoned)},
             logs=logs,
             notes=tuple(notes),
         )

@@ -52,6 +52,18 @@ class WorkflowClosed(WorkflowError):
     code = "PTC-8006"
 
 
+class RalphObjectiveInvalid(WorkflowError):
+    """``/ralph`` needs an objective of at most ``limit`` characters."""
+
+    code = "PTC-8031"
+
+
+class RalphRoundsInvalid(WorkflowError):
+    """``--max-rounds`` must be a whole number from 1 to ``ceiling``."""
+
+    code = "PTC-8032"
+
+
 FATAL_OPTION = "PTC-8011"
 """An ``agent(...)`` option the engine does not know, or a known one of the wrong type (``option``)."""
 FATAL_SCHEMA = "PTC-8012"

@@ -107,7 +107,10 @@ class ChildLane:
         self._on_fatal(code, params)
 
     def _plan(self, arguments: JSONObject) -> Planned | None:
-        """The call as a child request, or ``None`` after reporting it fatal (the host trusts nothing the guest checked)."""
+        """The call as a child request, or ``None`` after reporting it fatal.
+
+        The host trusts nothing the guest checked: the guest runs in the program's process.
+        """
         prompt, options = arguments.get("prompt"), arguments.get("options")
         if not isinstance(prompt, str) or not isinstance(options, dict):
             self._fatal(errors.FATAL_CALL, {"detail": "agent() takes one positional argument, the prompt text"})
@@ -234,5 +237,5 @@ def child_value(result: ChildResult, schema: JSONObject | None) -> JSONValue:
         return None
     with contextlib.suppress(jsonschema.ValidationError):
         jsonschema.validate(value, schema)
-        return value  # type: ignore[no-any-return]
+        return value
     return None

@@ -12,7 +12,7 @@ starts, and the guest applies the same rules again inside the worker:
 
 These are a language context, not the boundary: the script runs in the
 confined worker of ``run_code`` under ``read-only`` with no network, and the
-host answers only the namespace's own calls (§2 stays the real boundary).
+host answers only the namespace's own calls (the sandbox of `run_code` stays the real boundary).
 """
 
 from __future__ import annotations

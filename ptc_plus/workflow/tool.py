@@ -46,20 +46,20 @@ def input_schema(caps: WorkflowCaps) -> JSONObject:
     return {
         "type": "object",
         "properties": {
-            "description": {"type": "string", "description": message("workflow.schema.description", "en")},
-            "script": {"type": "string", "description": message("workflow.schema.script", "en")},
-            "args": {"description": message("workflow.schema.args", "en")},
+            "description": {"type": "string", "description": message("ptc.workflow.schema.description", "en")},
+            "script": {"type": "string", "description": message("ptc.workflow.schema.script", "en")},
+            "args": {"description": message("ptc.workflow.schema.args", "en")},
             "max_concurrent_agents": {
                 "type": "integer",
                 "minimum": 1,
-                "description": message("workflow.schema.concurrent", "en", cap=caps.max_concurrent_agents),
+                "description": message("ptc.workflow.schema.concurrent", "en", cap=caps.max_concurrent_agents),
             },
             "max_total_agents": {
                 "type": "integer",
                 "minimum": 1,
-                "description": message("workflow.schema.total", "en", cap=caps.max_total_agents),
+                "description": message("ptc.workflow.schema.total", "en", cap=caps.max_total_agents),
             },
-            "background": {"type": "boolean", "description": message("workflow.schema.background", "en")},
+            "background": {"type": "boolean", "description": message("ptc.workflow.schema.background", "en")},
         },
         "required": ["script"],
         "additionalProperties": False,
@@ -73,7 +73,7 @@ def run_workflow_definition(
     file may lower them), ``adopt`` takes a background run (its report is delivered as a context message)."""
     spec = ToolSpec(
         name=TOOL_NAME,
-        description=message("workflow.tool.description", "en"),
+        description=message("ptc.workflow.tool.description", "en"),
         input_schema=input_schema(caps),
         # The script writes nothing (read-only); the children's own tools keep their own classes.
         concurrency=Concurrency.PARALLEL,
@@ -101,7 +101,7 @@ def run_workflow_definition(
             raise ToolFailure(refused.code, refused.message()) from None
         if arguments.get("background") is True:
             adopt(run)
-            return {"job": run.run_id, "note": message("workflow.background.started", "en", run=run.run_id)}
+            return {"job": run.run_id, "note": message("ptc.workflow.background.started", "en", run=run.run_id)}
         watcher = _forward(context, run)
         try:
             report = await run.report()
@@ -127,4 +127,8 @@ def _forward(context: ToolContext, run: WorkflowRun) -> Callable[[], None]:
         run.cancel()
 
     task = asyncio.get_running_loop().create_task(watch())
-    return task.cancel
+
+    def stop() -> None:
+        task.cancel()
+
+    return stop

@@ -1,4 +1,4 @@
-"""Cancel, deadline and normal end: every child of a run is reaped, awaited by the script or not (checked on the host)."""
+"""Cancel, deadline and normal end: every child of a run is reaped, awaited by the script or not (host-checked)."""
 
 from __future__ import annotations
 

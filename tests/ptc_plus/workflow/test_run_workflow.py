@@ -46,7 +46,10 @@ async def test_an_ordinary_child_failure_is_none(open_host: HostFactory) -> None
 async def test_parallel_item_raising_is_none_and_the_others_complete(open_host: HostFactory) -> None:
     host = await open_host()
     session = await host.start_session()
-    script = "def boom():\n    raise ValueError('x')\nreturn await parallel([boom, lambda: agent('echo b'), lambda: agent('fail')])"
+    script = (
+        "def boom():\n    raise ValueError('x')\n"
+        "return await parallel([boom, lambda: agent('echo b'), lambda: agent('fail')])"
+    )
     assert report(await run_script(session, script))["value"] == [None, "b", None]
 
 

@@ -94,13 +94,23 @@ async def test_progress_is_recorded_in_the_parent_and_shown_by_the_command(open_
     session = await host.start_session()
     await run_script(session, "phase('one')\nawait agent('echo a')\nawait agent('fail b')\nreturn 1")
     kinds = [r.payload["kind"] for r in session.records if r.kind == RECORD_KIND]
-    assert kinds == ["run-started", "phase", "child-started", "child-ended", "child-started", "child-ended", "run-ended"]
+    assert kinds == [
+        "run-started",
+        "phase",
+        "child-started",
+        "child-ended",
+        "child-started",
+        "child-ended",
+        "run-ended",
+    ]
     receipt = session.command("/workflow")
     assert receipt.data["runs"][0]["succeeded"] == 1 and receipt.data["runs"][0]["failed"] == 1
     assert receipt.data["runs"][0]["phase"] == "one" and receipt.data["runs"][0]["stop"] == "completed"
 
 
-async def test_a_recorder_failure_is_contained_and_reported(open_host: HostFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_recorder_failure_is_contained_and_reported(
+    open_host: HostFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     host = await open_host()
     session = await host.start_session()
     original = host.services.append_record

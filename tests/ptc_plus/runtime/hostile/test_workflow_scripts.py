@@ -11,7 +11,6 @@ script had escaped the language rules entirely: the sandbox still holds.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,9 +98,7 @@ def _stop(result: ToolResult) -> tuple[str, Any]:
         "match args:\n    case dict(x):\n        pass",
     ],
 )
-async def test_a_script_reaching_past_its_namespace_is_refused_before_start(
-    hostile: Hostile, script: str
-) -> None:
+async def test_a_script_reaching_past_its_namespace_is_refused_before_start(hostile: Hostile, script: str) -> None:
     board = Board()
     result = await _workflow(hostile, script, board)
     assert result.error is not None and result.error.code == "PTC-8002", result
@@ -132,7 +129,10 @@ async def test_a_cpu_loop_is_stopped_at_the_deadline(hostile: Hostile) -> None:
     board = Board()
     hostile.guard.snapshot()
     async with ReferenceHost(
-        workspace=hostile.workspace, plugins=[ptc_plus.plugin], load_entry_points=False, child_providers=providers(board)
+        workspace=hostile.workspace,
+        plugins=[ptc_plus.plugin],
+        load_entry_points=False,
+        child_providers=providers(board),
     ) as host:
         desk = ptc_plus.plugin.desk(host.services)
         assert desk is not None
@@ -194,10 +194,7 @@ async def test_an_escaped_script_still_cannot_write_the_workspace(hostile: Hosti
 
 
 async def test_an_escaped_script_still_has_no_network(hostile: Hostile) -> None:
-    code = (
-        "import socket\ns = socket.socket()\ns.settimeout(2)\n"
-        "return attempt(s.connect, ('1.1.1.1', 80))"
-    )
+    code = "import socket\ns = socket.socket()\ns.settimeout(2)\nreturn attempt(s.connect, ('1.1.1.1', 80))"
     outcome = await _escaped(hostile, code)
     assert outcome.failure is None and outcome.value in ("ENETUNREACH", "EHOSTUNREACH", "ENETDOWN")
 
@@ -214,7 +211,10 @@ async def test_the_guest_refuses_a_script_the_host_check_was_bypassed_for(hostil
     board = Board()
     hostile.guard.snapshot()
     async with ReferenceHost(
-        workspace=hostile.workspace, plugins=[ptc_plus.plugin], load_entry_points=False, child_providers=providers(board)
+        workspace=hostile.workspace,
+        plugins=[ptc_plus.plugin],
+        load_entry_points=False,
+        child_providers=providers(board),
     ) as host:
         desk = ptc_plus.plugin.desk(host.services)
         assert desk is not None
