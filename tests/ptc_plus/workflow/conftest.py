@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ class Board:
     cancelled: int = 0
     hang_started: asyncio.Event = attrs.field(factory=asyncio.Event)
     pids: list[int] = attrs.field(factory=list)
+    ralph_rounds: list[int] = attrs.field(factory=list)
 
 
 class ChildModel:
@@ -74,6 +76,8 @@ class ChildModel:
         if self._steps == 1:
             self._board.prompts.append(prompt)
             self._board.first_requests.append(request)
+        if prompt.startswith(RALPH_PROMPT):
+            return self._ralph(prompt)
         word, _, rest = prompt.partition(" ")
         head = rest.split("\n\n")[0]
         if word == "fail":
@@ -101,6 +105,40 @@ class ChildModel:
                 return AssistantTurn(tool_calls=(call,))
             return AssistantTurn(text=f"wrote {name}")
         return AssistantTurn(text=f"done: {prompt}")
+
+    def _ralph(self, prompt: str) -> AssistantTurn:
+        """A Ralph round: the objective says how the loop goes (see :func:`ralph_report`)."""
+        objective = prompt.split("unchangeable): ", 1)[1].split("\n\n", 1)[0]
+        found = re.search(r"This is round (\d+)", prompt)
+        assert found is not None
+        number = int(found.group(1))
+        if objective.startswith("write three parts") and self._steps == 1:
+            code = f"await tools.write_file(path='part{number}.txt', content='part {number}')"
+            call = RequestedCall(tool="run_code", arguments={"description": "write", "code": code})
+            return AssistantTurn(tool_calls=(call,))
+        return AssistantTurn(text=orjson.dumps(ralph_report(objective, number, self._board)).decode())
+
+
+RALPH_PROMPT = "You are one round of a fresh-context loop."
+
+
+def ralph_report(objective: str, number: int, board: Board) -> dict[str, Any]:
+    """``write three parts``: rounds 1-3 each write ``part<n>.txt``; round 3 reports complete. ``blocked``: a
+    concrete blocker. ``vague``: a blocker too short to be concrete. ``forever``: always continue."""
+    board.ralph_rounds.append(number)
+    empty: dict[str, Any] = {"evidence": [], "next_steps": [], "blocker": ""}
+    if objective.startswith("write three parts"):
+        if number < 3:
+            steps = [f"write part {number + 1}"]
+            return {**empty, "status": "continue", "summary": f"wrote part {number}", "next_steps": steps}
+        evidence = ["part1.txt", "part2.txt", "part3.txt"]
+        return {**empty, "status": "complete", "summary": "all three parts written", "evidence": evidence}
+    if objective.startswith("blocked"):
+        blocker = "the credentials file deploy.key is not in the workspace"
+        return {**empty, "status": "blocked", "summary": "cannot go on", "blocker": blocker}
+    if objective.startswith("vague"):
+        return {**empty, "status": "blocked", "summary": "hm", "blocker": "no"}
+    return {**empty, "status": "continue", "summary": f"round {number}", "next_steps": ["keep going"]}
 
 
 def providers(board: Board, *, structured: bool = True) -> dict[str, ChildProvider]:
