@@ -71,11 +71,25 @@ class ReferenceChildAgents:
             if request.schema is not None:
                 schema = json.dumps(request.schema, ensure_ascii=False, sort_keys=True)
                 prompt = f"{prompt}\n\n{message('host.child-schema', schema=schema)}"
+            usage = getattr(child.model, "usage", None)
+            before = len(usage) if isinstance(usage, list) else 0
             try:
                 summary = await child.run_turn(prompt)
             except HostError as exc:  # the child's model or turn failed: an ordinary failure
-                return ChildResult(ok=False, session_id=sid, error=str(exc), steps=child.turn)
-            return ChildResult(ok=True, session_id=sid, text=summary.final_text, steps=summary.steps)
+                return ChildResult(
+                    ok=False, session_id=sid, error=str(exc), steps=child.turn, tokens=_spent(usage, before)
+                )
+            tokens = _spent(usage, before)
+            return ChildResult(ok=True, session_id=sid, text=summary.final_text, steps=summary.steps, tokens=tokens)
         finally:
             # However the turn ended (cancellation too): its calls are settled, the child is at rest.
             self._live.discard(sid)
+
+
+def _spent(usage: object, before: int) -> int:
+    """Tokens of the requests a model's ``usage`` list (:class:`~hookspecs.reference.RequestUsage`) gained since
+    ``before``: input plus output where reported. Children sharing one model one at a time are counted
+    exactly; concurrent ones sharing it may count each other's requests."""
+    if not isinstance(usage, list):
+        return 0
+    return sum((getattr(u, "input", None) or 0) + (getattr(u, "output", None) or 0) for u in usage[before:])

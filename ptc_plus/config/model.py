@@ -353,10 +353,18 @@ class WorkflowSection:
     )
     timeout_s: float = _key(3600.0, "seconds a whole workflow run may take", limits=_POSITIVE, tighten_only=True)
     max_rounds: int = _key(256, "Ralph: rounds of fresh children at most", limits=_POSITIVE, tighten_only=True)
+    ralph_max_tokens: int = _key(
+        0,
+        "Ralph: tokens its children may spend in all (as their model route reports them); 0: no cap",
+        limits={"minimum": 0},
+        tighten_only=True,
+    )
 
 
 WORKFLOW_CEILINGS = WorkflowSection(max_concurrent_agents=16)
-"""The most any file may set for each ``[workflow]`` key (the spec's caps)."""
+"""The most any file may set for each ``[workflow]`` key (the spec's caps); ``ralph_max_tokens`` has none."""
+UNCAPPED_WORKFLOW_KEYS = frozenset({"ralph_max_tokens"})
+"""``[workflow]`` keys where 0 means "no cap" and any positive value is allowed."""
 
 
 @attrs.frozen(kw_only=True)

@@ -76,6 +76,8 @@ def _workflow_default(path: tuple[str, ...], _: Mapping[str, Any]) -> Any:
 
 def _workflow_looser(name: str) -> Callable[[Any, Any], bool]:
     """A workspace value above the one below is looser; ``max_concurrent_agents = 0`` counts as its auto value."""
+    if name == "ralph_max_tokens":  # 0 is no cap: the loosest of all
+        return lambda value, lower: lower != 0 and (value == 0 or value > lower)
     if name != "max_concurrent_agents":
         return lambda value, lower: value > lower
     return lambda value, lower: (value or auto_concurrency()) > (lower or auto_concurrency())

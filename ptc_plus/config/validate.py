@@ -29,6 +29,7 @@ from ptc_plus.config.model import (
     CONFIG_VERSION,
     SECTIONS,
     SERVER_NAME,
+    UNCAPPED_WORKFLOW_KEYS,
     WORKFLOW_CEILINGS,
     CapabilityChoice,
     ContextSection,
@@ -368,10 +369,10 @@ def _check_workflow(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tupl
         found: list[Finding] = []
         for field in attrs.fields(WorkflowSection):
             value, ceiling = getattr(section, field.name), getattr(WORKFLOW_CEILINGS, field.name)
-            low = 0 if field.name == "max_concurrent_agents" else None
+            low = 0 if field.name == "max_concurrent_agents" or field.name in UNCAPPED_WORKFLOW_KEYS else None
             if (low is None and value <= 0) or (low is not None and value < low):
                 found.append((field.name, "positive", {}) if low is None else (field.name, "minimum", {"low": "0"}))
-            elif value > ceiling:
+            elif field.name not in UNCAPPED_WORKFLOW_KEYS and value > ceiling:
                 found.append((field.name, "above-cap", {"value": str(value), "cap": str(ceiling)}))
         return found
 

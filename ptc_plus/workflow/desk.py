@@ -169,6 +169,7 @@ class WorkflowDesk:
             parent=request.agent,
             objective=objective,
             max_rounds=rounds,
+            max_tokens=load_config(self.services.workspace).config.workflow.ralph_max_tokens or None,
             listeners=self.engine.listeners,
         )
         task = asyncio.get_running_loop().create_task(run.run())

@@ -30,6 +30,7 @@ from hookspecs.reference import (
     ModelRequest,
     ReferenceHost,
     RequestedCall,
+    RequestUsage,
     ScriptedModel,
     Session,
 )
@@ -69,9 +70,12 @@ class ChildModel:
     def __init__(self, board: Board) -> None:
         self._board = board
         self._steps = 0
+        self.usage: list[RequestUsage] = []
+        """What the route reports per request (100 tokens each), as an OpenAI-compatible route does."""
 
     async def complete(self, request: ModelRequest) -> AssistantTurn:
         self._steps += 1
+        self.usage.append(RequestUsage(cached_input=None, uncached_input=None, output=40, input=60))
         prompt = next(m["content"] for m in reversed(request.messages) if m["role"] == "user")
         if self._steps == 1:
             self._board.prompts.append(prompt)

@@ -113,3 +113,21 @@ def test_report_rules(report: dict[str, Any], problem: str) -> None:
 def test_a_valid_report_passes() -> None:
     report = {"status": "complete", "summary": "s", "evidence": ["e"], "next_steps": [], "blocker": ""}
     assert report_problem(report) == ""
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_the_user_files_token_cap_limits_ralph(open_host: HostFactory, tmp_path: Path, workspace: Path) -> None:
+    user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("version = 1\n\n[workflow]\nralph_max_tokens = 150\n", encoding="utf-8")
+    # A workspace file cannot lift it (0 would be no cap at all).
+    local = workspace / ".ptc-plus" / "config.toml"
+    local.parent.mkdir(parents=True)
+    local.write_text("version = 1\n\n[workflow]\nralph_max_tokens = 0\n", encoding="utf-8")
+    host = await open_host()
+    session = await host.start_session()
+    outcome = await _ralph(host, session, "/ralph forever polish")
+    # Each round's child reports 100 tokens: the second round reaches the cap of 150.
+    assert outcome["state"] == "budget-limited" and outcome["rounds"] == 2 and outcome["tokens"] == 200
+    assert "150" in outcome["detail"]
