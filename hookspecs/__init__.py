@@ -12,6 +12,7 @@ the opened descriptors; symlinks, ``..`` and non-regular files refused).
 from __future__ import annotations
 
 from hookspecs import workspace_files
+from hookspecs.children import ChildAgents, ChildRequest, ChildResult, child_agents_of
 from hookspecs.markers import ENTRY_POINT_GROUP, PROJECT_NAME, hookimpl, hookspec
 from hookspecs.services import (
     PRESENTATION_TRUNCATED,
@@ -75,6 +76,9 @@ __all__ = [
     "PROJECT_NAME",
     "SPILL_HANDLE",
     "AgentRef",
+    "ChildAgents",
+    "ChildRequest",
+    "ChildResult",
     "CommandReceipt",
     "CommandRequest",
     "CommandSpec",
@@ -116,6 +120,7 @@ __all__ = [
     "TurnSummary",
     "WorkspaceFile",
     "WorkspacePathError",
+    "child_agents_of",
     "hookimpl",
     "hookspec",
     "tool",

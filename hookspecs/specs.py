@@ -49,8 +49,10 @@ from hookspecs.types import (
     TurnSummary,
 )
 
-CONTRACT_VERSION = "1.4"
-"""The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore."""
+CONTRACT_VERSION = "1.5"
+"""The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore.
+
+1.5 added the optional child-agents service (:mod:`hookspecs.children`, ADR 0116)."""
 
 # --- Registration -----------------------------------------------------------
 

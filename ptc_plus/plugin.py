@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Generator, Sequence
 
+import attrs
+
 from hookspecs import (
     AgentRef,
     CommandReceipt,
@@ -41,9 +43,12 @@ from hookspecs import (
 )
 from ptc_plus.errors import PtcError
 from ptc_plus.session import PtcController, command_specs
+from ptc_plus.workflow import WorkflowDesk, workflow_commands
 
 STATE_KEY = "ptc_plus"
 """This plugin's entry in the host's :attr:`~hookspecs.HostServices.plugin_state` (its entry-point name)."""
+WORKFLOW_KEY = "ptc_plus.workflow"
+"""The workflow desk's entry beside it, for a host that lends child agents (ADR 0116)."""
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +74,28 @@ def controller(services: HostServices) -> PtcController:
     if found is None:
         raise PtcError("PTC-1003", host=type(services).__name__)
     return found
+
+
+def desk(services: HostServices) -> WorkflowDesk | None:
+    """The calling host's workflow desk, created on first use; ``None`` when the host lends no child agents
+    (or has no plugin state)."""
+    state = getattr(services, "plugin_state", None)
+    if state is None:
+        return None
+    found = state.get(WORKFLOW_KEY)
+    if not isinstance(found, WorkflowDesk):
+        found = WorkflowDesk.for_host(services)
+        if found is None:
+            return None
+        state[WORKFLOW_KEY] = found
+    return found
+
+
+def _workflow_tools(ctl: PtcController, agent: AgentRef, services: HostServices) -> list[ToolDefinition]:
+    """``run_workflow`` where code mode is in force and the host lends child agents (ADR 0116)."""
+    state = ctl.session(agent)
+    found = desk(services) if state is not None and state.ptc else None
+    return found.tools(agent) if found is not None else []
 
 
 @hookimpl
@@ -109,7 +136,7 @@ def agent_host_family_settled(family: FamilySettlement, services: HostServices) 
 @hookimpl
 def agent_host_tools(agent: AgentRef, services: HostServices) -> Sequence[ToolDefinition]:
     ctl = held(services)
-    return ctl.tools(agent) if ctl is not None else []
+    return [*ctl.tools(agent), *_workflow_tools(ctl, agent, services)] if ctl is not None else []
 
 
 @hookimpl
@@ -133,7 +160,10 @@ def agent_host_skill_catalog(context: PromptContext, services: HostServices) -> 
 @hookimpl
 def agent_host_context_messages(step: StepInfo, services: HostServices) -> Sequence[ContextMessage]:
     ctl = held(services)
-    return ctl.context_messages(step) if ctl is not None else []
+    if ctl is None:
+        return []
+    found = desk(services) if WORKFLOW_KEY in services.plugin_state else None  # only a desk that ever ran
+    return [*ctl.context_messages(step), *(found.context_messages(step) if found is not None else [])]
 
 
 @hookimpl
@@ -170,13 +200,22 @@ def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostSer
 
 @hookimpl
 def agent_host_commands() -> Sequence[CommandSpec]:
-    return command_specs()
+    return [*command_specs(), *workflow_commands()]
 
 
 @hookimpl
 def agent_host_command(request: CommandRequest, services: HostServices) -> CommandReceipt | None:
     ctl = held(services)
-    return ctl.command(request) if ctl is not None else None
+    if ctl is None:
+        return None
+    if any(spec.name == request.name for spec in workflow_commands()):
+        return WorkflowDesk.command_for(desk(services), request)
+    receipt = ctl.command(request)
+    if receipt is not None and request.name == "capabilities" and not request.args:
+        # Whether child agents are lent decides the workflow tools; /capabilities says so (ADR 0116).
+        line = WorkflowDesk.availability(desk(services), ctl.session(request.agent) is not None)
+        receipt = attrs.evolve(receipt, text=f"{receipt.text}\n{line}")
+    return receipt
 
 
 @hookimpl
@@ -184,4 +223,12 @@ def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
     # The host drops its plugin state after shutdown; the controller leaves it now, closing.
     state = getattr(services, "plugin_state", None)
     ctl = state.pop(STATE_KEY, None) if state is not None else None
-    return ctl.aclose() if isinstance(ctl, PtcController) else None
+    found = state.pop(WORKFLOW_KEY, None) if state is not None else None
+    closing = [c.aclose() for c in (found, ctl) if isinstance(c, PtcController | WorkflowDesk)]
+    return _all(closing) if closing else None
+
+
+async def _all(closing: Sequence[Awaitable[None]]) -> None:
+    # Workflows first: their children are sessions of this host, the controller's runtimes run their cells.
+    for each in closing:
+        await each

@@ -4,8 +4,8 @@ Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, gate_values, i18n, migration, sandbox_policy) < sdk
-      < capabilities < runtime < preview < config < statistics < gate | plan < adapters.mcp < session < plugin
-      < demo < cli < adapters.llm
+      < capabilities < runtime < preview < config < statistics < gate | plan < adapters.mcp < workflow < session
+      < plugin < demo < cli < adapters.llm
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -48,6 +48,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus.statistics",),
     ("ptc_plus.gate", "ptc_plus.plan"),
     ("ptc_plus.adapters.mcp",),
+    ("ptc_plus.workflow",),
     ("ptc_plus.session",),
     ("ptc_plus.plugin",),
     (SERVE,),
@@ -67,6 +68,7 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     # workspace access helpers.
     "hookspecs": frozenset(
         {
+            "hookspecs.children",
             "hookspecs.i18n",
             "hookspecs.markers",
             "hookspecs.serialization",

@@ -50,6 +50,7 @@ then::
 from __future__ import annotations
 
 from hookspecs.reference.builtin import Approver, HostBuiltins
+from hookspecs.reference.children import ChildProvider, ReferenceChildAgents
 from hookspecs.reference.errors import HostError
 from hookspecs.reference.host import ReferenceHost
 from hookspecs.reference.loading import BLOCKLIST_ENV
@@ -63,6 +64,7 @@ __all__ = [
     "BLOCKLIST_ENV",
     "Approver",
     "AssistantTurn",
+    "ChildProvider",
     "HostBuiltins",
     "HostError",
     "LaneClosed",
@@ -70,6 +72,7 @@ __all__ = [
     "ModelRequest",
     "OpenAIChatModel",
     "OrderedLane",
+    "ReferenceChildAgents",
     "ReferenceHost",
     "RequestUsage",
     "RequestedCall",

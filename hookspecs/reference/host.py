@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from hookspecs.reference.builtin import Approver, HostBuiltins
+from hookspecs.reference.children import ChildProvider, ReferenceChildAgents
 from hookspecs.reference.dispatch import Dispatcher
 from hookspecs.reference.errors import HostError
 from hookspecs.reference.facade import HookFacade
@@ -34,6 +35,8 @@ class ReferenceHost:
     ``state_dir/sessions/<id>.jsonl``; spilled text under ``state_dir/spill``, at most
     ``spill_max_bytes`` of it (``None``: the host has no spill store), pinned by the sessions
     whose surface shows it and swept at shutdown when no session does (ADR 0069).
+    With ``child_providers`` the host lends child agents (:attr:`children`, ADR 0116): each
+    provider name (``""`` is the default one) makes the model of a child.
     When a family's last turn or direct call in this host ends, :attr:`families`
     settles it (contract 1.2, ADR 0065).
     """
@@ -54,6 +57,7 @@ class ReferenceHost:
         user_id: str = "",
         skill_loader: str = LOAD_SKILL,
         spill_max_bytes: int | None = DEFAULT_MAX_BYTES,
+        child_providers: Mapping[str, ChildProvider] | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.state_dir = Path(state_dir).resolve() if state_dir else self.workspace / ".agent-host"
@@ -66,6 +70,9 @@ class ReferenceHost:
             FileSpillStore(self.state_dir / "spill", max_bytes=spill_max_bytes) if spill_max_bytes is not None else None
         )
         self.services = ReferenceServices(self, user_id=user_id, token_counter=token_counter, spill_store=self.spill)
+        # Lent only when the host was given providers: a host without them has no child agents (ADR 0116).
+        self.children = ReferenceChildAgents(self, child_providers) if child_providers is not None else None
+        self.services.child_agents = self.children
         pm = build_plugin_manager(
             [("agent-host-builtins", HostBuiltins(self, approver))],
             [(_plugin_name(p), p) for p in plugins],

@@ -6,6 +6,7 @@ from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hookspecs.children import ChildAgents
 from hookspecs.reference.demo_tools import DEMO_STATE_DIR, NOTE_TOOL_NAMES
 from hookspecs.reference.spill import FileSpillStore
 from hookspecs.serialization import detached
@@ -32,6 +33,8 @@ class ReferenceServices:
         self._token_counter = token_counter
         self._spill_store = spill_store
         self._plugin_state: dict[str, object] = {}
+        self.child_agents: ChildAgents | None = None
+        """The host's child agents (contract 1.5 addition, :mod:`hookspecs.children`); set by the host."""
 
     @property
     def workspace(self) -> Path:

@@ -60,6 +60,8 @@ class Session:
         self.spilled: dict[str, str] = {}
         """Top-level call id -> the spill handle its result's preview names (contract 1.3, ADR 0069)."""
         self._direct_calls = 0
+        self.max_steps: int | None = None
+        """This session's own bound on a turn's model steps (a child's caps, ADR 0116); ``None``: the host's."""
 
     @property
     def agent(self) -> AgentRef:
@@ -133,7 +135,8 @@ class Session:
     async def _turn(self, model: Model, text: str) -> TurnSummary:
         turn = self.turn + 1
         total_calls = 0
-        for step_number in range(1, self.host.max_steps + 1):
+        max_steps = self.max_steps or self.host.max_steps
+        for step_number in range(1, max_steps + 1):
             step = StepInfo(agent=self.agent, turn=turn, step=step_number)
             self.host.invalidate_views(self.agent)  # the view is rebuilt before every model step
             # Context messages go before new work: on the first step, before the user's message.
@@ -185,7 +188,7 @@ class Session:
                 *(self.host.dispatcher.dispatch(c, lane, top_level=True, offered=offered) for c in calls)
             )
             total_calls += len(calls)
-        raise HostError("HOST-0303", steps=self.host.max_steps)
+        raise HostError("HOST-0303", steps=max_steps)
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Dispatch one call directly (not from the model) through the full pipeline.

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import click
 
-from hookspecs.reference import Approver, OpenAIChatModel, ReferenceHost, Session
+from hookspecs.reference import Approver, ChildProvider, OpenAIChatModel, ReferenceHost, Session
 from ptc_plus.cli.chat_approval import approver, marked_tools, terminal_ask
 from ptc_plus.cli.chat_errors import BadBaseUrl, ChatTurnFailed, MissingKey, MissingModel, UnknownSession
 from ptc_plus.cli.chat_loop import CANCELLED, FAILED, interactive, prompt_reader, record_usage, run_turn
@@ -32,7 +32,8 @@ from ptc_plus.cli.chat_view import CallObserver, ChatView, report_config_issues
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import read_tool_set, tools_option, workspace_option
 from ptc_plus.i18n import message
-from ptc_plus.plugin import held
+from ptc_plus.plugin import desk, held
+from ptc_plus.workflow import ProgressEvent
 
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -78,15 +79,23 @@ def command() -> click.Command:
         tools: str | None,
     ) -> int:
         route = _model(model, base_url, api_key_env, stream=not no_stream, retries=retries)
+        # Child agents (workflows, /ralph) use the same endpoint, unstreamed: their text is not the conversation.
+        children = _model(model, base_url, api_key_env, stream=False, retries=retries, quiet=True)
         interactive_terminal = prompt is None and sys.stdin.isatty()
         guard = approver(marked_tools(approve), terminal_ask if interactive_terminal else None)
-        return asyncio.run(_chat(route, workspace, tools, resume, prompt, verbose, guard))
+        return asyncio.run(_chat(route, workspace, tools, resume, prompt, verbose, guard, children))
 
     return chat
 
 
 def _model(
-    name: str | None, base_url: str | None, key_variable: str | None, *, stream: bool, retries: int
+    name: str | None,
+    base_url: str | None,
+    key_variable: str | None,
+    *,
+    stream: bool,
+    retries: int,
+    quiet: bool = False,
 ) -> OpenAIChatModel:
     name = name or os.environ.get("OPENAI_MODEL")
     if not name:
@@ -100,7 +109,7 @@ def _model(
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         # Without a scheme the SDK sends the requests nowhere useful and the failure names no cause.
         raise BadBaseUrl(url=url, fixed="http://" + url.split("://", 1)[-1])
-    if key is None:
+    if key is None and not quiet:
         click.echo(message("cli.chat.no-key", variable=variable), err=True)
     return OpenAIChatModel(base_url=url, model=name, api_key=key, stream=stream, max_retries=retries)
 
@@ -120,6 +129,7 @@ async def _chat(
     prompt: str | None,
     verbose: bool,
     guard: Approver | None,
+    children: OpenAIChatModel | None = None,
 ) -> int:
     definitions = read_tool_set(tools, workspace).definitions if tools is not None else ()
     report_config_issues(workspace)
@@ -127,9 +137,18 @@ async def _chat(
     model.on_text = view.text
     unreached: Path | None = None  # a new session's log, when none of its requests reached the model
     try:
+        providers = {"": ChildProvider(make=lambda request: children)} if children is not None else None
         async with ReferenceHost(
-            workspace=workspace, tools=definitions, plugins=[CallObserver(view)], user_id=_user(), approver=guard
+            workspace=workspace,
+            tools=definitions,
+            plugins=[CallObserver(view)],
+            user_id=_user(),
+            approver=guard,
+            child_providers=providers,
         ) as host:
+            found = desk(host.services)
+            if found is not None:  # workflow and Ralph progress, live (ADR 0116)
+                found.engine.listeners.append(lambda event: view.line(progress_line(event)))
             session = await _open(host, model, resume, view)
             model.on_usage = lambda usage: record_usage(session, usage)
             try:
@@ -139,6 +158,8 @@ async def _chat(
                     unreached = host.log_path(session.agent.session_id)
     finally:
         await model.aclose()
+        if children is not None:
+            await children.aclose()
         if unreached is not None:
             # Nothing of such a session is worth going on with: it is not left for `sessions` to list.
             unreached.unlink(missing_ok=True)
@@ -206,3 +227,16 @@ def _show_last_turns(session: Session, view: ChatView) -> None:
         text = " ".join(text.split())
         text = text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"
         view.note(("› " if role == "user" else "  ") + text)
+
+
+def progress_line(event: ProgressEvent) -> str:
+    """One line of a workflow's or Ralph's progress for the terminal."""
+    outcome = "" if event.ok is None else message("cli.chat.progress.ok" if event.ok else "cli.chat.progress.failed")
+    return message(
+        f"cli.chat.progress.{event.kind}",
+        run=event.run_id,
+        label=event.label or event.call_id,
+        phase=event.phase,
+        outcome=outcome,
+        detail=event.detail,
+    )

@@ -54,6 +54,7 @@ from ptc_plus.config.model import (
     RuntimeCaps,
     RuntimeSection,
     StatisticsSection,
+    WorkflowSection,
     server_unit,
     unit_server,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "Scope",
     "StatisticsSection",
     "UserBindings",
+    "WorkflowSection",
     "add_server",
     "bindings_fingerprint",
     "check_server_name",

@@ -35,6 +35,7 @@ from ptc_plus.config.model import (
     ReplSection,
     RuntimeSection,
     StatisticsSection,
+    WorkflowSection,
 )
 
 IDENTITY = "<identity>"
@@ -55,6 +56,7 @@ SECTION_HELP: Mapping[str, str] = {
     "runtime": "How programs run: presentation, sandbox policy and limits.",
     "mcp": "MCP servers used as capability sources, and the user's consent to servers from workspace files.",
     "repl": "The stateful REPL (runtime.kernel = session): user bindings loaded into every cell.",
+    "workflow": "Caps of workflow scripts and Ralph (child agents); a workspace file may only lower them.",
 }
 """One line per section, in file order."""
 
@@ -66,6 +68,7 @@ _SECTION_CLASSES: Mapping[str, type[Any]] = {
     "context": ContextSection,
     "runtime": RuntimeSection,
     "repl": ReplSection,
+    "workflow": WorkflowSection,
 }
 
 

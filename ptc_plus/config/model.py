@@ -9,6 +9,7 @@ from the token evaluation: ADR 0080 gives the measurements behind each.
 from __future__ import annotations
 
 import enum
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -329,6 +330,43 @@ class ReplSection:
     )
 
 
+def auto_concurrency() -> int:
+    """``[workflow] max_concurrent_agents = 0``: ``min(16, max(1, cores - 2))`` children at once (ADR 0116)."""
+    return min(16, max(1, (os.cpu_count() or 1) - 2))
+
+
+@attrs.frozen(kw_only=True)
+class WorkflowSection:
+    """``[workflow]``: caps of workflow scripts and Ralph (ADR 0116, 0117).
+
+    Every key is tighten-only (a workspace file may only lower it) and none may
+    exceed its ceiling in :data:`WORKFLOW_CEILINGS`: the defaults are the most a
+    deployment allows. ``max_concurrent_agents = 0`` means ``min(16, max(1, cores - 2))``.
+    """
+
+    max_concurrent_agents: int = _key(
+        0, "children running at once; 0: min(16, max(1, cores - 2))", limits={"minimum": 0}, tighten_only=True
+    )
+    max_total_agents: int = _key(1000, "children one workflow run may start", limits=_POSITIVE, tighten_only=True)
+    max_items_per_call: int = _key(
+        4096, "items one parallel() or pipeline() call may take", limits=_POSITIVE, tighten_only=True
+    )
+    timeout_s: float = _key(3600.0, "seconds a whole workflow run may take", limits=_POSITIVE, tighten_only=True)
+    max_rounds: int = _key(256, "Ralph: rounds of fresh children at most", limits=_POSITIVE, tighten_only=True)
+    ralph_max_tokens: int = _key(
+        0,
+        "Ralph: tokens its children may spend in all (as their model route reports them); 0: no cap",
+        limits={"minimum": 0},
+        tighten_only=True,
+    )
+
+
+WORKFLOW_CEILINGS = WorkflowSection(max_concurrent_agents=16)
+"""The most any file may set for each ``[workflow]`` key (the spec's caps); ``ralph_max_tokens`` has none."""
+UNCAPPED_WORKFLOW_KEYS = frozenset({"ralph_max_tokens"})
+"""``[workflow]`` keys where 0 means "no cap" and any positive value is allowed."""
+
+
 @attrs.frozen(kw_only=True)
 class RuntimeCaps:
     """The deployment's ceilings for ``[runtime]`` limits; a config value above its cap is refused."""
@@ -359,6 +397,7 @@ class PtcConfig:
     runtime: RuntimeSection = RuntimeSection()
     mcp: McpSection = McpSection()
     repl: ReplSection = ReplSection()
+    workflow: WorkflowSection = WorkflowSection()
 
     def disclosure_of(self, identity: str) -> Disclosure | None:
         """The explicit choice for ``identity``, or ``None`` when it inherits (see :meth:`explicit_choice`)."""
@@ -385,7 +424,17 @@ class PtcConfig:
         return None
 
 
-SECTIONS: tuple[str, ...] = ("gate", "management", "capabilities", "statistics", "context", "runtime", "mcp", "repl")
+SECTIONS: tuple[str, ...] = (
+    "gate",
+    "management",
+    "capabilities",
+    "statistics",
+    "context",
+    "runtime",
+    "mcp",
+    "repl",
+    "workflow",
+)
 """Top-level tables a config file may hold, besides the ``version`` key."""
 
 

@@ -35,7 +35,7 @@ import attrs
 from ptc_plus import gate_values
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.keypath import join
-from ptc_plus.config.model import RuntimeCaps, RuntimeSection
+from ptc_plus.config.model import RuntimeCaps, RuntimeSection, WorkflowSection, auto_concurrency
 from ptc_plus.config.validate import CleanLayer
 from ptc_plus.gate_values import GateMode
 from ptc_plus.sandbox_policy import SandboxPolicy
@@ -67,6 +67,20 @@ class Rule:
 
 
 _RUNTIME_DEFAULTS = RuntimeSection()
+_WORKFLOW_DEFAULTS = WorkflowSection()
+
+
+def _workflow_default(path: tuple[str, ...], _: Mapping[str, Any]) -> Any:
+    return getattr(_WORKFLOW_DEFAULTS, path[-1])
+
+
+def _workflow_looser(name: str) -> Callable[[Any, Any], bool]:
+    """A workspace value above the one below is looser; ``max_concurrent_agents = 0`` counts as its auto value."""
+    if name == "ralph_max_tokens":  # 0 is no cap: the loosest of all
+        return lambda value, lower: lower != 0 and (value == 0 or value > lower)
+    if name != "max_concurrent_agents":
+        return lambda value, lower: value > lower
+    return lambda value, lower: (value or auto_concurrency()) > (lower or auto_concurrency())
 
 
 def _runtime_default(path: tuple[str, ...], _: Mapping[str, Any]) -> Any:
@@ -161,6 +175,10 @@ RULES: tuple[Rule, ...] = (
     Rule(("gate", "debug"), _debug_wider, lambda raw: str(gate_values.parse_debug(raw)[0] or "-"), _unset),
     Rule(
         ("mcp", "servers", _ANY, "enabled"), lambda value, lower: bool(value) and not lower, _text, _enabled_by_default
+    ),
+    *(
+        Rule(("workflow", cap.name), _workflow_looser(cap.name), _text, _workflow_default)
+        for cap in attrs.fields(WorkflowSection)
     ),
 )
 """Every tighten-only key of a workspace file (ADR 0045, 0086); the reference marks the same keys."""

@@ -29,6 +29,8 @@ from ptc_plus.config.model import (
     CONFIG_VERSION,
     SECTIONS,
     SERVER_NAME,
+    UNCAPPED_WORKFLOW_KEYS,
+    WORKFLOW_CEILINGS,
     CapabilityChoice,
     ContextSection,
     GateSection,
@@ -38,6 +40,7 @@ from ptc_plus.config.model import (
     RuntimeCaps,
     RuntimeSection,
     StatisticsSection,
+    WorkflowSection,
     is_valid_identity,
 )
 from ptc_plus.migration import MigrationError, Migrations
@@ -359,6 +362,23 @@ def _check_repl(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[di
     return _structured(ReplSection, table, "repl", file, semantics)
 
 
+def _check_workflow(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """``[workflow]``: every cap positive (``max_concurrent_agents`` may be 0, auto) and within its ceiling."""
+
+    def semantics(section: WorkflowSection) -> list[Finding]:
+        found: list[Finding] = []
+        for field in attrs.fields(WorkflowSection):
+            value, ceiling = getattr(section, field.name), getattr(WORKFLOW_CEILINGS, field.name)
+            low = 0 if field.name == "max_concurrent_agents" or field.name in UNCAPPED_WORKFLOW_KEYS else None
+            if (low is None and value <= 0) or (low is not None and value < low):
+                found.append((field.name, "positive", {}) if low is None else (field.name, "minimum", {"low": "0"}))
+            elif field.name not in UNCAPPED_WORKFLOW_KEYS and value > ceiling:
+                found.append((field.name, "above-cap", {"value": str(value), "cap": str(ceiling)}))
+        return found
+
+    return _structured(WorkflowSection, table, "workflow", file, semantics)
+
+
 _MCP_KEYS = ("servers", "consent")
 FINGERPRINT_PREFIX = "sha256:"
 
@@ -454,4 +474,5 @@ _SECTION_CHECKS: dict[
     "runtime": _check_runtime,
     "mcp": _check_mcp,
     "repl": _check_repl,
+    "workflow": _check_workflow,
 }

@@ -34,6 +34,7 @@ from ptc_plus.plan import CapabilityPlan
 from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment
+from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 
 _TOOL_KINDS = frozenset({CapabilityKind.TOOL.value, CapabilityKind.MCP_TOOL.value})
 _SKILL_KINDS = frozenset({CapabilityKind.SKILL.value})
@@ -159,7 +160,7 @@ def freeze_membership(
     allowed = frozenset(e.name for e in plan.effective() if e.kind in _TOOL_KINDS and e.name)
     # The plugin's own tools: run_code, read_spill (reading previewed results, ADR 0069) and the MCP
     # resource readers (ADR 0072: the guard refuses servers the plan keeps out, by argument).
-    own = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS})
+    own = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS, *WORKFLOW_TOOLS})
     unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind.value in _TOOL_KINDS) | own
     full = full_tools(environment) if direct else frozenset()
     plan_skills = {e.name: e.identity in effective for e in plan.entries if e.kind in _SKILL_KINDS and e.name}

@@ -24,6 +24,7 @@ from ptc_plus.sdk import LearnedResult
 from ptc_plus.session.environment import Environment, GateSummary
 from ptc_plus.session.session_limits import SessionLimits, config_diagnostics, configured_limits
 from ptc_plus.statistics import user_store, workspace_store
+from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +65,7 @@ def host_view(services: HostServices, agent: AgentRef) -> list[ToolSpec]:
     return [s for s in services.tool_view(agent) if s.name not in _OWN]
 
 
-_OWN = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS})
+_OWN = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS, *WORKFLOW_TOOLS})
 
 
 def host_revisions(services: HostServices, agent: AgentRef, identities: Collection[str]) -> dict[str, str]:
