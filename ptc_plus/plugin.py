@@ -15,32 +15,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Generator, Sequence
+from typing import TYPE_CHECKING
 
-from hookspecs import (
-    AgentRef,
-    CommandReceipt,
-    CommandRequest,
-    CommandSpec,
-    CompactionInfo,
-    ContextMessage,
-    FamilySettlement,
-    HostServices,
-    PromptContext,
-    PromptSection,
-    Refusal,
-    ResultAnnotation,
-    SessionInfo,
-    StepInfo,
-    ToolCall,
-    ToolContext,
-    ToolDefinition,
-    ToolResult,
-    ToolSpec,
-    TurnSummary,
-    hookimpl,
-)
+from hookspecs.markers import hookimpl
 from ptc_plus.errors import PtcError
-from ptc_plus.session import PtcController, command_specs
+
+if TYPE_CHECKING:  # the hooks' value types, for their annotations only: registering needs the marker alone
+    from hookspecs import (
+        AgentRef,
+        CommandReceipt,
+        CommandRequest,
+        CommandSpec,
+        CompactionInfo,
+        ContextMessage,
+        FamilySettlement,
+        HostServices,
+        PromptContext,
+        PromptSection,
+        Refusal,
+        ResultAnnotation,
+        SessionInfo,
+        StepInfo,
+        ToolCall,
+        ToolContext,
+        ToolDefinition,
+        ToolResult,
+        ToolSpec,
+        TurnSummary,
+    )
+    from ptc_plus.session import PtcController
 
 STATE_KEY = "ptc_plus"
 """This plugin's entry in the host's :attr:`~hookspecs.HostServices.plugin_state` (its entry-point name)."""
@@ -54,6 +57,10 @@ def held(services: HostServices) -> PtcController | None:
     state = getattr(services, "plugin_state", None)
     if state is None:
         return None
+    # Imported at first use, not when the host loads the plugin: registering the hooks needs none of
+    # the session's machinery (the runtime, the catalog, the config; issue 32, ADR 0115).
+    from ptc_plus.session import PtcController
+
     found = state.get(STATE_KEY)
     if not isinstance(found, PtcController):
         found = state[STATE_KEY] = PtcController(services)
@@ -170,6 +177,8 @@ def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostSer
 
 @hookimpl
 def agent_host_commands() -> Sequence[CommandSpec]:
+    from ptc_plus.session import command_specs
+
     return command_specs()
 
 
@@ -184,4 +193,8 @@ def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
     # The host drops its plugin state after shutdown; the controller leaves it now, closing.
     state = getattr(services, "plugin_state", None)
     ctl = state.pop(STATE_KEY, None) if state is not None else None
+    if ctl is None:
+        return None
+    from ptc_plus.session import PtcController
+
     return ctl.aclose() if isinstance(ctl, PtcController) else None
