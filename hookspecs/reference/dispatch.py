@@ -64,7 +64,7 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
 class EventSink(Protocol):
     """Where dispatch events go: the caller's session, which logs and applies them."""
 
-    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event: ...
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event: ...
 
 
 @attrs.frozen(kw_only=True)
@@ -134,7 +134,9 @@ class Dispatcher:
         def on_admit() -> None:
             nonlocal started
             if prepared.refused is None:
-                log.append("tool-started", self._started(call))
+                # A nested start joins the group commit (ADR 0114): written at the end of this loop pass,
+                # before the body's task takes its first step (scheduled after it), or with the next settle.
+                log.append("tool-started", self._started(call), defer=call.parent_call_id is not None)
                 started = True
 
         async def body() -> ToolResult:

@@ -66,8 +66,8 @@ class Session:
         return self.info.agent
 
     # -- events -------------------------------------------------------------------
-    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
-        event = self.log.append(type_, data, durable=durable)
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event:
+        event = self.log.append(type_, data, durable=durable, defer=defer)
         self.apply(event)
         if self.host.spill is not None and (
             type_ == "compaction" or (type_ == "tool-settled" and data.get("call_id") in self.spilled)

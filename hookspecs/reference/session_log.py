@@ -11,6 +11,17 @@ is deleted) and reports it, keeping every complete event before it.
 Durability: a line is in the OS on return (survives the process); events
 marked ``durable`` are also ``fsync``-ed (survive the machine).
 
+Group commit (ADR 0114): an event appended with ``defer=True`` (a nested
+call's ``tool-started``) is queued, and the queue is written with one
+``write`` at the end of the event loop's current pass (a callback
+scheduled with ``call_soon``) or at once with the next event appended
+without ``defer``, whichever comes first. So calls admitted together share
+one write, a settled call costs one write, and the guarantees stay: a
+settle (and every event queued before it) is in the OS when ``append``
+returns; a queued start is in the OS before any callback scheduled after
+it runs — the started tool's body is such a callback (its task's first
+step), so no body runs before its ``tool-started`` is written.
+
 The log does not keep every event whole in memory (ADR 0087): events of
 nested calls, and any event whose line is over :data:`KEPT_LINE_BYTES`, are
 kept as their place in the file and read back when asked for
@@ -20,6 +31,8 @@ kept as their place in the file and read back when asked for
 from __future__ import annotations
 
 import array
+import asyncio
+import contextlib
 import fcntl
 import os
 from collections.abc import Iterator, Sequence
@@ -169,6 +182,9 @@ class SessionLog:
         self.torn = torn
         self._fd = fd
         self._broken: str | None = None
+        self._queued: list[tuple[Event, bytes]] = []
+        """Deferred events not written yet, in order (group commit)."""
+        self._flush_scheduled = False
 
     @classmethod
     def open(cls, path: Path, *, create: bool) -> SessionLog:
@@ -195,23 +211,63 @@ class SessionLog:
             raise
         return cls(path, events, torn, fd)
 
-    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
-        event = Event(seq=len(self.events), type=type_, data=data)
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event:
+        """Log one event; with ``defer``, queue it for the group commit (see the module docstring).
+
+        Raises :class:`HostError` ``HOST-0105`` when the write fails (nothing of it is left in the file)
+        or an earlier one did and could not be cut off again.
+        """
+        if self._broken is not None:
+            raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
+        event = Event(seq=len(self.events) + len(self._queued), type=type_, data=data)
         raw = {"data": data, "seq": event.seq, "type": type_, "v": event.v}
         line = canonical_bytes(raw) + b"\n"
+        self._queued.append((event, line))
+        if defer and not durable and self._schedule_flush():
+            return event
+        self.flush(durable=durable)
+        return event
+
+    def flush(self, *, durable: bool = False) -> None:
+        """Write every queued event with one ``write`` (``fsync``-ed if ``durable``)."""
+        if not self._queued:
+            return
+        queued, self._queued = self._queued, []
         if self._broken is not None:
             raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            view = memoryview(line)
+            view = memoryview(b"".join(line for _, line in queued))
             while view:  # a short write (disk full, signal) must not leave half an event behind
                 view = view[os.write(self._fd, view) :]
             if durable:
                 os.fsync(self._fd)
         except OSError as exc:
+            if len(queued) > 1:
+                # Events already handed out as logged are not: no later event may follow them in the file.
+                self._broken = f"{exc}: {len(queued) - 1} queued events were not written"
             self._undo(start, exc)
-        self.events.add(event, start, len(line) - 1)
-        return event
+        offset = start
+        for event, line in queued:
+            self.events.add(event, offset, len(line) - 1)
+            offset += len(line)
+
+    def _schedule_flush(self) -> bool:
+        """Whether the queue will be written at the end of the loop's pass (there is a running loop)."""
+        if not self._flush_scheduled:
+            try:
+                asyncio.get_running_loop().call_soon(self._scheduled_flush)
+            except RuntimeError:  # no loop: nothing to group with, written now
+                return False
+            self._flush_scheduled = True
+        return True
+
+    def _scheduled_flush(self) -> None:
+        self._flush_scheduled = False
+        try:
+            self.flush()
+        except HostError as error:  # the next append raises it (the log is broken from now on)
+            self._broken = self._broken or str(error)
 
     def _undo(self, start: int, exc: OSError) -> None:
         """Cut a partly written event off again so later appends stay readable; if even that
@@ -227,6 +283,8 @@ class SessionLog:
         return self.events.of_type(*types, nested=nested)
 
     def close(self) -> None:
+        with contextlib.suppress(HostError):  # a queued start is written, or the log was already broken
+            self.flush()
         self.events.close_reader()
         if self._fd >= 0:
             os.close(self._fd)  # also releases the lock
