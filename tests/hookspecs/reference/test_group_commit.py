@@ -56,7 +56,8 @@ CRASHING_HOST = textwrap.dedent(
         return {{"done": True}}
 
     async def main():
-        tools = [ToolDefinition(spec=ToolSpec(name=n, description=n), handler=h) for n, h in (("outer", outer), ("step", step))]
+        pairs = (("outer", outer), ("step", step))
+        tools = [ToolDefinition(spec=ToolSpec(name=n, description=n), handler=h) for n, h in pairs]
         host = ReferenceHost(workspace=Path(workspace), state_dir=Path(state), tools=tools,
                              load_entry_points=False, max_parallel=BATCH)
         async with host:
