@@ -76,6 +76,10 @@ class Session:
             self.host.spill.pin(self.agent.session_id, self.spill_handles())
         return event
 
+    def flush(self) -> None:
+        """Write the events queued with ``defer`` (group commit, ADR 0114)."""
+        self.log.flush()
+
     def spill_handles(self) -> set[str]:
         """Spill handles named by results the surface shows now."""
         visible = self.surface.visible_call_ids()

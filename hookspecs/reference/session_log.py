@@ -13,14 +13,12 @@ marked ``durable`` are also ``fsync``-ed (survive the machine).
 
 Group commit (ADR 0114): an event appended with ``defer=True`` (a nested
 call's ``tool-started``) is queued, and the queue is written with one
-``write`` at the end of the event loop's current pass (a callback
-scheduled with ``call_soon``) or at once with the next event appended
-without ``defer``, whichever comes first. So calls admitted together share
+``write`` by the next :meth:`SessionLog.flush` or the next event appended
+without ``defer``, whichever comes first. The dispatcher flushes in the
+started call's task before the body runs; so calls admitted together share
 one write, a settled call costs one write, and the guarantees stay: a
 settle (and every event queued before it) is in the OS when ``append``
-returns; a queued start is in the OS before any callback scheduled after
-it runs — the started tool's body is such a callback (its task's first
-step), so no body runs before its ``tool-started`` is written.
+returns, a start before its body runs.
 
 The log does not keep every event whole in memory (ADR 0087): events of
 nested calls, and any event whose line is over :data:`KEPT_LINE_BYTES`, are
@@ -31,7 +29,6 @@ kept as their place in the file and read back when asked for
 from __future__ import annotations
 
 import array
-import asyncio
 import contextlib
 import fcntl
 import os
@@ -184,7 +181,6 @@ class SessionLog:
         self._broken: str | None = None
         self._queued: list[tuple[Event, bytes]] = []
         """Deferred events not written yet, in order (group commit)."""
-        self._flush_scheduled = False
 
     @classmethod
     def open(cls, path: Path, *, create: bool) -> SessionLog:
@@ -212,7 +208,7 @@ class SessionLog:
         return cls(path, events, torn, fd)
 
     def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event:
-        """Log one event; with ``defer``, queue it for the group commit (see the module docstring).
+        """Log one event; with ``defer``, queue it for the next :meth:`flush` (see the module docstring).
 
         Raises :class:`HostError` ``HOST-0105`` when the write fails (nothing of it is left in the file)
         or an earlier one did and could not be cut off again.
@@ -223,7 +219,7 @@ class SessionLog:
         raw = {"data": data, "seq": event.seq, "type": type_, "v": event.v}
         line = canonical_bytes(raw) + b"\n"
         self._queued.append((event, line))
-        if defer and not durable and self._schedule_flush():
+        if defer and not durable:
             return event
         self.flush(durable=durable)
         return event
@@ -251,23 +247,6 @@ class SessionLog:
         for event, line in queued:
             self.events.add(event, offset, len(line) - 1)
             offset += len(line)
-
-    def _schedule_flush(self) -> bool:
-        """Whether the queue will be written at the end of the loop's pass (there is a running loop)."""
-        if not self._flush_scheduled:
-            try:
-                asyncio.get_running_loop().call_soon(self._scheduled_flush)
-            except RuntimeError:  # no loop: nothing to group with, written now
-                return False
-            self._flush_scheduled = True
-        return True
-
-    def _scheduled_flush(self) -> None:
-        self._flush_scheduled = False
-        try:
-            self.flush()
-        except HostError as error:  # the next append raises it (the log is broken from now on)
-            self._broken = self._broken or str(error)
 
     def _undo(self, start: int, exc: OSError) -> None:
         """Cut a partly written event off again so later appends stay readable; if even that
