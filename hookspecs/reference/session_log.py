@@ -221,13 +221,16 @@ class SessionLog:
         self._queued.append((event, line))
         if defer and not durable:
             return event
-        self.flush(durable=durable)
+        self._write(durable=durable, handed_out=len(self._queued) - 1)
         return event
 
-    def flush(self, *, durable: bool = False) -> None:
-        """Write every queued event with one ``write`` (``fsync``-ed if ``durable``)."""
-        if not self._queued:
-            return
+    def flush(self) -> None:
+        """Write every queued event with one ``write``; a no-op when nothing is queued."""
+        if self._queued:
+            self._write(durable=False, handed_out=len(self._queued))
+
+    def _write(self, *, durable: bool, handed_out: int) -> None:
+        """Write the queue with one ``write``; ``handed_out``: how many of its events callers already hold."""
         queued, self._queued = self._queued, []
         if self._broken is not None:
             raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
@@ -239,9 +242,9 @@ class SessionLog:
             if durable:
                 os.fsync(self._fd)
         except OSError as exc:
-            if len(queued) > 1:
+            if handed_out:
                 # Events already handed out as logged are not: no later event may follow them in the file.
-                self._broken = f"{exc}: {len(queued) - 1} queued events were not written"
+                self._broken = f"{exc}: {handed_out} queued events were not written"
             self._undo(start, exc)
         offset = start
         for event, line in queued:

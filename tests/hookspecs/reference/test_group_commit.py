@@ -4,6 +4,7 @@ host between a call and its commit loses no settled call, nor the start of a cal
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import signal
 import subprocess
@@ -15,8 +16,8 @@ from typing import Any
 import pytest
 
 from hookspecs import ToolCall, ToolContext, ToolDefinition, ToolSpec
-from hookspecs.reference import ReferenceHost
-from hookspecs.reference.session_log import read_events
+from hookspecs.reference import HostError, ReferenceHost
+from hookspecs.reference.session_log import SessionLog, read_events
 
 BATCH = 8
 KILL_AT = 29
@@ -158,3 +159,26 @@ def test_nested_starts_admitted_together_share_one_write(tmp_path: Path, monkeyp
     writes = asyncio.run(main())
     assert sum(writes) == 2 * BATCH  # every nested event written once
     assert len(writes) < 2 * BATCH  # and starts shared writes (one per event before group commit)
+
+
+def test_a_failed_group_write_refuses_every_later_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queued starts were handed out as logged: when their write fails, nothing may follow them in the file
+    (a settle without its start); the file keeps what was written before."""
+    log = SessionLog.open(tmp_path / "s.jsonl", create=True)
+    log.append("session-start", {"n": 0})
+    log.append("tool-started", {"call_id": "a", "parent_call_id": "o"}, defer=True)
+    log.append("tool-started", {"call_id": "b", "parent_call_id": "o"}, defer=True)
+    assert len(read_events(log.path)) == 1  # queued, not written yet
+
+    def full(fd: int, data: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(HostError) as failed:
+        log.flush()
+    assert failed.value.code == "HOST-0105"
+    monkeypatch.undo()
+    with pytest.raises(HostError):
+        log.append("tool-settled", {"call_id": "a", "parent_call_id": "o"})
+    log.close()
+    assert [e.type for e in read_events(log.path)] == ["session-start"]
