@@ -9,7 +9,10 @@ Each round runs one child process per source tree (``before``: ``git archive`` o
 - ``--calls`` sequential nested calls of a no-op tool per call, through the runtime's own lane (direct
   dispatch) and through the reference host's full pipeline (validation, guard, the ``tool-execute`` and
   ``tool-result`` seams, the session log), each minus a trivial run;
-- 1,000 calls of a tool sleeping 10 ms, ``max_parallel`` 16, through the host, vs the ideal 1000/16 x 10 ms.
+- 1,000 calls of a tool sleeping 10 ms, ``max_parallel`` 16, through the host, vs the ideal 1000/16 x 10 ms;
+- the host pipeline's own CPU time per nested call, no sandbox: a host tool dispatching ``--calls`` nested
+  no-op calls one at a time and 16 at a time (``time.process_time`` of the host process, which a loaded
+  machine inflates less than the wall-clock figures above, whose context switches wait for a core).
 
 Ratios are taken inside one child (same process, same moment), then the median over rounds. Targets
 (issue 32): through the host at most 1.5x the socketpair; the parallel calls at least 95 % of ideal.
@@ -27,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,42 @@ ROOT = HERE.parent
 RESULTS = HERE / "results" / "call_path.json"
 HOST_BOUND = 1.5
 PARALLEL_BOUND = 0.95
+
+
+async def _pipeline_cpu(calls: int, width: int) -> float:
+    """Host CPU seconds per nested no-op call dispatched by a host tool, ``width`` at a time."""
+    from hookspecs import ToolCall, ToolContext, ToolDefinition, ToolSpec
+    from hookspecs.reference import ReferenceHost
+
+    async def noop(arguments: Any, context: ToolContext) -> None:
+        return None
+
+    async def outer(arguments: Any, context: ToolContext) -> float:
+        parent = context.call
+
+        def nested(i: int) -> ToolCall:
+            call_id = f"{parent.call_id}:t:{i}"
+            return ToolCall(
+                call_id=call_id, tool="noop", arguments={}, caller=parent.caller, parent_call_id=parent.call_id
+            )
+
+        start = time.process_time()
+        for first in range(0, calls, width):
+            await asyncio.gather(*(context.services.dispatch(nested(i)) for i in range(first, first + width)))
+        return (time.process_time() - start) / calls
+
+    tools = [
+        ToolDefinition(spec=ToolSpec(name=n, description=n), handler=h) for n, h in (("noop", noop), ("outer", outer))
+    ]
+    with tempfile.TemporaryDirectory() as state:
+        host = ReferenceHost(
+            workspace=Path(state), state_dir=Path(state) / "host", tools=tools, load_entry_points=False, max_parallel=16
+        )
+        async with host:
+            session = await host.start_session(user_id="bench", title="bench")
+            result = await session.call_tool("outer", {})
+    assert isinstance(result.value, float), result
+    return result.value
 
 
 async def _measure(calls: int) -> dict[str, float]:
@@ -54,6 +94,8 @@ async def _measure(calls: int) -> dict[str, float]:
     )
     parallel = await bench._through_host(workspace, code, [bench.SLEEP], 16) - base
     return {
+        "host_pipeline_cpu_per_call_s": await _pipeline_cpu(calls, 1),
+        "host_pipeline_cpu_per_call_16_parallel_s": await _pipeline_cpu(calls, 16),
         "socketpair_ping_pong_s": pair,
         "direct_per_call_s": direct,
         "host_per_call_s": hosted,
