@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("ptc-plus")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+__version__ = "0.1.0"
+"""The package's version, read by the build (``[tool.hatch.version]``) and by ``ptc-plus --version``: a
+literal, so importing ``ptc_plus`` does not scan the installed distributions (issue 32, ADR 0115)."""
 
 __all__ = ["__version__"]

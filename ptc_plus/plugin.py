@@ -15,35 +15,36 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Generator, Sequence
+from typing import TYPE_CHECKING
 
-import attrs
-
-from hookspecs import (
-    AgentRef,
-    CommandReceipt,
-    CommandRequest,
-    CommandSpec,
-    CompactionInfo,
-    ContextMessage,
-    FamilySettlement,
-    HostServices,
-    PromptContext,
-    PromptSection,
-    Refusal,
-    ResultAnnotation,
-    SessionInfo,
-    StepInfo,
-    ToolCall,
-    ToolContext,
-    ToolDefinition,
-    ToolResult,
-    ToolSpec,
-    TurnSummary,
-    hookimpl,
-)
+from hookspecs.markers import hookimpl
 from ptc_plus.errors import PtcError
-from ptc_plus.session import PtcController, command_specs
-from ptc_plus.workflow import WorkflowDesk, workflow_commands
+
+if TYPE_CHECKING:  # the hooks' value types, for their annotations only: registering needs the marker alone
+    from hookspecs import (
+        AgentRef,
+        CommandReceipt,
+        CommandRequest,
+        CommandSpec,
+        CompactionInfo,
+        ContextMessage,
+        FamilySettlement,
+        HostServices,
+        PromptContext,
+        PromptSection,
+        Refusal,
+        ResultAnnotation,
+        SessionInfo,
+        StepInfo,
+        ToolCall,
+        ToolContext,
+        ToolDefinition,
+        ToolResult,
+        ToolSpec,
+        TurnSummary,
+    )
+    from ptc_plus.session import PtcController
+    from ptc_plus.workflow import WorkflowDesk
 
 STATE_KEY = "ptc_plus"
 """This plugin's entry in the host's :attr:`~hookspecs.HostServices.plugin_state` (its entry-point name)."""
@@ -59,6 +60,10 @@ def held(services: HostServices) -> PtcController | None:
     state = getattr(services, "plugin_state", None)
     if state is None:
         return None
+    # Imported at first use, not when the host loads the plugin: registering the hooks needs none of
+    # the session's machinery (the runtime, the catalog, the config; issue 32, ADR 0115).
+    from ptc_plus.session import PtcController
+
     found = state.get(STATE_KEY)
     if not isinstance(found, PtcController):
         found = state[STATE_KEY] = PtcController(services)
@@ -79,6 +84,8 @@ def controller(services: HostServices) -> PtcController:
 def desk(services: HostServices) -> WorkflowDesk | None:
     """The calling host's workflow desk, created on first use; ``None`` when the host lends no child agents
     (or has no plugin state)."""
+    from ptc_plus.workflow import WorkflowDesk
+
     state = getattr(services, "plugin_state", None)
     if state is None:
         return None
@@ -200,6 +207,9 @@ def agent_host_tool_result(call: ToolCall, result: ToolResult, services: HostSer
 
 @hookimpl
 def agent_host_commands() -> Sequence[CommandSpec]:
+    from ptc_plus.session import command_specs
+    from ptc_plus.workflow import workflow_commands
+
     return [*command_specs(), *workflow_commands()]
 
 
@@ -208,6 +218,10 @@ def agent_host_command(request: CommandRequest, services: HostServices) -> Comma
     ctl = held(services)
     if ctl is None:
         return None
+    import attrs
+
+    from ptc_plus.workflow import WorkflowDesk, workflow_commands
+
     if any(spec.name == request.name for spec in workflow_commands()):
         return WorkflowDesk.command_for(desk(services), request)
     receipt = ctl.command(request)
@@ -224,6 +238,11 @@ def agent_host_shutdown(services: HostServices) -> Awaitable[None] | None:
     state = getattr(services, "plugin_state", None)
     ctl = state.pop(STATE_KEY, None) if state is not None else None
     found = state.pop(WORKFLOW_KEY, None) if state is not None else None
+    if ctl is None and found is None:
+        return None
+    from ptc_plus.session import PtcController
+    from ptc_plus.workflow import WorkflowDesk
+
     closing = [c.aclose() for c in (found, ctl) if isinstance(c, PtcController | WorkflowDesk)]
     return _all(closing) if closing else None
 

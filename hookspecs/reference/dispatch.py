@@ -64,7 +64,10 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
 class EventSink(Protocol):
     """Where dispatch events go: the caller's session, which logs and applies them."""
 
-    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event: ...
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event: ...
+
+    def flush(self) -> None:
+        """Write what ``defer`` queued."""
 
 
 @attrs.frozen(kw_only=True)
@@ -134,7 +137,9 @@ class Dispatcher:
         def on_admit() -> None:
             nonlocal started
             if prepared.refused is None:
-                log.append("tool-started", self._started(call))
+                # A nested start joins the group commit (ADR 0114): written by the body's task before the
+                # body runs (with every start queued beside it), or with the next settle, whichever is first.
+                log.append("tool-started", self._started(call), defer=call.parent_call_id is not None)
                 started = True
 
         async def body() -> ToolResult:
@@ -250,7 +255,7 @@ class Dispatcher:
         cancelled = asyncio.Event()
         # The body travels with the call's own context to the innermost ``tool-execute`` step.
         context = ToolContext(call=call, services=self._services, cancelled=cancelled, body=handler)
-        task = asyncio.ensure_future(self._facade.tool_execute(call, spec, context))
+        task = asyncio.ensure_future(self._body(call, spec, context))
         key = call_key(call)
         self._live[key] = (cancelled, task)
         try:
@@ -273,6 +278,11 @@ class Dispatcher:
             if lane is not None:
                 await lane.close()
         return result
+
+    async def _body(self, call: ToolCall, spec: ToolSpec, context: ToolContext) -> ToolResult:
+        # The call's start, and the starts queued with it, are in the OS before its body runs (ADR 0114).
+        self._sink_for(call.caller).flush()
+        return await self._facade.tool_execute(call, spec, context)
 
     def _started(self, call: ToolCall) -> dict[str, object]:
         return {

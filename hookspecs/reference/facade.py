@@ -185,6 +185,8 @@ class HookFacade:
             _log.warning("agent_host_tool_result failed", exc_info=exc)
             self.reports.append(f"agent_host_tool_result: {type(exc).__name__}: {exc}")
             return result
+        if not any(a.metadata or a.presentation is not None for a in annotations):
+            return result  # nothing to merge: the result as it is, not a copy of it (the common nested call)
         metadata = dict(result.metadata)
         presentation: str | None = None
         for annotation in annotations:

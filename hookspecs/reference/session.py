@@ -68,8 +68,8 @@ class Session:
         return self.info.agent
 
     # -- events -------------------------------------------------------------------
-    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
-        event = self.log.append(type_, data, durable=durable)
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event:
+        event = self.log.append(type_, data, durable=durable, defer=defer)
         self.apply(event)
         if self.host.spill is not None and (
             type_ == "compaction" or (type_ == "tool-settled" and data.get("call_id") in self.spilled)
@@ -77,6 +77,10 @@ class Session:
             # Pinned as the surface changes, so shutdown's sweep keeps what a resume shows (ADR 0069).
             self.host.spill.pin(self.agent.session_id, self.spill_handles())
         return event
+
+    def flush(self) -> None:
+        """Write the events queued with ``defer`` (group commit, ADR 0114)."""
+        self.log.flush()
 
     def spill_handles(self) -> set[str]:
         """Spill handles named by results the surface shows now."""

@@ -11,6 +11,15 @@ is deleted) and reports it, keeping every complete event before it.
 Durability: a line is in the OS on return (survives the process); events
 marked ``durable`` are also ``fsync``-ed (survive the machine).
 
+Group commit (ADR 0114): an event appended with ``defer=True`` (a nested
+call's ``tool-started``) is queued, and the queue is written with one
+``write`` by the next :meth:`SessionLog.flush` or the next event appended
+without ``defer``, whichever comes first. The dispatcher flushes in the
+started call's task before the body runs; so calls admitted together share
+one write, a settled call costs one write, and the guarantees stay: a
+settle (and every event queued before it) is in the OS when ``append``
+returns, a start before its body runs.
+
 The log does not keep every event whole in memory (ADR 0087): events of
 nested calls, and any event whose line is over :data:`KEPT_LINE_BYTES`, are
 kept as their place in the file and read back when asked for
@@ -20,6 +29,7 @@ kept as their place in the file and read back when asked for
 from __future__ import annotations
 
 import array
+import contextlib
 import fcntl
 import os
 from collections.abc import Iterator, Sequence
@@ -169,6 +179,8 @@ class SessionLog:
         self.torn = torn
         self._fd = fd
         self._broken: str | None = None
+        self._queued: list[tuple[Event, bytes]] = []
+        """Deferred events not written yet, in order (group commit)."""
 
     @classmethod
     def open(cls, path: Path, *, create: bool) -> SessionLog:
@@ -195,23 +207,49 @@ class SessionLog:
             raise
         return cls(path, events, torn, fd)
 
-    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False) -> Event:
-        event = Event(seq=len(self.events), type=type_, data=data)
+    def append(self, type_: str, data: dict[str, Any], *, durable: bool = False, defer: bool = False) -> Event:
+        """Log one event; with ``defer``, queue it for the next :meth:`flush` (see the module docstring).
+
+        Raises :class:`HostError` ``HOST-0105`` when the write fails (nothing of it is left in the file)
+        or an earlier one did and could not be cut off again.
+        """
+        if self._broken is not None:
+            raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
+        event = Event(seq=len(self.events) + len(self._queued), type=type_, data=data)
         raw = {"data": data, "seq": event.seq, "type": type_, "v": event.v}
         line = canonical_bytes(raw) + b"\n"
+        self._queued.append((event, line))
+        if defer and not durable:
+            return event
+        self._write(durable=durable, handed_out=len(self._queued) - 1)
+        return event
+
+    def flush(self) -> None:
+        """Write every queued event with one ``write``; a no-op when nothing is queued."""
+        if self._queued:
+            self._write(durable=False, handed_out=len(self._queued))
+
+    def _write(self, *, durable: bool, handed_out: int) -> None:
+        """Write the queue with one ``write``; ``handed_out``: how many of its events callers already hold."""
+        queued, self._queued = self._queued, []
         if self._broken is not None:
             raise HostError("HOST-0105", path=str(self.path), reason=self._broken)
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            view = memoryview(line)
+            view = memoryview(b"".join(line for _, line in queued))
             while view:  # a short write (disk full, signal) must not leave half an event behind
                 view = view[os.write(self._fd, view) :]
             if durable:
                 os.fsync(self._fd)
         except OSError as exc:
+            if handed_out:
+                # Events already handed out as logged are not: no later event may follow them in the file.
+                self._broken = f"{exc}: {handed_out} queued events were not written"
             self._undo(start, exc)
-        self.events.add(event, start, len(line) - 1)
-        return event
+        offset = start
+        for event, line in queued:
+            self.events.add(event, offset, len(line) - 1)
+            offset += len(line)
 
     def _undo(self, start: int, exc: OSError) -> None:
         """Cut a partly written event off again so later appends stay readable; if even that
@@ -227,6 +265,8 @@ class SessionLog:
         return self.events.of_type(*types, nested=nested)
 
     def close(self) -> None:
+        with contextlib.suppress(HostError):  # a queued start is written, or the log was already broken
+            self.flush()
         self.events.close_reader()
         if self._fd >= 0:
             os.close(self._fd)  # also releases the lock

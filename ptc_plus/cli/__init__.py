@@ -1,9 +1,13 @@
 """The ``ptc-plus`` command line (click, ADR 0059).
 
 Each subcommand lives in its own module exposing ``command() -> click.Command``;
-:func:`build_cli` builds the group afresh for each run, so help texts are
-looked up in the locale of that run (``PTC_LOCALE=zh`` gives Chinese help,
-click's own words included: :mod:`ptc_plus.cli.click_words`).
+the group is built afresh for each run, so help texts are looked up in the
+locale of that run (``PTC_LOCALE=zh`` gives Chinese help, click's own words
+included: :mod:`ptc_plus.cli.click_words`). A run imports only the module of
+the command it runs (click's lazy group, issue 32, ADR 0115): ``--version``
+and ``--help`` import none, the help's command list coming from the
+commands' ``cli.<command>.help`` messages; :func:`build_cli` builds every
+command, for what walks them all (the tests, ``llm``'s mounted commands).
 
 Exit codes, the same for every subcommand:
 
@@ -32,20 +36,17 @@ Subcommands mark the errors that mean "the invocation is wrong" with
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from ptc_plus import __version__
-from ptc_plus.cli.click_words import localized_click
-from ptc_plus.cli.invocation import InvocationError, PtcGroup, WrongInvocation, usage_errors
-from ptc_plus.cli.output import emit_error, wants_json
-from ptc_plus.errors import PtcError, UsageError
-from ptc_plus.i18n import message
+
+if TYPE_CHECKING:
+    import click
+
+    from ptc_plus.errors import PtcError
 
 # Module names under ptc_plus.cli, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = (
@@ -74,22 +75,10 @@ __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "build_cli", "main", "print_search", 
 
 
 def build_cli() -> click.Group:
-    """The ``ptc-plus`` group with every subcommand, help texts in the current locale."""
+    """The ``ptc-plus`` group with every subcommand built, help texts in the current locale."""
+    from ptc_plus.cli.lazy_group import build_cli as built
 
-    @click.group(
-        cls=PtcGroup,
-        help=message("cli.help"),
-        epilog=message("cli.epilog"),
-        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    )
-    @click.version_option(__version__, "--version", prog_name="ptc-plus", message="%(prog)s %(version)s")
-    def cli() -> None:
-        pass
-
-    for name in COMMANDS:
-        module = importlib.import_module(f"ptc_plus.cli.{name}")
-        cli.add_command(module.command(), name.replace("_", "-"))  # module mcp_serve: command mcp-serve
-    return cli
+    return built()
 
 
 def print_search(
@@ -105,14 +94,43 @@ def print_search(
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code (see the module docstring)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # click's answer, without importing click or reading a message catalog
+        return _version()
+    from ptc_plus.cli.click_words import localized_click
+    from ptc_plus.cli.output import wants_json
+
     as_json = wants_json(args)
     with localized_click():  # click's words, error messages included, are formatted in the locale
         return _run(args, as_json)
 
 
-def _run(args: list[str], as_json: bool) -> int:
+def usage_errors(*kinds: type[PtcError]) -> contextlib.AbstractContextManager[None]:
+    """:func:`ptc_plus.cli.invocation.usage_errors`, imported when used."""
+    from ptc_plus.cli.invocation import usage_errors as errors_of
+
+    return errors_of(*kinds)
+
+
+def _version() -> int:
     try:
-        code = build_cli().main(args=args, prog_name="ptc-plus", standalone_mode=False)
+        print(f"ptc-plus {__version__}")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    return 0
+
+
+def _run(args: list[str], as_json: bool) -> int:
+    import click
+
+    from ptc_plus.cli.invocation import InvocationError, WrongInvocation
+    from ptc_plus.cli.lazy_group import root
+    from ptc_plus.errors import PtcError, UsageError
+    from ptc_plus.i18n import message
+
+    try:
+        code = root().main(args=args, prog_name="ptc-plus", standalone_mode=False)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
     except BrokenPipeError:
         _silence_stdout()
@@ -151,6 +169,8 @@ def _run(args: list[str], as_json: bool) -> int:
 
 
 def _report(error: PtcError, as_json: bool) -> None:
+    from ptc_plus.cli.output import emit_error  # cattrs, for the JSON encoder: only a --json run needs it
+
     if as_json:
         emit_error(error)
     else:
@@ -158,6 +178,10 @@ def _report(error: PtcError, as_json: bool) -> None:
 
 
 def _report_usage(error: PtcError, ctx: click.Context | None, as_json: bool) -> None:
+    import click
+
+    from ptc_plus.i18n import message
+
     if not as_json and ctx is not None:
         click.echo(ctx.get_usage(), err=True)
         click.echo(message("cli.try-help", command=ctx.command_path), err=True)

@@ -18,7 +18,6 @@ from typing import Any
 
 import click
 
-from hookspecs.serialization import canonical_bytes
 from ptc_plus.errors import PtcError
 
 JSON_VERSION = 1
@@ -39,6 +38,8 @@ def emit_json(document: Mapping[str, Any]) -> None:
     """Print ``document`` (which must carry ``version``) as indented, key-sorted JSON on standard output."""
     if "version" not in document:
         raise ValueError("every --json document carries a version")
+    from hookspecs.serialization import canonical_bytes  # cattrs: only a --json answer pays its import
+
     sys.stdout.write(canonical_bytes(document, indent=True).decode() + "\n")
 
 

@@ -13,14 +13,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import orjson
 import pytest
 
 from ptc_plus.adapters.mcp import SnapshotUnreadable, default_store
+from ptc_plus.cli import COMMANDS, build_cli
+from ptc_plus.cli.click_words import localized_click
+from ptc_plus.cli.lazy_group import root
 
 FIXTURE = Path(__file__).parents[1] / "adapters" / "mcp_fixture_server.py"
-DEFERRED = ("mcp", "mcp_types", "pydantic", "openai", "prompt_toolkit")
-"""The SDKs (and the MCP SDK's pydantic) only a server start, ``mcp-serve`` or ``chat`` needs."""
+DEFERRED = ("mcp", "mcp_types", "pydantic", "openai", "prompt_toolkit", "numpy")
+"""The SDKs (and the MCP SDK's pydantic) only a server start, ``mcp-serve`` or ``chat`` needs; numpy, which
+only the semantic layer's encoder needs."""
 
 _CHILD = """
 import sys, orjson
@@ -33,13 +38,15 @@ else:
     code = main(argv)
 deferred = {deferred!r}
 sys.stdout.flush()
-sys.stderr.write("\\nLOADED " + orjson.dumps(sorted(m for m in deferred if m in sys.modules)).decode() + "\\n")
+loaded = sorted(m for m in sys.modules if m in deferred or m.startswith(deferred + ("ptc_plus.", "hookspecs.")))
+sys.stderr.write("\\nLOADED " + orjson.dumps(loaded).decode() + "\\n")
 sys.exit(code)
 """
 
 
-def _loaded(*argv: str) -> list[str]:
-    """The :data:`DEFERRED` modules a fresh interpreter has loaded after ``argv`` (``import <module>`` or a command)."""
+def _modules(*argv: str) -> list[str]:
+    """The :data:`DEFERRED` and the project's modules a fresh interpreter has loaded after ``argv`` (``import
+    <module>`` or a command)."""
     done = subprocess.run(
         [sys.executable, "-c", _CHILD.format(deferred=DEFERRED), *argv],
         capture_output=True,
@@ -54,6 +61,11 @@ def _loaded(*argv: str) -> list[str]:
     return loaded
 
 
+def _loaded(*argv: str) -> list[str]:
+    """The :data:`DEFERRED` modules a fresh interpreter has loaded after ``argv``."""
+    return [m for m in _modules(*argv) if m.split(".")[0] in DEFERRED]
+
+
 @pytest.mark.parametrize("module", ["ptc_plus.plugin", "ptc_plus.cli"])
 def test_importing_the_plugin_or_the_cli_imports_no_sdk(module: str) -> None:
     assert _loaded("import", module) == []
@@ -62,6 +74,39 @@ def test_importing_the_plugin_or_the_cli_imports_no_sdk(module: str) -> None:
 @pytest.mark.parametrize("argv", [("--help",), ("gate", "--user", "u")], ids=["help", "gate"])
 def test_help_and_gate_import_no_sdk(argv: tuple[str, ...]) -> None:
     assert _loaded(*argv) == []
+
+
+def test_version_and_help_import_no_command() -> None:
+    """``--version`` answers from the package's literal version alone; ``--help`` lists the commands from their
+    help messages without importing one (issue 32, ADR 0115)."""
+    assert _modules("--version") == ["ptc_plus.cli"]
+    helped = _modules("--help")
+    assert "ptc_plus.cli.lazy_group" in helped  # what the listing is made of, not of the commands
+    assert not [m for m in helped if m.split(".")[:3] in (["ptc_plus", "cli", c] for c in COMMANDS)]
+    assert not [m for m in helped if m.startswith(("hookspecs.reference", "hookspecs.services", "ptc_plus.session"))]
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    commands = {m.split(".")[2] for m in _modules("gate", "--user", "u") if m.startswith("ptc_plus.cli.")}
+    assert commands & set(COMMANDS) == {"gate"}
+
+
+def test_importing_the_plugin_imports_no_session_machinery() -> None:
+    """Registering the hooks needs the marker alone: the controller (runtime, catalog, config) comes at first use."""
+    loaded = _modules("import", "ptc_plus.plugin")
+    assert not [m for m in loaded if m.startswith(("ptc_plus.session", "ptc_plus.runtime", "ptc_plus.config"))]
+    assert not [m for m in loaded if m.startswith(("hookspecs.services", "hookspecs.reference"))]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_lazy_help_lists_what_the_built_commands_say(lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root help lists each command from a stand-in: the same lines as with every command built."""
+    monkeypatch.setenv("PTC_LOCALE", lang)
+    with localized_click():
+        lazy = root().get_help(click.Context(root(), info_name="ptc-plus"))
+        built = build_cli().get_help(click.Context(build_cli(), info_name="ptc-plus"))
+    assert lazy == built
+    assert all(f"  {name.replace('_', '-')} " in lazy for name in COMMANDS)
 
 
 def test_a_plan_without_servers_imports_no_sdk(workspace: Path) -> None:
