@@ -48,8 +48,9 @@ from hookspecs import (
     TurnSummary,
 )
 from ptc_plus.adapters.mcp import McpSources, resource_tools
-from ptc_plus.capabilities import CatalogSnapshot, choose_counter
+from ptc_plus.capabilities import choose_counter
 from ptc_plus.config import WORKSPACE_DIR, Disclosure, Presentation, UserBindings
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.i18n import message
 from ptc_plus.plan import PlanDiff, plan_diff
 from ptc_plus.preview import READ_TOOL_NAME, preview_result, read_spill_definition

@@ -22,14 +22,9 @@ import attrs
 
 from hookspecs import SkillSpec, TokenCounter, ToolCall, ToolSpec
 from ptc_plus.adapters.mcp import RESOURCE_TOOLS
-from ptc_plus.capabilities import (
-    DEFAULT_DISCOVERY_BUDGET,
-    CapabilityKind,
-    Catalog,
-    CatalogSnapshot,
-    build_snapshot,
-)
+from ptc_plus.capabilities import CapabilityKind, Catalog
 from ptc_plus.config import Disclosure
+from ptc_plus.discovery import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME

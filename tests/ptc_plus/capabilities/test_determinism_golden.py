@@ -56,7 +56,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ptc_plus.capabilities import semantic
+from ptc_plus.discovery import semantic
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "search_golden.py"

@@ -4,7 +4,7 @@ The snapshot keeps only managed capabilities (unmanaged ones are never
 listed), their measured contract costs and the search index. It is built once
 per plan and shared; every discovery call is a pure function of it. Its index
 comes from the disk cache when a session already built it for the same
-capabilities, keywords and code (:func:`~ptc_plus.capabilities.index.cached_index`, ADR 0078).
+capabilities, keywords and code (:func:`~ptc_plus.discovery.index.cached_index`, ADR 0078).
 """
 
 from __future__ import annotations
@@ -15,12 +15,9 @@ from typing import TypeVar, cast
 import attrs
 
 from hookspecs.services import TokenCounter
-from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.catalog import Catalog
-from ptc_plus.capabilities.cost import choose_counter
-from ptc_plus.capabilities.disk_cache import DiskCache, UserCache, chosen_cache
-from ptc_plus.capabilities.index import SearchIndex, cached_index
-from ptc_plus.capabilities.keywords import CompiledKeywords, KeywordIndex, compile_keywords, default_keyword_index
+from ptc_plus.capabilities import Capability, Catalog, DiskCache, UserCache, choose_counter, chosen_cache
+from ptc_plus.discovery.index import SearchIndex, cached_index
+from ptc_plus.discovery.keywords import CompiledKeywords, KeywordIndex, compile_keywords, default_keyword_index
 
 _T = TypeVar("_T")
 

@@ -22,16 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.contract import ToolTally, delivery_text
-from ptc_plus.capabilities.cost import line_counter
-from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
-from ptc_plus.capabilities.ranking_rules import Match, Ranking
-from ptc_plus.capabilities.search import explain as explain_terms
-from ptc_plus.capabilities.search import operation_bonuses, ranking
-from ptc_plus.capabilities.semantic import SemanticLayer, layer_for
-from ptc_plus.capabilities.semantic import enabled as semantic_enabled
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.capabilities import Capability, ToolTally, delivery_text, line_counter
+from ptc_plus.discovery.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.discovery.ranker import explain as explain_terms
+from ptc_plus.discovery.ranker import operation_bonuses, ranking
+from ptc_plus.discovery.rules import Match, Ranking
+from ptc_plus.discovery.semantic import SemanticLayer, layer_for
+from ptc_plus.discovery.semantic import enabled as semantic_enabled
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 from ptc_plus.i18n import message
 from ptc_plus.sdk import to_identifier
 

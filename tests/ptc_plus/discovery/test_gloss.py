@@ -9,12 +9,13 @@ import orjson
 import pytest
 
 from hookspecs.types import ToolSpec
-from ptc_plus.capabilities import discovery, gloss, semantic
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.gloss import english_gloss, segment
-from ptc_plus.capabilities.keywords import compile_keywords, default_keyword_index
-from ptc_plus.capabilities.search import ranking
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery import gloss, semantic
+from ptc_plus.discovery.gloss import english_gloss, segment
+from ptc_plus.discovery.keywords import compile_keywords, default_keyword_index
+from ptc_plus.discovery.ranker import ranking
+from ptc_plus.discovery.snapshot import build_snapshot
 
 ROOT = Path(__file__).resolve().parents[3]
 KEYWORDS = compile_keywords(default_keyword_index())

@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from hookspecs.types import ToolSpec
-from ptc_plus.capabilities import search
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.keywords import (
+from ptc_plus.discovery import ranker as search
+from ptc_plus.discovery.keywords import (
     KeywordIndex,
     compile_keywords,
     default_keyword_index,
     load_keyword_index,
     save_keyword_index,
 )
-from ptc_plus.capabilities.query_units import analyse
-from ptc_plus.capabilities.search import (
+from ptc_plus.discovery.query import analyse
+from ptc_plus.discovery.ranker import (
     ACTION_AGREES,
     ACTION_CONFLICTS,
     ACTION_RELATED,
@@ -25,7 +25,7 @@ from ptc_plus.capabilities.search import (
     action_factor,
     rank,
 )
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 
 OBJECT = {"type": "object", "properties": {"id": {"type": "string"}}}
 

