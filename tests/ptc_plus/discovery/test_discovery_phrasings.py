@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ptc_plus.capabilities.errors import InvalidDiscoveryArgument
 from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery.errors import InvalidDiscoveryArgument
 from ptc_plus.discovery.snapshot import CatalogSnapshot
 
 

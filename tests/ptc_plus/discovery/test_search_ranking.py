@@ -8,7 +8,7 @@ import pytest
 
 from hookspecs.types import ToolSpec
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.errors import InvalidKeywordIndex
+from ptc_plus.discovery.errors import InvalidKeywordIndex
 from ptc_plus.discovery.keywords import (
     KeywordIndex,
     compile_keywords,

@@ -34,7 +34,7 @@ def test_a_discovery_bug_while_answering_is_logged(
     def broken_call(*args: object) -> object:
         raise ProviderBug("ranker crashed")
 
-    monkeypatch.setattr("ptc_plus.discovery.api.call", broken_call)
+    monkeypatch.setattr("ptc_plus.discovery.call", broken_call)
     snapshot = object.__new__(CatalogSnapshot)  # never read: the call itself breaks
     with caplog.at_level("ERROR", logger="ptc_plus.runtime.discovery"):
         ok, response = answer(snapshot, "tree", {})
