@@ -36,6 +36,9 @@ class CatalogSnapshot:
     default_budget: int = DEFAULT_DISCOVERY_BUDGET
     cache: DiskCache | None = attrs.field(default=None, eq=False)
     """Where :meth:`restrict` looks for its index first (``None``: it builds it)."""
+    usage: Mapping[str, int] = attrs.field(factory=dict)
+    """Identity → how many of the workspace's session families used it (the plan's statistics): the prior
+    between near ties of a search (:func:`~ptc_plus.discovery.prior.prefer_used`, ADR 0111); empty without."""
     _derived: dict[str, object] = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     def derived(self, name: str, build: Callable[[], _T]) -> _T:
@@ -68,6 +71,7 @@ def build_snapshot(
     default_budget: int = DEFAULT_DISCOVERY_BUDGET,
     measured: Mapping[str, int] | None = None,
     cache: DiskCache | UserCache | None = UserCache.DEFAULT,
+    usage: Mapping[str, int] | None = None,
 ) -> CatalogSnapshot:
     """Snapshot the managed part of ``catalog``; ``counter`` defaults to the offline tokenizer.
 
@@ -75,6 +79,7 @@ def build_snapshot(
     example a plan's entries); only the others are counted here. ``cache``: where a large
     catalog's index is looked up before it is built and stored after (by default the user's
     cache unless ``PTC_PLUS_CACHE=off``; ``None``: always build). The snapshot is equal either way.
+    ``usage``: identity → session families that used it, the prior between a search's near ties (ADR 0111).
     """
     disk = chosen_cache(cache)
     managed = Catalog(capabilities=catalog.managed())
@@ -92,4 +97,5 @@ def build_snapshot(
         counter=chosen,
         default_budget=default_budget,
         cache=disk,
+        usage=dict(usage or {}),
     )
