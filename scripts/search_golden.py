@@ -19,7 +19,7 @@ holds the first 16 hex digits of their sha256 (``digest``) and a short ``head`` 
 scores) so a mismatch names the case and what it answered; per (catalog, mode) the full sha256 of the
 per-case digests in order (``digest``). Catalogs: ``benchmark`` (``catalog_data.benchmark_catalog_parts``,
 307 capabilities, ranked by the plain-Python loops) and ``scaled-2000`` (``catalog_data.scaled_tools(2000)``,
-above ``search.ARRAYS_ABOVE``, so ranked over numpy arrays where numpy is installed and by the loops where
+above ``ranker.ARRAYS_ABOVE``, so ranked over numpy arrays where numpy is installed and by the loops where
 it is not; the two must agree bit for bit). Modes: ``lexical`` (``PTC_PLUS_SEMANTIC=off``) and ``fused``
 (the semantic layer on; needs the ``semantic`` extra, which the ``test`` extra installs).
 

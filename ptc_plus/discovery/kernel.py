@@ -108,7 +108,7 @@ def _catalog_arrays(index: SearchIndex) -> tuple[Array, tuple[frozenset[str], ..
 
 
 def _unit_score_array(index: SearchIndex, unit: Unit, size: int) -> tuple[Array, Array]:
-    """:func:`~ptc_plus.discovery.ranker._unit_scores` as (score per document, whether it is a key)."""
+    """:func:`~ptc_plus.discovery.loops._unit_scores` as (score per document, whether it is a key)."""
     import numpy as np
 
     scores = np.zeros(size)
@@ -151,7 +151,7 @@ def _unit_score_array(index: SearchIndex, unit: Unit, size: int) -> tuple[Array,
 
 
 def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array:
-    """:func:`~ptc_plus.discovery.ranker._pair_scores` as an array (0 where a document holds no pair)."""
+    """:func:`~ptc_plus.discovery.loops._pair_scores` as an array (0 where a document holds no pair)."""
     import numpy as np
 
     concepts = [concept_terms(u) for u in units if u.concept]
@@ -177,7 +177,7 @@ def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array
 
 
 def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
-    """:func:`~ptc_plus.discovery.ranker._lexical` as (score per document, whether it matched).
+    """:func:`~ptc_plus.discovery.loops.lexical_scores` as (score per document, whether it matched).
 
     Scores of documents that did not match are 0.
     """
@@ -189,12 +189,15 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
     totals = np.zeros(size)
     matched = np.zeros(size, dtype=np.intp)
     member = np.zeros(size, dtype=bool)
+    objects = np.zeros(size, dtype=bool)
     for unit in units:
         weight = ACTION_UNIT_WEIGHT if unit.actions else 1.0
         scores, hit = _unit_score_array(index, unit, size)
         totals += weight * scores
         matched += hit
         member |= hit
+        if unit is not verb:
+            objects |= hit
     for doc in index.exact.get(query.strip().lower(), ()):
         totals[doc] += EXACT_NAME_BONUS
         matched[doc] = max(int(matched[doc]), len(units))
@@ -206,7 +209,10 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
     score = totals * coverage[matched]
     ids, offered, lengths = _catalog_arrays(index)
     if verb is not None:
-        score *= np.array([action_factor(verb.actions, o) for o in offered])[ids]
+        factors = np.array([action_factor(verb.actions, o) for o in offered])[ids]
+        if objects.any():  # as the loops: only the object's documents are rewarded for the verb
+            factors = np.where(objects, factors, np.minimum(factors, 1.0))
+        score *= factors
     named = np.zeros(size)
     for term in {t for u in units if u.concept for t, w in u.terms.items() if w >= CONCEPT_FLOOR}:
         docs = _named_by_array(index, term)
@@ -221,7 +227,7 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
 
 
 def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: SemanticLayer | None) -> Ranking:
-    """:func:`~ptc_plus.discovery.ranker.reference_ranking` over arrays: the same :class:`Ranking`, bit for bit.
+    """:func:`~ptc_plus.discovery.loops.ranking` over arrays: the same :class:`Ranking`, bit for bit.
 
     Only the candidates that can reach the top ``limit`` (the same bound the loops use) become Python
     values, and they are rounded by Python's ``round`` as the loops round them.

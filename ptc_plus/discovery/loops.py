@@ -187,6 +187,11 @@ class _Parts:
     matched: list[int]
     coverage: list[float]
     agreement: list[float]
+    capped: list[float]
+    """The agreement of a document the query's object did not match: no reward, a conflict still costs."""
+    objects: set[int] | None
+    """The documents a unit other than the verb's matched, ``None`` when it matched none (then every
+    document gets its full agreement: the verb alone decides)."""
     kinds: tuple[int, ...]
     named: list[float]
     lengths: tuple[float, ...]
@@ -215,6 +220,10 @@ def _parts(index: SearchIndex, query: str) -> _Parts:
             named[doc] += 1.0
     kinds, offered, lengths = _catalog_lists(index)
     agreement = [1.0 if verb is None else action_factor(verb.actions, o) for o in offered]
+    # The object chooses the service, the verb among its tools (ADR 0026, 0111): a document that shares
+    # only the verb with the query is not rewarded for performing it over the object's own tools.
+    others = [s.docs for u, s in zip(units, scored, strict=True) if u is not verb] if verb is not None else []
+    objects = set().union(*others) if any(others) else None
     return _Parts(
         units=scored,
         exact=exact,
@@ -223,6 +232,8 @@ def _parts(index: SearchIndex, query: str) -> _Parts:
         matched=[0] * size,
         coverage=coverage,
         agreement=agreement,
+        capped=[min(1.0, a) for a in agreement],
+        objects=objects,
         kinds=kinds,
         named=named,
         lengths=lengths,
@@ -252,6 +263,7 @@ def _scores(parts: _Parts, docs: Iterable[int]) -> dict[int, float]:
     """The lexical score of each of ``docs`` (accumulated) whose total is positive."""
     totals, matched, coverage, agreement = parts.totals, parts.matched, parts.coverage, parts.agreement
     kinds, named, lengths, pairs = parts.kinds, parts.named, parts.lengths, parts.pairs
+    capped, objects = parts.capped, parts.objects
     share, pair_scale = NAME_SHARE_WEIGHT, parts.pair_scale
     # The factors in the order the module docstring lists them, multiplied left to right in one pass. A
     # document no verb, name word or pair concerns is multiplied by exactly 1.0 there (1 + 0.0), which
@@ -259,7 +271,7 @@ def _scores(parts: _Parts, docs: Iterable[int]) -> dict[int, float]:
     return {
         doc: totals[doc]
         * coverage[matched[doc]]
-        * agreement[kinds[doc]]
+        * (agreement[kinds[doc]] if objects is None or doc in objects else capped[kinds[doc]])
         * (1.0 + share * named[doc] / lengths[doc])
         * (1.0 + pair_scale * pairs[doc])
         for doc in docs

@@ -13,7 +13,9 @@ its unit scores (the units naming an action at half weight) and is scaled by
   0099): the same class is rewarded, the same family a little, an exclusive
   family that differs (``read.list`` against ``produce.create``) is penalised
   (with the semantic layer the same comparison also moves each *sibling*'s fused
-  score, :func:`~ptc_plus.discovery.rules.operation_bonus`);
+  score, :func:`~ptc_plus.discovery.rules.operation_bonus`); a capability that
+  shares only the verb with a query whose other words match elsewhere is not
+  rewarded (the object chooses the service, the verb among its tools; ADR 0111);
 - *name share*: the share of the capability's own name words the query names;
 - *pairs*: neighbouring query concepts that stand next to each other in its
   name or description.
