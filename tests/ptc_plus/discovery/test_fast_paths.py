@@ -262,7 +262,9 @@ def test_the_shortcut_leaves_most_documents_unscored_at_scale(
         scored += len(found)
         matched += total
         shortened += len(found) < total
-    assert shortened > len(queries) // 2
+    # About half the queries take it (212 of 426 since a verb-only match is no longer rewarded, ADR 0111,
+    # which lowers the 10th best score its bound must fall under), and most matching documents go unscored.
+    assert shortened > len(queries) // 3
     assert scored < matched / 2
 
 

@@ -29,7 +29,7 @@ def test_the_shipped_table_names_its_source_and_licence() -> None:
     assert len(table.entries) > 90_000
     assert all(1 <= len(senses) <= table.senses for senses in table.entries.values())
     assert "telescope" in table.entries["望远镜"]
-    notice = (ROOT / "ptc_plus" / "capabilities" / "vocab" / "LICENSE-cedict_gloss.txt").read_text()
+    notice = (ROOT / "ptc_plus" / "discovery" / "vocab" / "LICENSE-cedict_gloss.txt").read_text()
     assert "Attribution-ShareAlike 4.0" in notice and "MDBG" in notice
 
 

@@ -158,7 +158,7 @@ import sys
 sys.path.insert(0, "benchmarks")
 import orjson
 from catalog_data import benchmark_catalog_parts
-from ptc_plus.capabilities import discovery
+from ptc_plus import discovery
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.discovery.snapshot import build_snapshot
 tools, skills, resources = benchmark_catalog_parts()
