@@ -54,13 +54,13 @@ from search_quality import naive_rank
 
 from ptc_plus.capabilities.catalog import build_catalog
 from ptc_plus.capabilities.cost import offline_counter
-from ptc_plus.capabilities.discovery import search, semantic_layer
 from ptc_plus.capabilities.disk_cache import DiskCache
-from ptc_plus.capabilities.index import build_index, cached_index
-from ptc_plus.capabilities.keywords import compile_keywords, default_keyword_index
-from ptc_plus.capabilities.search import ranking, reference_ranking, uses_arrays
-from ptc_plus.capabilities.semantic import enabled as semantic_enabled
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.api import search, semantic_layer
+from ptc_plus.discovery.index import build_index, cached_index
+from ptc_plus.discovery.keywords import compile_keywords, default_keyword_index
+from ptc_plus.discovery.ranker import ranking, reference_ranking, uses_arrays
+from ptc_plus.discovery.semantic import enabled as semantic_enabled
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.sdk import render_sdk
 
 RESULTS = Path(__file__).resolve().parent / "results" / "catalog.json"

@@ -60,7 +60,7 @@ def _catalog() -> Any:
     from catalog_data import benchmark_catalog_parts
 
     from ptc_plus.capabilities.catalog import build_catalog
-    from ptc_plus.capabilities.snapshot import build_snapshot
+    from ptc_plus.discovery.snapshot import build_snapshot
 
     tools, skills, resources = benchmark_catalog_parts()
     return build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources))
@@ -88,7 +88,7 @@ class _Use:
     """The shipped layer's encoder (one text space for queries and documents)."""
 
     def __init__(self) -> None:
-        from ptc_plus.capabilities import semantic
+        from ptc_plus.discovery import semantic
 
         self._encoder = semantic._encoder()
         self.version = self._encoder.version
@@ -104,7 +104,7 @@ def _similarities(encoder: Any, queries: Sequence[str], documents: Sequence[str]
     """Rounded cosines (queries × documents) and the per-query encoding times (seconds)."""
     import numpy as np
 
-    from ptc_plus.capabilities.semantic import SIMILARITY_DIGITS, rounded
+    from ptc_plus.discovery.semantic import SIMILARITY_DIGITS, rounded
 
     docs = np.asarray(encoder.documents(documents), dtype=np.float32)
     docs = docs / np.maximum(np.linalg.norm(docs, axis=1, keepdims=True), 1e-12)
@@ -121,7 +121,7 @@ def _similarities(encoder: Any, queries: Sequence[str], documents: Sequence[str]
 def _lexical(snapshot: Any, queries: Sequence[str]) -> Any:
     import numpy as np
 
-    from ptc_plus.capabilities.search import ranking
+    from ptc_plus.discovery.ranker import ranking
 
     position = {identity: i for i, identity in enumerate(snapshot.index.identities)}
     out = np.zeros((len(queries), len(position)))
@@ -230,7 +230,7 @@ def _digest_in_process(option: str, threads: int) -> str:
 def _digest(option: str) -> str:
     from search_eval import load_set
 
-    from ptc_plus.capabilities.semantic import document_text
+    from ptc_plus.discovery.semantic import document_text
 
     snapshot = _catalog()
     texts = [document_text(c) for c in snapshot.catalog.capabilities]
@@ -261,10 +261,10 @@ def main() -> int:
         return 0
     from search_eval import load_set
 
-    from ptc_plus.capabilities.discovery import semantic_layer
-    from ptc_plus.capabilities.gloss import SWITCH_ENV as GLOSS_SWITCH
-    from ptc_plus.capabilities.search import SEMANTIC_FLOOR, SEMANTIC_WEIGHT, ranking
-    from ptc_plus.capabilities.semantic import DISTRIBUTION, document_text, enabled
+    from ptc_plus.discovery.api import semantic_layer
+    from ptc_plus.discovery.gloss import SWITCH_ENV as GLOSS_SWITCH
+    from ptc_plus.discovery.ranker import SEMANTIC_FLOOR, SEMANTIC_WEIGHT, ranking
+    from ptc_plus.discovery.semantic import DISTRIBUTION, document_text, enabled
 
     if not enabled():
         raise SystemExit("the semantic layer is not installed (pip install -e '.[semantic,ceiling]')")

@@ -62,7 +62,7 @@ golden = Path(sys.argv[1])
 pinned = json.loads((golden / "o200k_counts.json").read_text())["counts"]
 from hookspecs.types import SkillSpec
 from ptc_plus.capabilities import ResourceEntry, ResourceSource, build_catalog, offline_counter
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.discovery.snapshot import build_snapshot
 from ptc_plus.sdk.tools_file import load_tool_specs
 tools = [s for p in sorted((golden.parent / "mcp").glob("*.json")) for s in load_tool_specs(p)]
 catalog = build_catalog(

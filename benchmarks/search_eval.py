@@ -363,8 +363,8 @@ def run(data: dict[str, Any], snapshot: Any, identities: dict[str, str], *, sema
     """One configuration's report: lexical only, or fused with the semantic layer (ADR 0077)."""
     import time
 
-    from ptc_plus.capabilities.discovery import semantic_layer
-    from ptc_plus.capabilities.search import ranking
+    from ptc_plus.discovery.api import semantic_layer
+    from ptc_plus.discovery.ranker import ranking
 
     layer = semantic_layer(snapshot) if semantic else None
     if semantic and layer is None:
@@ -391,8 +391,8 @@ def main() -> int:
     from catalog_data import benchmark_catalog_parts
 
     from ptc_plus.capabilities.catalog import build_catalog
-    from ptc_plus.capabilities.semantic import enabled
-    from ptc_plus.capabilities.snapshot import build_snapshot
+    from ptc_plus.discovery.semantic import enabled
+    from ptc_plus.discovery.snapshot import build_snapshot
 
     tools, skills, resources = benchmark_catalog_parts()
     snapshot = build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources))

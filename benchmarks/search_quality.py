@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalog_data import DATA, benchmark_catalog_parts
 
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.discovery import search, semantic_layer
-from ptc_plus.capabilities.search import rank
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.api import search, semantic_layer
+from ptc_plus.discovery.ranker import rank
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 
 RESULTS = Path(__file__).resolve().parent / "results" / "search_quality.json"
 BUDGETS = (40, 150, 600, 2000)

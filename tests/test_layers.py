@@ -4,8 +4,8 @@ Layers, lowest first; a module may import its own unit and any unit of a
 lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, gate_values, i18n, migration, sandbox_policy) < sdk
-      < capabilities < runtime < preview < config < statistics < gate | plan < adapters.mcp < workflow < session
-      < plugin < demo < cli < adapters.llm
+      < capabilities < discovery < runtime < preview < config < statistics < gate | plan < adapters.mcp < workflow
+      < session < plugin < demo < cli < adapters.llm
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus",),
     ("ptc_plus.sdk",),
     ("ptc_plus.capabilities",),
+    ("ptc_plus.discovery",),
     ("ptc_plus.runtime",),
     ("ptc_plus.preview",),
     ("ptc_plus.config",),
@@ -60,7 +61,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it; the llm plugin sits
 above ``cli`` because it embeds a host that loads the plugin and mounts ``ptc-plus capabilities`` (ADR 0074).
 The evaluation runs whole sessions on the reference host with the plugin, so it sits above the plugin; ``ptc-plus
-eval`` runs it (ADR 0079)."""
+eval`` runs it (ADR 0079). Discovery searches the catalog and sits just above it (ADR 0110)."""
 
 PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
     # The contract is public module by module (host and plugin authors import its types where they live):
@@ -188,7 +189,13 @@ def edges(module: Module) -> Iterator[Edge]:
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
-            yield Edge(module.name, target, tuple(a.name for a in node.names), node.lineno, node in type_only)
+            # ``from ptc_plus import discovery``: a name that is itself a unit is an import of that unit's face.
+            units = [a.name for a in node.names if f"{target}.{a.name}" in RANK]
+            for name in units:
+                yield Edge(module.name, f"{target}.{name}", (), node.lineno, node in type_only)
+            names = tuple(a.name for a in node.names if a.name not in units)
+            if names or not units:
+                yield Edge(module.name, target, names, node.lineno, node in type_only)
 
 
 def declared_all(module: Module) -> frozenset[str] | None:
@@ -322,6 +329,13 @@ def test_every_unit_is_a_real_package_or_module() -> None:
 def test_scratch_upward_import_is_reported() -> None:
     found = violations(_with("ptc_plus.runtime._scratch", "from ptc_plus.config import PtcConfig\n"))
     assert found == ["ptc_plus.runtime._scratch:1 imports ptc_plus.config: ptc_plus.config is above ptc_plus.runtime"]
+
+
+def test_scratch_upward_import_of_a_unit_named_through_its_parent_is_reported() -> None:
+    found = violations(_with("ptc_plus.capabilities._scratch", "from ptc_plus import discovery\n"))
+    assert found == [
+        "ptc_plus.capabilities._scratch:1 imports ptc_plus.discovery: ptc_plus.discovery is above ptc_plus.capabilities"
+    ]
 
 
 def test_scratch_sibling_import_is_reported() -> None:

@@ -60,7 +60,7 @@ _TEMPORARY = ".tmp-"
 _STALE_TEMPORARY_S = 3600.0
 _LOCK_TIMEOUT_S = 2.0
 _OFF = frozenset({"0", "off", "no", "false"})
-_DERIVING = ("capabilities", "sdk")
+_DERIVING = ("capabilities", "discovery", "sdk")
 """Subpackages of ``ptc_plus`` whose sources and data derive cached values (their digest is in every key)."""
 
 
@@ -215,7 +215,7 @@ def chosen_cache(cache: DiskCache | UserCache | None) -> DiskCache | None:
 
 @functools.cache
 def code_version() -> str:
-    """A digest of what derives cached values: package, sources and data of ``capabilities`` and ``sdk``,
+    """A digest of what derives cached values: package, sources and data of ``capabilities``, ``discovery`` and ``sdk``,
     Python and Unicode versions. Any edit of a ranker or renderer file changes it (read once per process)."""
     digest = hashlib.sha256()
     for part in (__version__, sys.version, unicodedata.unidata_version, str(FORMAT_VERSION)):

@@ -15,17 +15,13 @@ from typing import Any
 
 import click
 
-from ptc_plus.capabilities import (
-    CatalogSnapshot,
-    InvalidBudget,
-    InvalidDiscoveryArgument,
-    discovery,
-)
+from ptc_plus import discovery
 from ptc_plus.cli.capabilities_plan import plan_command, report_issues, set_command
 from ptc_plus.cli.invocation import PtcGroup, ptc_command, usage_errors
 from ptc_plus.cli.options import integer, json_option, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
 from ptc_plus.cli.workspace_plan import new_session_plan, tools_catalog
+from ptc_plus.discovery import CatalogSnapshot, InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.i18n import message
 
 
@@ -84,9 +80,9 @@ def print_search(
     result: Mapping[str, Any],
     reasons: Mapping[str, Any] | None = None,
 ) -> None:
-    """The human list of a :func:`~ptc_plus.capabilities.discovery.search` answer (``ptc-plus capabilities
+    """The human list of a :func:`~ptc_plus.discovery.api.search` answer (``ptc-plus capabilities
     search``, ``llm capabilities search``): a table on a terminal, numbered rows otherwise, and with
-    ``reasons`` (:func:`~ptc_plus.capabilities.discovery.explain`) why each matched."""
+    ``reasons`` (:func:`~ptc_plus.discovery.api.explain`) why each matched."""
     reasons = reasons or {}
     ranked = sorted([*result["expanded"], *result["not_expanded"]], key=lambda m: (-m["score"], m["identity"]))
     if not ranked:

@@ -45,12 +45,13 @@ import click
 import orjson
 
 from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
-from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
+from ptc_plus.capabilities import build_catalog
 from ptc_plus.cli.invocation import WrongInvocation, ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.cli.workspace_plan import PlannedTools, planned_tools
 from ptc_plus.config import WORKSPACE_DIR, Disclosure, LoadedConfig, SandboxPolicy, mcp_servers
+from ptc_plus.discovery import CatalogSnapshot, build_snapshot
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
 from ptc_plus.runtime import (

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import click
 
-from ptc_plus.capabilities import build_catalog, build_snapshot, default_cache, discovery
+from ptc_plus import discovery
+from ptc_plus.capabilities import build_catalog, default_cache
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import integer, json_option, read_tool_set, tools_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, plural
+from ptc_plus.discovery import build_snapshot
 from ptc_plus.i18n import message
 from ptc_plus.sdk import module_text, render_sdk
 

@@ -22,9 +22,10 @@ import click
 
 from hookspecs import TokenCounter, ToolDefinition, ToolSpec
 from ptc_plus.adapters.mcp import McpSources, ToolsSnapshot
-from ptc_plus.capabilities import Catalog, CatalogSnapshot, CatalogUnavailable, DeferredCounter, build_catalog
+from ptc_plus.capabilities import Catalog, CatalogUnavailable, DeferredCounter, build_catalog
 from ptc_plus.cli.options import read_tool_set
 from ptc_plus.config import LoadedConfig, load_config
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session import effective_snapshot, session_plan
 

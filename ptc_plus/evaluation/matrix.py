@@ -22,7 +22,7 @@ from pathlib import Path
 import attrs
 
 from hookspecs.reference import Model
-from ptc_plus.capabilities import ranker_name
+from ptc_plus.discovery import ranker_name
 from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.evaluation import runner
 from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName

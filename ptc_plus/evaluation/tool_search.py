@@ -44,7 +44,9 @@ from hookspecs import (
 )
 from hookspecs.reference import ModelRequest
 from hookspecs.services import tool
-from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot, discovery
+from ptc_plus import discovery
+from ptc_plus.capabilities import build_catalog
+from ptc_plus.discovery import CatalogSnapshot, build_snapshot
 from ptc_plus.evaluation.driver import TOOL_SEARCH
 from ptc_plus.statistics import StatisticsStore
 

@@ -7,7 +7,7 @@ A run is given its discovery source once, when it starts: a
 Requests are first checked against fixed bounds (:data:`MAX_QUERY_CHARS` per
 phrasing, :data:`MAX_PHRASINGS`, :data:`MAX_INSPECT_NAMES`, :data:`MAX_NAME_CHARS`, :data:`MAX_REQUEST_LIMIT`;
 ADR 0042) and refused with :class:`DiscoveryRequestTooLarge` beyond them,
-then served by :func:`ptc_plus.capabilities.discovery.call` in one shared
+then served by :func:`ptc_plus.discovery.api.call` in one shared
 worker thread, in arrival order per run, so a slow request stalls neither the
 event loop (the run's timer, other runs) nor anything but other discovery
 requests. A run that settles stops waiting at once; the request already in
@@ -30,7 +30,8 @@ from typing import ParamSpec, TypeVar
 import attrs
 
 from hookspecs import AgentRef, JSONValue
-from ptc_plus.capabilities import CatalogSnapshot, discovery
+from ptc_plus import discovery
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.errors import PtcError
 from ptc_plus.runtime.errors import DiscoveryFailed, DiscoveryRequestTooLarge, DiscoveryUnavailable
 

@@ -16,7 +16,8 @@ from collections.abc import Collection, Mapping, Sequence
 import attrs
 
 from hookspecs import ContextMessage, TokenCounter
-from ptc_plus.capabilities import Capability, CatalogSnapshot, delivery_text
+from ptc_plus.capabilities import Capability, delivery_text
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.i18n import message
 from ptc_plus.session.contract_memory import RECOVERY_PROVENANCE, Contract, ContractMemory, Expanded, Recovered
 from ptc_plus.session.projection import MODEL_LANG

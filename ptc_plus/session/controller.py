@@ -39,7 +39,7 @@ from hookspecs import (
     TurnSummary,
 )
 from ptc_plus.adapters.mcp import McpSources
-from ptc_plus.capabilities import CatalogSnapshot
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.session.commands import CapabilitiesCommands
 from ptc_plus.session.contract_memory import ContractDesk
 from ptc_plus.session.deliverer import Deliverer

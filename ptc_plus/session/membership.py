@@ -22,15 +22,10 @@ import attrs
 
 from hookspecs import SkillSpec, TokenCounter, ToolCall, ToolSpec
 from ptc_plus.adapters.mcp import RESOURCE_TOOLS
-from ptc_plus.capabilities import (
-    DEFAULT_DISCOVERY_BUDGET,
-    CapabilityKind,
-    Catalog,
-    CatalogSnapshot,
-    build_snapshot,
-)
+from ptc_plus.capabilities import CapabilityKind, Catalog
 from ptc_plus.config import Disclosure
-from ptc_plus.plan import CapabilityPlan
+from ptc_plus.discovery import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
+from ptc_plus.plan import CapabilityPlan, Scope
 from ptc_plus.preview import READ_TOOL_NAME
 from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment
@@ -49,7 +44,22 @@ def full_tools(environment: Environment) -> frozenset[str]:
 
 def effective_snapshot(plan: CapabilityPlan, catalog: Catalog, counter: TokenCounter) -> CatalogSnapshot:
     """``catalog`` restricted to ``plan``'s effective set: ``off`` and not-in-plan members are absent."""
-    return build_snapshot(catalog, counter=counter).restrict(e.identity for e in plan.effective())
+    snapshot = build_snapshot(catalog, counter=counter, usage=workspace_usage(plan))
+    return snapshot.restrict(e.identity for e in plan.effective())
+
+
+def workspace_usage(plan: CapabilityPlan) -> dict[str, int]:
+    """How many of the workspace's session families used each member the workspace's statistics decided
+    (``coverage`` × ``samples`` of its plan entry): identities and counts only, the prior between a search's
+    near ties (ADR 0111). Members the statistics had no vote on, or decided from the user's scope, are absent."""
+    return {
+        e.identity: used
+        for e in plan.entries
+        if e.scope is Scope.WORKSPACE
+        and e.coverage is not None
+        and e.samples
+        and (used := round(e.coverage * e.samples))
+    }
 
 
 @attrs.frozen(kw_only=True)
@@ -184,7 +194,11 @@ def freeze_membership(
             if same_unit and (c := catalog.get(e.identity)) is not None and c.revision == e.revision
         }
         snapshot = build_snapshot(
-            catalog.restrict(effective), counter=counter, measured=measured, default_budget=discovery_budget
+            catalog.restrict(effective),
+            counter=counter,
+            measured=measured,
+            default_budget=discovery_budget,
+            usage=workspace_usage(plan),
         )
     return Membership(
         known=managed | unmanaged,

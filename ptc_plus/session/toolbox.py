@@ -25,8 +25,9 @@ from hookspecs import (
     ToolSpec,
 )
 from ptc_plus.adapters.mcp import McpSources, resource_tools
-from ptc_plus.capabilities import CatalogSnapshot, choose_counter
+from ptc_plus.capabilities import choose_counter
 from ptc_plus.config import WORKSPACE_DIR, UserBindings
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.preview import READ_TOOL_NAME, preview_result, read_spill_definition
 from ptc_plus.runtime import CodeRuntime, KernelCell, RunLimits, run_code_definition
 from ptc_plus.session.contract_memory import ContractDesk

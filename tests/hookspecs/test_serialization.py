@@ -13,8 +13,8 @@ import pytest
 
 from hookspecs import AgentRef, SessionInfo
 from hookspecs.serialization import canonical_bytes, converter, structure, unstructure
-from ptc_plus.capabilities.keywords import DEFAULT_PATH, load_keyword_index, save_keyword_index
 from ptc_plus.config.converter import CONVERTER
+from ptc_plus.discovery.keywords import DEFAULT_PATH, load_keyword_index, save_keyword_index
 
 ROOT = Path(__file__).resolve().parents[2]
 CONVERTER_FACTORY = re.compile(r"make_converter\(|cattrs\.Converter\(|GenConverter\(|preconf")

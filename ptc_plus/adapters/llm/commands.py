@@ -140,8 +140,9 @@ async def _search(
     tools: ToolSource, conversation: str, query: str, limit: int, budget: int | None
 ) -> tuple[Any, dict[str, Any]]:
     """The conversation's snapshot (``None`` without discovery) and its discovery answer for ``query``."""
+    from ptc_plus import discovery
     from ptc_plus.adapters.llm.conversation import opened
-    from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, discovery
+    from ptc_plus.discovery import InvalidBudget, InvalidDiscoveryArgument
 
     async with opened(conversation, host_tools.definitions(tools(), ChainContext()), create=False) as session:
         snapshot = session.snapshot()

@@ -33,7 +33,7 @@ from hookspecs import CommandReceipt, StepInfo, ToolCall, ToolDefinition, ToolRe
 from hookspecs.reference import Approver, ReferenceHost, Session
 from hookspecs.serialization import canonical_bytes, detached
 from ptc_plus.adapters.llm.errors import NoSession, SessionNotOpened
-from ptc_plus.capabilities import CatalogSnapshot
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.plugin import controller
 from ptc_plus.runtime import scratch_state_dir
 

@@ -26,8 +26,9 @@ import orjson
 from hookspecs import AgentRef, CommandReceipt, ReceiptStatus, StepInfo, ToolCall, ToolResult, ToolSpec
 from hookspecs.reference import ReferenceHost, Session
 from hookspecs.serialization import canonical_bytes, detached
+from ptc_plus import discovery
 from ptc_plus.adapters.mcp.serve_errors import SearchArguments, SearchUnavailable
-from ptc_plus.capabilities import InvalidBudget, InvalidDiscoveryArgument, discovery
+from ptc_plus.discovery import InvalidBudget, InvalidDiscoveryArgument
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 from ptc_plus.plugin import controller

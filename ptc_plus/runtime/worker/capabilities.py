@@ -3,7 +3,7 @@
 ``await capabilities.search(query, budget=None, limit=10)`` (``query`` a text
 or a list of phrasings), ``find(query, limit=20)``, ``inspect(names,
 budget=None)`` and ``tree(limit=50)`` — the
-names and defaults of :mod:`ptc_plus.capabilities.discovery` — send a
+names and defaults of :mod:`ptc_plus.discovery.api` — send a
 ``discover`` frame and return the host's plain-JSON answer. Every argument is
 sent explicitly (``None`` means the host's default), so the frame always
 carries exactly the method's argument names. The object holds nothing but

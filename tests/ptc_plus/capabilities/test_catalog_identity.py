@@ -14,7 +14,7 @@ from ptc_plus.capabilities import (
     tool_identity,
 )
 from ptc_plus.capabilities.errors import DuplicateCapability
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.discovery.snapshot import build_snapshot
 
 READ = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 

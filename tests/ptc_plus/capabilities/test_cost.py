@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ptc_plus.capabilities import cost
 from ptc_plus.capabilities.contract import delivery_text
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 
 
 class FixedCounter:

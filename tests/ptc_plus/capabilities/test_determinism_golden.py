@@ -22,7 +22,7 @@ What could differ across machines, and why it does not reach the answer (as far 
   there. Every score and lexical value an answer shows is rounded to 9 decimals, so an ulp shows only for a
   value within an ulp or so of a rounding boundary (the nearest over these cases is ~46 ulps away) or a tie
   of rounded keys on one machine and not another. Not rounded: ``good_match`` compares the *unrounded* best
-  lexical score with the confidence thresholds (``search._confident``), so a value an ulp from a threshold
+  lexical score with the confidence thresholds (``rules.is_confident``), so a value an ulp from a threshold
   would flip it, and with it which contracts are expanded (the nearest lexical-only case is 0.012 away).
 - The semantic layer's vectors come from the encoder's float32 forward pass (numpy + BLAS), and BLAS kernels
   differ by CPU even on one thread. Measured here (OpenBLAS 0.3.31 of numpy 2.4's wheel; ``OPENBLAS_CORETYPE``
@@ -56,7 +56,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ptc_plus.capabilities import semantic
+from ptc_plus.discovery import semantic
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "search_golden.py"

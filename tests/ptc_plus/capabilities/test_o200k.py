@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from ptc_plus.capabilities import cost, o200k
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 from tests.installed_wheel import unpack_wheel
 
 ROOT = Path(__file__).resolve().parents[3]

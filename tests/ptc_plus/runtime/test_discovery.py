@@ -13,7 +13,9 @@ import pytest_asyncio
 
 from hookspecs import AgentRef, ToolContext, ToolDefinition, ToolResult
 from hookspecs.reference import ReferenceHost, Session
-from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot, discovery
+from ptc_plus import discovery
+from ptc_plus.capabilities import build_catalog
+from ptc_plus.discovery import CatalogSnapshot, build_snapshot
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import DiscoveryProvider
 from ptc_plus.runtime.protocol import DISCOVERY_METHODS

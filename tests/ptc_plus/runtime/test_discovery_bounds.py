@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
+from ptc_plus.capabilities import build_catalog
+from ptc_plus.discovery import CatalogSnapshot, build_snapshot
 from ptc_plus.runtime import discovery as runtime_discovery
 from ptc_plus.runtime.discovery import (
     MAX_INSPECT_NAMES,

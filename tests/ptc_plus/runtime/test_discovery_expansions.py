@@ -10,7 +10,8 @@ import pytest_asyncio
 
 from hookspecs import AgentRef
 from hookspecs.reference import ReferenceHost, Session
-from ptc_plus.capabilities import CatalogSnapshot, build_catalog, build_snapshot
+from ptc_plus.capabilities import build_catalog
+from ptc_plus.discovery import CatalogSnapshot, build_snapshot
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.discovery import ExpansionSink, Reported, answer, source_for
 from ptc_plus.runtime.tool import run_code_definition

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ptc_plus.capabilities import CatalogSnapshot
+from ptc_plus.discovery import CatalogSnapshot
 from ptc_plus.runtime.discovery import answer, source_for
 from ptc_plus.runtime.errors import DiscoveryFailed
 
@@ -34,7 +34,7 @@ def test_a_discovery_bug_while_answering_is_logged(
     def broken_call(*args: object) -> object:
         raise ProviderBug("ranker crashed")
 
-    monkeypatch.setattr("ptc_plus.capabilities.discovery.call", broken_call)
+    monkeypatch.setattr("ptc_plus.discovery.call", broken_call)
     snapshot = object.__new__(CatalogSnapshot)  # never read: the call itself breaks
     with caplog.at_level("ERROR", logger="ptc_plus.runtime.discovery"):
         ok, response = answer(snapshot, "tree", {})

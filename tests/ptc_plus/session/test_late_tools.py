@@ -17,7 +17,7 @@ import pytest
 
 from hookspecs import JSONObject, JSONValue, ToolContext, ToolDefinition, tool
 from hookspecs.reference import ReferenceHost
-from ptc_plus.capabilities.discovery import find
+from ptc_plus.discovery.api import find
 from ptc_plus.plugin import controller
 
 from .conftest import HostFactory, program_turns, write_config, write_skill

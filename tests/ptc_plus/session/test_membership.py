@@ -15,8 +15,8 @@ import pytest
 
 from hookspecs import ToolCall
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel
-from ptc_plus.capabilities.discovery import find, search
 from ptc_plus.config import Disclosure
+from ptc_plus.discovery.api import find, search
 from ptc_plus.plan import Reason
 from ptc_plus.plugin import controller
 

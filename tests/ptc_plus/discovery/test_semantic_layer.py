@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from ptc_plus.capabilities import discovery, ranker_name, semantic
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.search import ranking
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery import ranker_name, semantic
+from ptc_plus.discovery.ranker import ranking
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 from tests.cli_runner import CliRunner
 
 np = pytest.importorskip("numpy")
@@ -157,9 +158,9 @@ import sys
 sys.path.insert(0, "benchmarks")
 import orjson
 from catalog_data import benchmark_catalog_parts
-from ptc_plus.capabilities import discovery
+from ptc_plus import discovery
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.discovery.snapshot import build_snapshot
 tools, skills, resources = benchmark_catalog_parts()
 snapshot = build_snapshot(build_catalog(tools=tools, skills=skills, resources=resources))
 queries = ["jot down a quick note", "把这个文件存个版本", "AAPL share price", "what's the weather like", "x"]

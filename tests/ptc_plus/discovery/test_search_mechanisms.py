@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from hookspecs.types import ToolSpec
-from ptc_plus.capabilities import search
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.keywords import (
+from ptc_plus.discovery import loops
+from ptc_plus.discovery.keywords import (
     KeywordIndex,
     compile_keywords,
     default_keyword_index,
     load_keyword_index,
     save_keyword_index,
 )
-from ptc_plus.capabilities.query_units import analyse
-from ptc_plus.capabilities.search import (
+from ptc_plus.discovery.query import analyse
+from ptc_plus.discovery.ranker import (
     ACTION_AGREES,
     ACTION_CONFLICTS,
     ACTION_RELATED,
@@ -25,7 +25,7 @@ from ptc_plus.capabilities.search import (
     action_factor,
     rank,
 )
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 
 OBJECT = {"type": "object", "properties": {"id": {"type": "string"}}}
 
@@ -143,7 +143,7 @@ def test_name_share_scales_by_the_share_of_name_words_the_query_names(monkeypatc
     specs = [tool("current_time", "Now."), tool("time_zone_offset", "Now.")]
     snapshot = build_snapshot(build_catalog(tools=specs), keywords=KeywordIndex())
     with_share = {m.identity: m.score for m in rank(snapshot.index, "current time")}
-    monkeypatch.setattr(search, "NAME_SHARE_WEIGHT", 0.0)
+    monkeypatch.setattr(loops, "NAME_SHARE_WEIGHT", 0.0)  # the definition ranks catalogs this small
     without = {m.identity: m.score for m in rank(snapshot.index, "current time")}
     whole, third = "mcp:tracker/current_time", "mcp:tracker/time_zone_offset"
     assert with_share[whole] == pytest.approx(without[whole] * (1 + NAME_SHARE_WEIGHT))

@@ -1,11 +1,11 @@
 """What the two rankers share: the tuning, the result types and the small rules both apply.
 
-:mod:`~ptc_plus.capabilities.search` scores in plain Python (the definition) and
-:mod:`~ptc_plus.capabilities.ranking_arrays` computes the same scores over numpy arrays; both read their
+:mod:`~ptc_plus.discovery.ranker` scores in plain Python (the definition) and
+:mod:`~ptc_plus.discovery.kernel` computes the same scores over numpy arrays; both read their
 weights, thresholds and margins from here and return the :class:`Ranking` defined here, so neither imports
-the other's code (:mod:`~ptc_plus.capabilities.search` re-exports the tuning and the result types: its names
+the other's code (:mod:`~ptc_plus.discovery.ranker` re-exports the tuning and the result types: its names
 are the ones the docs, benchmarks and tests use). The weights are explained in
-:mod:`~ptc_plus.capabilities.search` and ADR 0026, 0077 and 0084.
+:mod:`~ptc_plus.discovery.ranker` and ADR 0026, 0077 and 0084.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from ptc_plus.capabilities import gloss as glossing
-from ptc_plus.capabilities.index import SearchIndex
-from ptc_plus.capabilities.query_units import SYNONYM_WEIGHT, Unit
-from ptc_plus.capabilities.semantic import SemanticLayer
+from ptc_plus.discovery import gloss as glossing
+from ptc_plus.discovery.index import SearchIndex
+from ptc_plus.discovery.query import SYNONYM_WEIGHT, Unit
+from ptc_plus.discovery.semantic import SemanticLayer
 
 K1 = 1.2
 CONCEPT_FLOOR = SYNONYM_WEIGHT
@@ -35,7 +35,7 @@ NAME_SHARE_WEIGHT = 0.3
 PAIR_WEIGHT = 0.3
 
 
-_ROUNDING_MARGIN = 1e-6
+ROUNDING_MARGIN = 1e-6
 """Far above the 0.5e-9 of rounding scores to 9 decimals (and float error at any score size seen)."""
 SEMANTIC_WEIGHT = 1.0
 """Fused score = lexical score / the query's best lexical score + this × cosine similarity (ADR 0077;
@@ -137,12 +137,12 @@ def operation_bonus(index: SearchIndex, units: list[Unit]) -> dict[int, float]:
     return found
 
 
-def _concept_terms(unit: Unit) -> list[str]:
+def concept_terms(unit: Unit) -> list[str]:
     # Terms from U+3040 up are CJK n-grams: overlapping bigrams are never neighbours worth a pair.
     return sorted(t for t, w in unit.terms.items() if w >= CONCEPT_FLOOR and t[0] < "\u3040")
 
 
-def _derived(index: SearchIndex, name: str) -> dict[Any, Any]:
+def derived_memo(index: SearchIndex, name: str) -> dict[Any, Any]:
     """The memo ``name`` of values derived from ``index`` (kept in ``SearchIndex.derived``; empty at first)."""
     found: dict[Any, Any] | None = index.derived.get(name)
     if found is None:
@@ -150,13 +150,13 @@ def _derived(index: SearchIndex, name: str) -> dict[Any, Any]:
     return found
 
 
-def _gloss(index: SearchIndex, query: str, semantic: SemanticLayer | None) -> str:
+def query_gloss(index: SearchIndex, query: str, semantic: SemanticLayer | None) -> str:
     """The query's English gloss when the semantic layer is on (the configuration it was measured in) and
     ``PTC_PLUS_GLOSS`` does not turn it off."""
     return "" if semantic is None or not glossing.enabled() else glossing.english_gloss(query, index.keywords)
 
 
-def _confident(matches: tuple[Match, ...], best_lexical: float) -> bool:
+def is_confident(matches: tuple[Match, ...], best_lexical: float) -> bool:
     if not matches:
         return False
     top = matches[0]

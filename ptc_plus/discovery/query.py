@@ -1,9 +1,9 @@
-"""Query analysis: a query cut into the *units* the ranker scores (:mod:`~ptc_plus.capabilities.search`).
+"""Query analysis: a query cut into the *units* the ranker scores (:mod:`~ptc_plus.discovery.ranker`).
 
 A query is cut into *units*: each English word (with its synonyms), each
 dictionary word found in a CJK run (with its expansions, the first weighing
 most, and its character n-grams), and each CJK stretch the dictionary does not
-know (n-grams only). English words come cleaned (:func:`~ptc_plus.capabilities.terms.query_words`):
+know (n-grams only). English words come cleaned (:func:`~ptc_plus.discovery.terms.query_words`):
 no contraction clitics or bare numbers, letters glued to digits (``ec2``) one unit
 matching only whole, code identifiers of the user's own (``parse_config``) left
 out, and several words the keyword index knows as a phrase (``spin up``) one
@@ -18,8 +18,8 @@ from collections.abc import Container, Iterable, Mapping
 
 import attrs
 
-from ptc_plus.capabilities.keywords import CompiledKeywords
-from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, QueryWord, cjk_runs, cjk_terms, query_words
+from ptc_plus.discovery.keywords import CompiledKeywords
+from ptc_plus.discovery.terms import UNIGRAM_PREFIX, QueryWord, cjk_runs, cjk_terms, query_words
 
 WORD_WEIGHT = 1.0
 SYNONYM_WEIGHT = 0.5

@@ -8,17 +8,17 @@ import pytest
 
 from hookspecs.types import ToolSpec
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.errors import InvalidKeywordIndex
-from ptc_plus.capabilities.keywords import (
+from ptc_plus.discovery.errors import InvalidKeywordIndex
+from ptc_plus.discovery.keywords import (
     KeywordIndex,
     compile_keywords,
     default_keyword_index,
     load_keyword_index,
     save_keyword_index,
 )
-from ptc_plus.capabilities.search import rank
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
-from ptc_plus.capabilities.terms import UNIGRAM_PREFIX, stem, terms
+from ptc_plus.discovery.ranker import rank
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.terms import UNIGRAM_PREFIX, stem, terms
 
 
 def top(snapshot: CatalogSnapshot, query: str, k: int = 1) -> list[str]:

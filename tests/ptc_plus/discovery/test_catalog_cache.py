@@ -1,6 +1,6 @@
 """Catalog, index and snapshot through the disk cache (ADR 0078): a hit equals a build, damage is rebuilt.
 
-Also the top-``limit`` selection of :func:`~ptc_plus.capabilities.search.ranking`: cut to a limit, it gives
+Also the top-``limit`` selection of :func:`~ptc_plus.discovery.ranker.ranking`: cut to a limit, it gives
 exactly the head of the full ranking (the cut is a performance change only).
 """
 
@@ -15,13 +15,14 @@ import orjson
 import pytest
 
 from hookspecs.types import ToolSpec
-from ptc_plus.capabilities import build_catalog, discovery
+from ptc_plus.capabilities import build_catalog
 from ptc_plus.capabilities import catalog as catalog_module
-from ptc_plus.capabilities import index as index_module
 from ptc_plus.capabilities.disk_cache import DiskCache
-from ptc_plus.capabilities.index import CACHE_KIND, build_index, cached_index, decode_index, encode_index
-from ptc_plus.capabilities.search import ranking
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery import index as index_module
+from ptc_plus.discovery.index import CACHE_KIND, build_index, cached_index, decode_index, encode_index
+from ptc_plus.discovery.ranker import ranking
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 from ptc_plus.sdk import module as sdk_module
 from tests.cli_runner import CliRunner
 
@@ -165,8 +166,8 @@ _KEY_IN_A_CHILD = """
 import hashlib, sys
 from pathlib import Path
 from ptc_plus.capabilities import build_catalog
-from ptc_plus.capabilities.index import index_inputs
-from ptc_plus.capabilities.keywords import compile_keywords, default_keyword_index
+from ptc_plus.discovery.index import index_inputs
+from ptc_plus.discovery.keywords import compile_keywords, default_keyword_index
 from ptc_plus.sdk import spec_inputs
 from ptc_plus.sdk.tools_file import load_tool_specs
 specs = [s for p in sorted(Path(sys.argv[1]).glob("*.json")) for s in load_tool_specs(p)]

@@ -22,16 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.contract import ToolTally, delivery_text
-from ptc_plus.capabilities.cost import line_counter
-from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
-from ptc_plus.capabilities.ranking_rules import Match, Ranking
-from ptc_plus.capabilities.search import explain as explain_terms
-from ptc_plus.capabilities.search import operation_bonuses, ranking
-from ptc_plus.capabilities.semantic import SemanticLayer, layer_for
-from ptc_plus.capabilities.semantic import enabled as semantic_enabled
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.capabilities import Capability, ToolTally, delivery_text, line_counter
+from ptc_plus.discovery.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.discovery.prior import prefer_used
+from ptc_plus.discovery.ranker import explain as explain_terms
+from ptc_plus.discovery.ranker import operation_bonuses, ranking
+from ptc_plus.discovery.rules import Match, Ranking
+from ptc_plus.discovery.semantic import SemanticLayer, layer_for
+from ptc_plus.discovery.semantic import enabled as semantic_enabled
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 from ptc_plus.i18n import message
 from ptc_plus.sdk import to_identifier
 
@@ -171,17 +170,22 @@ def search(
     of its own and the rankings are fused by reciprocal rank (ADR 0104), one answer within one budget. A
     match found by a confident phrasing ranks before any found only by phrasings with no good match, and
     only those are expanded; ``more_matches`` is then a lower bound (the phrasings' matches overlap).
-    A single string (or a list of one) is answered exactly as before.
+    A single string (or a list of one) is answered exactly as before. Between near ties the capability the
+    workspace used more comes first (``snapshot.usage``, ADR 0111).
     """
     phrasings = _phrasings(query)
     spent = _budget(snapshot, budget)
     wanted = _limit("limit", limit)
     layer = semantic_layer(snapshot)
+    # Each phrasing's near ties are ordered by the workspace's usage before any fusion (ADR 0111).
+    rankings = [
+        prefer_used(ranking(snapshot.index, p, limit=wanted, semantic=layer), snapshot.usage) for p in phrasings
+    ]
     if len(phrasings) == 1:
-        ranked = ranking(snapshot.index, phrasings[0], limit=wanted, semantic=layer)
+        ranked = rankings[0]
         trusted = {m.identity for m in ranked.matches} if ranked.confident else set()
     else:
-        ranked, trusted = _fused([ranking(snapshot.index, p, limit=wanted, semantic=layer) for p in phrasings], wanted)
+        ranked, trusted = _fused(rankings, wanted)
     found = [c for m in ranked.matches if (c := snapshot.get(m.identity)) is not None]
     if ranked.confident:
         response = _deliver(snapshot, [c for c in found if c.identity in trusted], spent)

@@ -8,8 +8,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptc_plus.capabilities import discovery
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 
 LINE_TOKENS = 40
 """The bound ADR 0104 states for one candidate line (o200k_base tokens; a line is at most 100 characters)."""

@@ -24,8 +24,8 @@ from pathlib import Path
 import attrs
 
 from hookspecs.serialization import structure
-from ptc_plus.capabilities.keywords import CompiledKeywords
-from ptc_plus.capabilities.terms import cjk_runs
+from ptc_plus.discovery.keywords import CompiledKeywords
+from ptc_plus.discovery.terms import cjk_runs
 
 TABLE_PATH = Path(__file__).with_name("vocab") / "cedict_gloss.json.gz"
 FORMAT_VERSION = 1

@@ -9,12 +9,12 @@ import pytest
 
 from hookspecs.types import ToolSpec
 from ptc_plus.capabilities import build_catalog
-from ptc_plus.capabilities import index as index_module
 from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.index import SearchIndex, _MemoTerms, build_index, document_fields
-from ptc_plus.capabilities.keywords import CompiledKeywords, compile_keywords, default_keyword_index
-from ptc_plus.capabilities.search import rank
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery import index as index_module
+from ptc_plus.discovery.index import SearchIndex, _MemoTerms, build_index, document_fields
+from ptc_plus.discovery.keywords import CompiledKeywords, compile_keywords, default_keyword_index
+from ptc_plus.discovery.ranker import rank
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 
 QUERIES = ("delete a branch", "list issues", "创建文件", "read file contents", "search the web", "git_add")
 

@@ -4,7 +4,7 @@ The snapshot keeps only managed capabilities (unmanaged ones are never
 listed), their measured contract costs and the search index. It is built once
 per plan and shared; every discovery call is a pure function of it. Its index
 comes from the disk cache when a session already built it for the same
-capabilities, keywords and code (:func:`~ptc_plus.capabilities.index.cached_index`, ADR 0078).
+capabilities, keywords and code (:func:`~ptc_plus.discovery.index.cached_index`, ADR 0078).
 """
 
 from __future__ import annotations
@@ -15,12 +15,9 @@ from typing import TypeVar, cast
 import attrs
 
 from hookspecs.services import TokenCounter
-from ptc_plus.capabilities.capability import Capability
-from ptc_plus.capabilities.catalog import Catalog
-from ptc_plus.capabilities.cost import choose_counter
-from ptc_plus.capabilities.disk_cache import DiskCache, UserCache, chosen_cache
-from ptc_plus.capabilities.index import SearchIndex, cached_index
-from ptc_plus.capabilities.keywords import CompiledKeywords, KeywordIndex, compile_keywords, default_keyword_index
+from ptc_plus.capabilities import Capability, Catalog, DiskCache, UserCache, choose_counter, chosen_cache
+from ptc_plus.discovery.index import SearchIndex, cached_index
+from ptc_plus.discovery.keywords import CompiledKeywords, KeywordIndex, compile_keywords, default_keyword_index
 
 _T = TypeVar("_T")
 
@@ -39,6 +36,9 @@ class CatalogSnapshot:
     default_budget: int = DEFAULT_DISCOVERY_BUDGET
     cache: DiskCache | None = attrs.field(default=None, eq=False)
     """Where :meth:`restrict` looks for its index first (``None``: it builds it)."""
+    usage: Mapping[str, int] = attrs.field(factory=dict)
+    """Identity → how many of the workspace's session families used it (the plan's statistics): the prior
+    between near ties of a search (:func:`~ptc_plus.discovery.prior.prefer_used`, ADR 0111); empty without."""
     _derived: dict[str, object] = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     def derived(self, name: str, build: Callable[[], _T]) -> _T:
@@ -71,6 +71,7 @@ def build_snapshot(
     default_budget: int = DEFAULT_DISCOVERY_BUDGET,
     measured: Mapping[str, int] | None = None,
     cache: DiskCache | UserCache | None = UserCache.DEFAULT,
+    usage: Mapping[str, int] | None = None,
 ) -> CatalogSnapshot:
     """Snapshot the managed part of ``catalog``; ``counter`` defaults to the offline tokenizer.
 
@@ -78,6 +79,7 @@ def build_snapshot(
     example a plan's entries); only the others are counted here. ``cache``: where a large
     catalog's index is looked up before it is built and stored after (by default the user's
     cache unless ``PTC_PLUS_CACHE=off``; ``None``: always build). The snapshot is equal either way.
+    ``usage``: identity → session families that used it, the prior between a search's near ties (ADR 0111).
     """
     disk = chosen_cache(cache)
     managed = Catalog(capabilities=catalog.managed())
@@ -95,4 +97,5 @@ def build_snapshot(
         counter=chosen,
         default_budget=default_budget,
         cache=disk,
+        usage=dict(usage or {}),
     )

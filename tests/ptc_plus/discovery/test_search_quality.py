@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from ptc_plus.capabilities.catalog import build_catalog
-from ptc_plus.capabilities.search import rank
-from ptc_plus.capabilities.snapshot import CatalogSnapshot, build_snapshot
+from ptc_plus.discovery.ranker import rank
+from ptc_plus.discovery.snapshot import CatalogSnapshot, build_snapshot
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -26,8 +26,8 @@ import cattrs
 import orjson
 
 from hookspecs.serialization import canonical_bytes, structure
-from ptc_plus.capabilities.errors import InvalidKeywordIndex
-from ptc_plus.capabilities.terms import cjk_runs, is_cjk, latin_words, terms
+from ptc_plus.discovery.errors import InvalidKeywordIndex
+from ptc_plus.discovery.terms import cjk_runs, is_cjk, latin_words, terms
 
 FORMAT_VERSION = 1
 DEFAULT_PATH = Path(__file__).with_name("keywords.json")

@@ -1,16 +1,16 @@
-"""The ranking of :mod:`~ptc_plus.capabilities.search` over numpy arrays: the same scores, bit for bit.
+"""The ranking of :mod:`~ptc_plus.discovery.loops` over numpy arrays: the same scores, bit for bit.
 
-At 10,000 capabilities a common query word matches thousands of documents, and the per-document Python
-work of the loops in :mod:`~ptc_plus.capabilities.search` was most of a search. Here each step is one array
-operation over the whole catalog, in the same order of float operations per document as the loops (IEEE
-addition, multiplication and division are exact to the last bit elementwise, and multiplying by exactly 1.0
-or adding 0.0 leaves a value unchanged), so every score is bit for bit the loops' and rankings are
-byte-identical (tests/ptc_plus/capabilities/test_search_arrays.py compares the two over every labelled
-query). The loops stay the definition and the path used without numpy, which only the optional semantic
-extra installs: :func:`ptc_plus.capabilities.search.ranking` imports this module only where numpy is
+At 10,000 capabilities a common query word matches thousands of documents, and the per-document Python work of
+the loops in :mod:`~ptc_plus.discovery.loops` was most of a search. Here each step is one array operation over
+the whole catalog, in the same order of float operations per document as the loops (IEEE addition,
+multiplication and division are exact to the last bit elementwise, and multiplying by exactly 1.0 or adding
+0.0 leaves a value unchanged), so every score is bit for bit the loops' and rankings are byte-identical
+(tests/ptc_plus/discovery/test_fast_paths.py compares the two over random catalogs and queries, and over every
+labelled query). The loops stay the definition and the path used without numpy, which only the optional
+semantic extra installs: :func:`ptc_plus.discovery.ranker.ranking` imports this module only where numpy is
 installed, and numpy is imported here only inside the functions. Arrays derived from the index are built on
 first use and kept in ``SearchIndex.derived``; they hold no tuning constant (those are read from
-:mod:`~ptc_plus.capabilities.ranking_rules` on every call, as the loops read them).
+:mod:`~ptc_plus.discovery.rules` on every call, as the loops read them).
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from ptc_plus.capabilities.index import SearchIndex
-from ptc_plus.capabilities.query_units import Unit, analyse
-from ptc_plus.capabilities.ranking_rules import (
-    _ROUNDING_MARGIN,
+from ptc_plus.discovery.index import SearchIndex
+from ptc_plus.discovery.query import Unit, analyse
+from ptc_plus.discovery.rules import (
     ACTION_UNIT_WEIGHT,
     CONCEPT_FLOOR,
     COVERAGE_FLOOR,
@@ -31,18 +30,19 @@ from ptc_plus.capabilities.ranking_rules import (
     K1,
     NAME_SHARE_WEIGHT,
     PAIR_WEIGHT,
+    ROUNDING_MARGIN,
     SEMANTIC_FLOOR,
     SEMANTIC_WEIGHT,
     Match,
     Ranking,
-    _concept_terms,
-    _confident,
-    _derived,
-    _gloss,
     action_factor,
+    concept_terms,
+    derived_memo,
+    is_confident,
     operation_bonus,
+    query_gloss,
 )
-from ptc_plus.capabilities.semantic import SemanticLayer
+from ptc_plus.discovery.semantic import SemanticLayer
 
 Array = Any
 """A numpy array (numpy's own types are not worth mypy's time here)."""
@@ -52,7 +52,7 @@ def _posting_arrays(index: SearchIndex, term: str) -> tuple[Array, Array]:
     """Documents and weights of a term's postings."""
     import numpy as np
 
-    memo = _derived(index, "postings")
+    memo = derived_memo(index, "postings")
     found = memo.get(term)
     if found is None:
         entries = index.postings[term]
@@ -70,7 +70,7 @@ def _pair_arrays(index: SearchIndex, first: str, second: str) -> tuple[Array, Ar
     entries = index.pairs.get(first, {}).get(second)
     if not entries:
         return None
-    memo = _derived(index, "pairs")
+    memo = derived_memo(index, "pairs")
     found = memo.get((first, second))
     if found is None:
         found = memo[first, second] = (
@@ -86,7 +86,7 @@ def _named_by_array(index: SearchIndex, term: str) -> Array | None:
     entries = index.named_by.get(term)
     if not entries:
         return None
-    memo = _derived(index, "named-by")
+    memo = derived_memo(index, "named-by")
     found = memo.get(term)
     if found is None:
         found = memo[term] = np.asarray(entries, dtype=np.intp)
@@ -97,7 +97,7 @@ def _catalog_arrays(index: SearchIndex) -> tuple[Array, tuple[frozenset[str], ..
     """Per document: the number of its distinct action class set, those sets, and its name-word count."""
     import numpy as np
 
-    memo = _derived(index, "catalog")
+    memo = derived_memo(index, "catalog")
     found = memo.get("catalog")
     if found is None:
         numbers: dict[frozenset[str], int] = {}
@@ -108,7 +108,7 @@ def _catalog_arrays(index: SearchIndex) -> tuple[Array, tuple[frozenset[str], ..
 
 
 def _unit_score_array(index: SearchIndex, unit: Unit, size: int) -> tuple[Array, Array]:
-    """:func:`~ptc_plus.capabilities.search._unit_scores` as (score per document, whether it is a key)."""
+    """:func:`~ptc_plus.discovery.loops._unit_scores` as (score per document, whether it is a key)."""
     import numpy as np
 
     scores = np.zeros(size)
@@ -151,10 +151,10 @@ def _unit_score_array(index: SearchIndex, unit: Unit, size: int) -> tuple[Array,
 
 
 def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array:
-    """:func:`~ptc_plus.capabilities.search._pair_scores` as an array (0 where a document holds no pair)."""
+    """:func:`~ptc_plus.discovery.loops._pair_scores` as an array (0 where a document holds no pair)."""
     import numpy as np
 
-    concepts = [_concept_terms(u) for u in units if u.concept]
+    concepts = [concept_terms(u) for u in units if u.concept]
     weights = [u.terms for u in units if u.concept]
     scores = np.zeros(size)
     for n in range(len(concepts) - 1):
@@ -177,7 +177,7 @@ def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array
 
 
 def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
-    """:func:`~ptc_plus.capabilities.search._lexical` as (score per document, whether it matched).
+    """:func:`~ptc_plus.discovery.loops.lexical_scores` as (score per document, whether it matched).
 
     Scores of documents that did not match are 0.
     """
@@ -189,12 +189,15 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
     totals = np.zeros(size)
     matched = np.zeros(size, dtype=np.intp)
     member = np.zeros(size, dtype=bool)
+    objects = np.zeros(size, dtype=bool)
     for unit in units:
         weight = ACTION_UNIT_WEIGHT if unit.actions else 1.0
         scores, hit = _unit_score_array(index, unit, size)
         totals += weight * scores
         matched += hit
         member |= hit
+        if unit is not verb:
+            objects |= hit
     for doc in index.exact.get(query.strip().lower(), ()):
         totals[doc] += EXACT_NAME_BONUS
         matched[doc] = max(int(matched[doc]), len(units))
@@ -206,7 +209,10 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
     score = totals * coverage[matched]
     ids, offered, lengths = _catalog_arrays(index)
     if verb is not None:
-        score *= np.array([action_factor(verb.actions, o) for o in offered])[ids]
+        factors = np.array([action_factor(verb.actions, o) for o in offered])[ids]
+        if objects.any():  # as the loops: only the object's documents are rewarded for the verb
+            factors = np.where(objects, factors, np.minimum(factors, 1.0))
+        score *= factors
     named = np.zeros(size)
     for term in {t for u in units if u.concept for t, w in u.terms.items() if w >= CONCEPT_FLOOR}:
         docs = _named_by_array(index, term)
@@ -221,7 +227,7 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
 
 
 def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: SemanticLayer | None) -> Ranking:
-    """:func:`~ptc_plus.capabilities.search.reference_ranking` over arrays: the same :class:`Ranking`, bit for bit.
+    """:func:`~ptc_plus.discovery.loops.ranking` over arrays: the same :class:`Ranking`, bit for bit.
 
     Only the candidates that can reach the top ``limit`` (the same bound the loops use) become Python
     values, and they are rounded by Python's ``round`` as the loops round them.
@@ -231,7 +237,7 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     score, member = lexical(index, query)
     best_lexical = float(score[member].max()) if member.any() else 0.0
     similarities: Array | None = None
-    gloss = _gloss(index, query, semantic)
+    gloss = query_gloss(index, query, semantic)
     gloss_score: Array | None = None
     gloss_similarities: Array | None = None
     if semantic is None:
@@ -258,7 +264,7 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     values = fused[docs]
     total = len(docs)
     if limit is not None and total > limit:
-        floor = float(np.partition(values, total - limit)[total - limit]) - _ROUNDING_MARGIN
+        floor = float(np.partition(values, total - limit)[total - limit]) - ROUNDING_MARGIN
         chosen = values >= floor
         docs, values = docs[chosen], values[chosen]
     identities = index.identities
@@ -279,7 +285,7 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     )
     return Ranking(
         matches=matches,
-        confident=_confident(matches, best_lexical),
+        confident=is_confident(matches, best_lexical),
         total=total,
         gloss=gloss if gloss_similarities is not None else "",
     )

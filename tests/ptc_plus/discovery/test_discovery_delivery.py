@@ -6,9 +6,10 @@ import attrs
 import orjson
 import pytest
 
-from ptc_plus.capabilities import cost, discovery
+from ptc_plus.capabilities import cost
 from ptc_plus.capabilities.contract import ToolTally, delivery_text
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 
 QUERIES = ["time", "git", "excel sheet", "查询数据库", "文件", "file contents", "create", "删除", "code", "pdf", "memo"]
 BUDGETS = [1, 60, 150, 400, 900, 2000, 6000, 50_000]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ptc_plus.capabilities import discovery
-from ptc_plus.capabilities.errors import InvalidDiscoveryArgument
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery.errors import InvalidDiscoveryArgument
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 
 
 def _ranked(answer: dict[str, object]) -> list[str]:

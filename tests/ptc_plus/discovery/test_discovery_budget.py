@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptc_plus.capabilities import discovery
-from ptc_plus.capabilities.errors import InvalidBudget, InvalidDiscoveryArgument
-from ptc_plus.capabilities.snapshot import CatalogSnapshot
+from ptc_plus.discovery import api as discovery
+from ptc_plus.discovery.errors import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.discovery.snapshot import CatalogSnapshot
 from ptc_plus.sdk import module_text
 
 QUERIES = st.sampled_from(
