@@ -38,6 +38,7 @@ import pytest
 from ptc_plus.cli import build_cli
 from tests.cli_runner import CliRun, CliRunner
 from tests.privileges import dac_override_dropped, without_dac_override
+from tests.scaffolding import clean_environment
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 TOOLS = Path(__file__).resolve().parents[2] / "data" / "mcp" / "time.json"
@@ -212,8 +213,7 @@ def test_no_traceback(
     case: Case, lang: str, tmp_path: Path, run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     setup = _prepare(case, tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS", "COMP_"))}
-    env |= {"PTC_LOCALE": lang, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
+    env = clean_environment(tmp_path, PTC_LOCALE=lang, HOME=str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path / "ws")
     if case.subprocess:
         done = _run_subprocess(setup.argv, env, tmp_path / "ws")
