@@ -28,9 +28,6 @@ INSTALLED = Path(sys.executable).with_name("ptc-plus")
 """The console script ``pip install`` put next to this interpreter."""
 
 _MACHINE_PREFIXES = ("PTC_", "_PTC_PLUS", "COMP_")
-_SUITE_SETTINGS = frozenset({"PTC_PLUS_CACHE_DIR"})
-"""Set by the suite itself (``tests/conftest.py``), never by the machine: the scratch catalog cache (ADR 0078),
-kept so no test or child writes to the developer's ``~/.cache/ptc-plus`` (a test of the cache sets its own)."""
 
 
 def _user_dirs(tmp_path: Path) -> dict[str, str]:
@@ -45,7 +42,7 @@ def isolate_from_the_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     snapshot never spares another test's server its start.
     """
     for key in list(os.environ):
-        if key.startswith(_MACHINE_PREFIXES) and key not in _SUITE_SETTINGS:
+        if key.startswith(_MACHINE_PREFIXES):
             monkeypatch.delenv(key)
     for key, value in _user_dirs(tmp_path).items():
         monkeypatch.setenv(key, value)
@@ -57,7 +54,7 @@ def clean_environment(tmp_path: Path, **settings: str) -> dict[str, str]:
 
     The locale is English unless ``settings`` says otherwise.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_MACHINE_PREFIXES) or k in _SUITE_SETTINGS}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_MACHINE_PREFIXES)}
     return env | _user_dirs(tmp_path) | {"PTC_LOCALE": "en"} | settings
 
 
