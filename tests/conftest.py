@@ -6,7 +6,9 @@ for it). They skip where bubblewrap is absent (a developer laptop without it).
 ``TESTS_REQUIRE_BWRAP=1``, so on CI a missing bubblewrap fails the run instead
 of quietly skipping every confinement and escape test.
 
-``run_cli`` runs ``ptc-plus`` in this process and captures what it printed.
+``run_cli`` runs ``ptc-plus`` in this process and captures what it printed; ``workspace`` is an empty
+directory. The rest of what tests stand on (their own environment, the installed command) is in
+``tests/scaffolding.py`` (ADR 0113).
 """
 
 from __future__ import annotations
@@ -73,3 +75,11 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
         return CliRun(code=code, out=captured.out, err=captured.err)
 
     return run
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An empty workspace directory, ``tmp_path/workspace``, resolved (a directory's own fixture may fill one)."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path.resolve()

@@ -22,6 +22,7 @@ at the end feed the checker deliberately wrong imports to prove it can fail.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -167,6 +168,12 @@ def load_modules(root: Path = ROOT) -> dict[str, Module]:
     return modules
 
 
+@functools.cache
+def _tree(source: str) -> ast.Module:
+    """One parse per source text for the whole run (every check reads every module; a scratch adds one)."""
+    return ast.parse(source)
+
+
 def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
     guarded: set[ast.AST] = set()
     for node in ast.walk(tree):
@@ -176,8 +183,17 @@ def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
 
 
 def edges(module: Module) -> Iterator[Edge]:
+    return iter(_edges(module))
+
+
+@functools.cache
+def _edges(module: Module) -> tuple[Edge, ...]:
+    return tuple(_walk_edges(module))
+
+
+def _walk_edges(module: Module) -> Iterator[Edge]:
     package = module.name if module.is_package else module.name.rpartition(".")[0]
-    tree = ast.parse(module.source)
+    tree = _tree(module.source)
     type_only = _type_checking_nodes(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -200,7 +216,7 @@ def edges(module: Module) -> Iterator[Edge]:
 
 def declared_all(module: Module) -> frozenset[str] | None:
     """The literal ``__all__`` of a module, or ``None`` if it has none."""
-    for node in ast.parse(module.source).body:
+    for node in _tree(module.source).body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:

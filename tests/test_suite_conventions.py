@@ -89,3 +89,19 @@ def test_tests_mirror_the_packages() -> None:
                 and not (ROOT / deeper.relative_to(tests) / "__init__.py").exists()
             ]
     assert sorted(strays) == []
+
+
+def test_environment_isolation_is_written_once() -> None:
+    """What the machine sets is dropped in ``tests/scaffolding.py`` only (ADR 0113): a copy elsewhere drifts."""
+    own = re.compile(r"""startswith\(\(?["']PTC_""")
+    copies = [p for p in (ROOT / "tests").rglob("*.py") if p.name != "scaffolding.py" and own.search(p.read_text())]
+    assert sorted(str(p.relative_to(ROOT)) for p in copies) == []
+
+
+def test_no_module_defines_the_empty_workspace_again() -> None:
+    """The empty ``workspace`` fixture is suite-wide (``tests/conftest.py``); a module's own one fills it."""
+    again = re.compile(
+        r"def workspace\(tmp_path: Path\) -> Path:\n(?:    .*\n)*?    \w+\.mkdir\(\)\n    return [\w.()]+\n"
+    )
+    copies = [p for p in (ROOT / "tests" / "ptc_plus").rglob("*.py") if again.search(p.read_text())]
+    assert sorted(str(p.relative_to(ROOT)) for p in copies) == []

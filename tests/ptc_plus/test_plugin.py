@@ -14,7 +14,7 @@ from hookspecs import AgentRef, HostServices, SessionInfo
 from hookspecs.reference import ReferenceHost
 from ptc_plus.errors import PtcError
 from ptc_plus.session import PtcController
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 
 @pytest.fixture(autouse=True)

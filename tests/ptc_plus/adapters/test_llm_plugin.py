@@ -10,7 +10,6 @@ tests do not depend on bubblewrap.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from ptc_plus.adapters.llm import plugin
 from ptc_plus.adapters.llm.chain_context import latest_conversation
 from ptc_plus.adapters.llm.host_tools import TOOL_SET
 from ptc_plus.i18n import message
+from tests.scaffolding import isolate_from_the_machine
 
 USER_CONFIG = 'version = 1\n\n[runtime]\npolicy = "danger-full-access"\n'
 MANAGED = "version = 1\n\n[management]\nenabled = true\nbudget_tokens = 8000\n"
@@ -69,9 +69,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
     user.parent.mkdir(parents=True)
     user.write_text(USER_CONFIG, encoding="utf-8")
-    for name in [n for n in os.environ if n.startswith(("PTC_", "_PTC_PLUS"))]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    isolate_from_the_machine(monkeypatch, tmp_path)
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
     monkeypatch.setenv("PTC_LOCALE", "en")
     monkeypatch.chdir(root)

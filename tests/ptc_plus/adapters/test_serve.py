@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import sys
 from collections.abc import AsyncIterator
@@ -23,6 +22,7 @@ from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ptc_plus.i18n import message
+from tests.scaffolding import clean_environment
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 CONVERT = "host:convert_units"
@@ -31,20 +31,12 @@ MANAGED = "version = 1\n\n[management]\nenabled = true\nbudget_tokens = 8000\n"
 PROGRAM = "r = await tools.convert_units(value=2, from_unit='km', to_unit='m')\nreturn r"
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root
-
-
 def server_env(tmp_path: Path, user_config: str) -> dict[str, str]:
     """The server's environment: nothing of the machine's PTC settings, its own user config."""
     user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
     user.parent.mkdir(parents=True)
     user.write_text(user_config, encoding="utf-8")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS"))}
-    return clean | {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PTC_LOCALE": "en"}
+    return clean_environment(tmp_path)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 
 from ptc_plus.i18n import message
 from tests.cli_runner import CliRunner
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 ROOT = Path(__file__).resolve().parents[3]
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
@@ -22,13 +22,6 @@ CLI = str(Path(sys.executable).with_name("ptc-plus"))
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_from_the_machine(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
 
 
 def test_check_json_shows_what_a_client_is_offered(workspace: Path, run_cli: CliRunner) -> None:

@@ -1,20 +1,17 @@
-"""``ptc-plus sdk`` and ``ptc-plus capabilities search`` through ``main`` (in process) and one real subprocess."""
+"""``ptc-plus sdk`` and ``ptc-plus capabilities search`` through ``main`` (in process) and one installed command."""
 
 from __future__ import annotations
 
 import ast
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.cli_runner import CliRunner
+from tests.scaffolding import clean_environment, run_installed
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-EXECUTABLE = Path(sys.executable).with_name("ptc-plus")
 
 
 @pytest.fixture(autouse=True)
@@ -105,15 +102,7 @@ def test_capabilities_needs_a_subcommand(run_cli: CliRunner) -> None:
 
 
 def test_installed_command_runs(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")} | {"PTC_LOCALE": "zh"}
-    done = subprocess.run(
-        [str(EXECUTABLE), "capabilities", "search", "笔记", "--limit", "2"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "host:notes_" in done.stdout and "得分" in done.stdout
+    argv = ["capabilities", "search", "笔记", "--limit", "2"]
+    done = run_installed(argv, clean_environment(tmp_path, PTC_LOCALE="zh"), cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert "host:notes_" in done.out and "得分" in done.out

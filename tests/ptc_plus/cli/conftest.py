@@ -1,4 +1,5 @@
-"""Fixtures every ``ptc-plus`` command test shares: an isolated, English environment and an empty workspace."""
+"""Fixtures every ``ptc-plus`` command test shares: an isolated, English environment (the empty ``workspace`` is
+suite-wide, ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 
 @pytest.fixture(autouse=True)
@@ -18,11 +19,3 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_from_the_machine(monkeypatch, tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("PTC_LOCALE", "en")
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """An empty workspace directory, ``tmp_path/workspace``, resolved."""
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path.resolve()

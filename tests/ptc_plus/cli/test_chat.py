@@ -1,8 +1,10 @@
 """``ptc-plus chat`` and ``ptc-plus sessions`` against a fake OpenAI-compatible server on 127.0.0.1.
 
-The installed ``ptc-plus`` runs as a subprocess (as a script would run it); the
-server is scripted per request: whole or streamed answers, a 429 before the
-answer, a 500 with an error body, tool calls that run ``run_code``.
+``ptc-plus`` runs through ``main`` in this process, the function the console script calls (ADR 0113),
+with the environment and standard input each invocation names; the installed command runs as a
+subprocess where the process is the point: lines from a real pipe, no terminal to ask on. The server is
+scripted per request: whole or streamed answers, a 429 before the answer, a 500 with an error body, tool
+calls that run ``run_code``.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 import pytest
+
+from tests.cli_runner import CliRunner
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 PLANTED_KEY = "sk-planted-3f9c2a7e1d5b4c8a"
@@ -155,11 +159,53 @@ def chat_env(**extra: str) -> dict[str, str]:
     return env | {"PTC_LOCALE": "en", "NO_COLOR": "1"} | extra
 
 
-def chat(
+def chat_process(
     workspace: Path, server: FakeOpenAI, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """The installed command in a subprocess: for what needs the process (its own standard input)."""
     command = [CLI, "chat", "--workspace", str(workspace), "--base-url", server.url, "--model", "m", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env or chat_env(), timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, env=env or chat_env(), timeout=300)
+
+
+class Done(NamedTuple):
+    """What one in-process invocation returned and printed, named as ``subprocess`` names them."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Ptc(Protocol):
+    def __call__(self, *argv: str, env: dict[str, str] | None = None, input: str = "") -> Done: ...
+
+
+class Chat(Protocol):
+    def __call__(self, workspace: Path, server: FakeOpenAI, *args: str, env: dict[str, str] | None = None) -> Done: ...
+
+
+@pytest.fixture
+def ptc(run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> Ptc:
+    """``ptc-plus *argv`` in this process with exactly ``env`` (``chat_env()`` unless given) and ``input``."""
+
+    def run(*argv: str, env: dict[str, str] | None = None, input: str = "") -> Done:
+        wanted = chat_env() if env is None else env
+        with monkeypatch.context() as scoped:
+            for key in [k for k in os.environ if k not in wanted]:
+                scoped.delenv(key)
+            for key, value in wanted.items():
+                scoped.setenv(key, value)
+            done = run_cli(*argv, stdin=input)
+        return Done(done.code, done.out, done.err)
+
+    return run
+
+
+@pytest.fixture
+def chat(ptc: Ptc) -> Chat:
+    def run(workspace: Path, server: FakeOpenAI, *args: str, env: dict[str, str] | None = None) -> Done:
+        return ptc("chat", "--workspace", str(workspace), "--base-url", server.url, "--model", "m", *args, env=env)
+
+    return run
 
 
 def log_text(workspace: Path) -> str:
@@ -171,7 +217,7 @@ def usage_events(workspace: Path) -> list[dict[str, Any]]:
     return [e["data"] for e in events if e["type"] == "chat-model-usage"]
 
 
-def test_one_shot_streams_the_answer_and_records_usage(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_one_shot_streams_the_answer_and_records_usage(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", ["Hello", ", ", "world."], None))
     done = chat(tmp_path, server, "-p", "hi")
     assert done.returncode == 0, done.stderr
@@ -183,7 +229,7 @@ def test_one_shot_streams_the_answer_and_records_usage(tmp_path: Path, server: F
     assert "ptc-plus chat --resume s-" in done.stderr
 
 
-def test_whole_answers_and_unknown_usage_stays_unknown(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_whole_answers_and_unknown_usage_stays_unknown(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("json", 200, completion("Whole answer.", usage={"prompt_tokens": 12})))
     done = chat(tmp_path, server, "-p", "hi", "--no-stream")
     assert done.returncode == 0, done.stderr
@@ -193,7 +239,7 @@ def test_whole_answers_and_unknown_usage_stays_unknown(tmp_path: Path, server: F
     assert usage_events(tmp_path) == [{"input": 12, "cached_input": None, "uncached_input": None, "output": None}]
 
 
-def test_a_429_is_retried_then_answered(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_a_429_is_retried_then_answered(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("json", 429, {"error": {"message": "slow down"}}))
     server.replies.append(("stream", ["After the wait."], None))
     done = chat(tmp_path, server, "-p", "hi")
@@ -203,7 +249,7 @@ def test_a_429_is_retried_then_answered(tmp_path: Path, server: FakeOpenAI) -> N
     assert server.headers[1].get("x-stainless-retry-count") == "1"
 
 
-def test_a_500_shows_the_servers_error_text(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_a_500_shows_the_servers_error_text(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     for _ in range(4):  # the first try and three retries
         server.replies.append(("json", 500, {"error": {"message": "the backend is on fire"}}))
     done = chat(tmp_path, server, "-p", "hi")
@@ -213,7 +259,7 @@ def test_a_500_shows_the_servers_error_text(tmp_path: Path, server: FakeOpenAI) 
     assert len(server.requests) == 4
 
 
-def test_tool_calls_run_code_and_the_nested_calls_are_shown(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_tool_calls_run_code_and_the_nested_calls_are_shown(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     code = 'r = await tools.convert_units(value=2, from_unit="km", to_unit="m")\nreturn r["value"]'
     server.replies.append(("stream", [], [run_code_call(code, streamed=True)]))
     server.replies.append(("stream", ["2 km is 2000 m."], None))
@@ -229,7 +275,7 @@ def test_tool_calls_run_code_and_the_nested_calls_are_shown(tmp_path: Path, serv
     assert "2000" in tool_message["content"]
 
 
-def test_the_key_reaches_the_server_and_nothing_else(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_the_key_reaches_the_server_and_nothing_else(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", ["ok"], None))
     for _ in range(4):
         server.replies.append(("json", 500, {"error": {"message": "failing"}}))
@@ -248,20 +294,15 @@ def test_the_key_reaches_the_server_and_nothing_else(tmp_path: Path, server: Fak
         assert PLANTED_KEY not in orjson.dumps(request).decode()
 
 
-def test_a_provider_error_echoing_the_key_is_shown_redacted(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_a_provider_error_echoing_the_key_is_shown_redacted(
+    chat: Chat, ptc: Ptc, tmp_path: Path, server: FakeOpenAI
+) -> None:
     server.replies.append(("echo", 401))
     server.replies.append(("echo", 401))
     env = chat_env(MY_KEY=PLANTED_KEY, HOME=str(tmp_path / "home"))
     one_shot = chat(tmp_path, server, "-p", "hi", "--api-key-env", "MY_KEY", env=env)
-    command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m"]
-    piped = subprocess.run(
-        [*command, "--api-key-env", "MY_KEY", "--no-stream"],
-        input="hi again\n/exit\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    command = ["chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m"]
+    piped = ptc(*command, "--api-key-env", "MY_KEY", "--no-stream", input="hi again\n/exit\n", env=env)
     assert len(server.requests) == 2  # a 401 is not retried; the server did echo the key it got
     assert one_shot.returncode == 1 and piped.returncode == 0, piped.stderr
     assert "invalid credentials in header Authorization: Bearer [redacted]" in one_shot.stderr
@@ -274,7 +315,7 @@ def test_a_provider_error_echoing_the_key_is_shown_redacted(tmp_path: Path, serv
         assert PLANTED_KEY.encode() not in path.read_bytes(), path
 
 
-def test_no_key_sends_no_authorization(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_no_key_sends_no_authorization(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", ["ok"], None))
     done = chat(tmp_path, server, "-p", "hi")
     assert done.returncode == 0, done.stderr
@@ -286,10 +327,8 @@ def session_of(stderr: str) -> str:
     return stderr.split("--resume ")[1].split(")")[0]
 
 
-def test_usage_errors(tmp_path: Path, server: FakeOpenAI) -> None:
-    missing = subprocess.run(
-        [CLI, "chat", "--workspace", str(tmp_path), "-p", "x"], capture_output=True, text=True, env=chat_env()
-    )
+def test_usage_errors(chat: Chat, ptc: Ptc, tmp_path: Path, server: FakeOpenAI) -> None:
+    missing = ptc("chat", "--workspace", str(tmp_path), "-p", "x")
     assert missing.returncode == 2 and "PTC-7301" in missing.stderr
     unset = chat(tmp_path, server, "-p", "x", "--api-key-env", "NOT_SET_ANYWHERE")
     assert unset.returncode == 2 and "PTC-7302" in unset.stderr and "NOT_SET_ANYWHERE" in unset.stderr
@@ -302,21 +341,19 @@ def test_usage_errors(tmp_path: Path, server: FakeOpenAI) -> None:
     assert not (tmp_path / ".agent-host" / "sessions").exists() or log_text(tmp_path) == ""
 
 
-def test_a_turn_that_never_reached_the_model_leaves_no_session(tmp_path: Path) -> None:
+def test_a_turn_that_never_reached_the_model_leaves_no_session(ptc: Ptc, tmp_path: Path) -> None:
     with socket.socket() as closed:  # a port nothing listens on: every request is refused
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    command = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]
-    done = subprocess.run([*command, "-p", "hi", "--retries", "0"], capture_output=True, text=True, env=chat_env())
+    command = ["chat", "--workspace", str(tmp_path), "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]
+    done = ptc(*command, "-p", "hi", "--retries", "0")
     assert done.returncode == 1 and "PTC-7306" in done.stderr, done.stderr
     assert "--resume" not in done.stderr
-    listed = subprocess.run(
-        [CLI, "sessions", "--workspace", str(tmp_path), "--json"], capture_output=True, text=True, env=chat_env()
-    )
+    listed = ptc("sessions", "--workspace", str(tmp_path), "--json")
     assert orjson.loads(listed.stdout)["sessions"] == []
 
 
-def test_a_failed_program_names_its_code_once(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_a_failed_program_names_its_code_once(chat: Chat, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", [], [run_code_call("raise ValueError('bad input')", streamed=True)]))
     server.replies.append(("stream", ["It failed."], None))
     done = chat(tmp_path, server, "-p", "go")
@@ -325,13 +362,11 @@ def test_a_failed_program_names_its_code_once(tmp_path: Path, server: FakeOpenAI
     assert failed == ["  ← run_code error exception (PTC-2101): The program raised ValueError: bad input"], failed
 
 
-def test_resume_and_sessions(tmp_path: Path, server: FakeOpenAI) -> None:
+def test_resume_and_sessions(chat: Chat, ptc: Ptc, tmp_path: Path, server: FakeOpenAI) -> None:
     server.replies.append(("stream", ["first answer"], None))
     first = chat(tmp_path, server, "-p", "remember the word tangerine")
     session = first.stderr.split("--resume ")[1].split(")")[0]
-    listed = subprocess.run(
-        [CLI, "sessions", "--workspace", str(tmp_path), "--json"], capture_output=True, text=True, env=chat_env()
-    )
+    listed = ptc("sessions", "--workspace", str(tmp_path), "--json")
     assert listed.returncode == 0, listed.stderr
     sessions = orjson.loads(listed.stdout)["sessions"]
     assert [(s["id"], s["turns"], s["model"]) for s in sessions] == [(session, 1, "openai:m")]
@@ -344,9 +379,7 @@ def test_resume_and_sessions(tmp_path: Path, server: FakeOpenAI) -> None:
     assert shown in again.stderr, again.stderr
     sent = [m for m in server.requests[1]["messages"] if m["role"] in ("user", "assistant")]
     assert [m["content"] for m in sent] == ["remember the word tangerine", "first answer", "which word?"]
-    human = subprocess.run(
-        [CLI, "sessions", "--workspace", str(tmp_path)], capture_output=True, text=True, env=chat_env()
-    )
+    human = ptc("sessions", "--workspace", str(tmp_path))
     assert session in human.stdout and "which word?" in human.stdout
 
 
@@ -379,7 +412,9 @@ def test_a_marked_tool_is_not_run_unasked_when_there_is_no_terminal(tmp_path: Pa
     code = 'r = await tools.convert_units(value=2, from_unit="km", to_unit="m")\nreturn r["value"]'
     server.replies.append(("stream", [], [run_code_call(code, streamed=True)]))
     server.replies.append(("stream", ["It was not approved."], None))
-    done = chat(tmp_path, server, "-p", "2 km in m?", "--tools", "demo", "--approve", "convert_units,write_file")
+    done = chat_process(
+        tmp_path, server, "-p", "2 km in m?", "--tools", "demo", "--approve", "convert_units,write_file"
+    )
     assert done.returncode == 0, done.stderr
     tool_message = server.requests[1]["messages"][-1]
     assert "no terminal to ask on" in tool_message["content"] and "convert_units" in tool_message["content"]

@@ -1,4 +1,5 @@
-"""The ``ptc-plus`` command line, run as a real subprocess like a user would."""
+"""The ``ptc-plus`` command line: through ``main`` in this process, and as a real subprocess where a process is the
+point (a whole demo session as a user runs it, a closed standard output)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import orjson
 import pytest
 
 from ptc_plus import __version__
 from ptc_plus.demo import View, run_demo
+from tests.cli_runner import CliRunner
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 
@@ -22,28 +23,29 @@ def _run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None)
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, env=merged, timeout=120)
 
 
-def test_version() -> None:
-    done = _run("--version")
-    assert done.returncode == 0
-    assert done.stdout.strip() == f"ptc-plus {__version__}"
+def test_version(run_cli: CliRunner) -> None:
+    done = run_cli("--version")
+    assert done.code == 0
+    assert done.out.strip() == f"ptc-plus {__version__}"
 
 
-def test_unknown_subcommand_is_a_usage_error_with_a_code() -> None:
-    done = _run("no-such-command")
-    assert done.returncode == 2
-    assert "PTC-1001" in done.stderr
+def test_unknown_subcommand_is_a_usage_error_with_a_code(run_cli: CliRunner) -> None:
+    done = run_cli("no-such-command")
+    assert done.code == 2
+    assert "PTC-1001" in done.err
 
 
-def test_usage_errors_are_localized() -> None:
-    done = _run("no-such-command", env={"PTC_LOCALE": "zh"})
-    assert done.returncode == 2
-    assert "用法错误" in done.stderr
+def test_usage_errors_are_localized(run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTC_LOCALE", "zh")
+    done = run_cli("no-such-command")
+    assert done.code == 2
+    assert "用法错误" in done.err
 
 
-def test_plugins_lists_builtins_first_and_hooks() -> None:
-    done = _run("plugins", "--json")
-    assert done.returncode == 0
-    document = orjson.loads(done.stdout)
+def test_plugins_lists_builtins_first_and_hooks(run_cli: CliRunner) -> None:
+    done = run_cli("plugins", "--json")
+    assert done.code == 0
+    document = done.json()
     assert document["version"] == 1
     rows = document["plugins"]
     assert rows[0]["name"] == "agent-host-builtins" and rows[0]["builtin"]
@@ -52,9 +54,9 @@ def test_plugins_lists_builtins_first_and_hooks() -> None:
     assert ptc["distribution"] == "ptc-plus"
 
 
-def test_plugins_shows_blocked_entry_points() -> None:
-    done = _run("plugins", "--json", env={"AGENT_HOST_DISABLE_PLUGINS": "ptc_plus"})
-    rows = {r["name"]: r for r in orjson.loads(done.stdout)["plugins"]}
+def test_plugins_shows_blocked_entry_points(run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_HOST_DISABLE_PLUGINS", "ptc_plus")
+    rows = {r["name"]: r for r in run_cli("plugins", "--json").json()["plugins"]}
     assert rows["ptc_plus"]["blocked"] and rows["ptc_plus"]["hooks"] == []
 
 

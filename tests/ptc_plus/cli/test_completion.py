@@ -1,4 +1,5 @@
-"""``ptc-plus completion``: the scripts, and completion itself driven as a shell drives it."""
+"""``ptc-plus completion``: the scripts (through ``main`` in this process), and completion itself driven as a shell
+drives it: the real command with ``COMP_WORDS`` in its environment, answering on its standard output."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli_runner import CliRunner
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 
@@ -29,19 +32,19 @@ def complete(*words: str) -> list[tuple[str, str]]:
     return [(kind, value) for kind, value in kinds_values]
 
 
-def test_the_bash_script_calls_back_into_ptc_plus() -> None:
-    done = run("completion", "bash")
-    assert done.returncode == 0 and done.stderr == ""
-    assert "_PTC_PLUS_COMPLETE=bash_complete" in done.stdout
-    assert "complete -o nosort -F _ptc_plus_completion ptc-plus" in done.stdout
-    assert run("completion").stdout == done.stdout  # bash is the default
+def test_the_bash_script_calls_back_into_ptc_plus(run_cli: CliRunner) -> None:
+    done = run_cli("completion", "bash")
+    assert done.code == 0 and done.err == ""
+    assert "_PTC_PLUS_COMPLETE=bash_complete" in done.out
+    assert "complete -o nosort -F _ptc_plus_completion ptc-plus" in done.out
+    assert run_cli("completion").out == done.out  # bash is the default
 
 
 @pytest.mark.parametrize(("shell", "marker"), [("zsh", "#compdef ptc-plus"), ("fish", "function _ptc_plus_completion")])
-def test_zsh_and_fish_scripts(shell: str, marker: str) -> None:
-    done = run("completion", shell)
-    assert done.returncode == 0
-    assert marker in done.stdout and f"_PTC_PLUS_COMPLETE={shell}_complete" in done.stdout
+def test_zsh_and_fish_scripts(run_cli: CliRunner, shell: str, marker: str) -> None:
+    done = run_cli("completion", shell)
+    assert done.code == 0
+    assert marker in done.out and f"_PTC_PLUS_COMPLETE={shell}_complete" in done.out
 
 
 def test_completing_a_command_name() -> None:
@@ -54,12 +57,12 @@ def test_completing_a_subcommand_and_a_shell() -> None:
     assert complete("completion", "z") == [("plain", "zsh")]
 
 
-def test_help_says_how_to_install_it() -> None:
-    done = run("completion", "--help")
-    assert done.returncode == 0
-    assert 'eval "$(ptc-plus completion bash)"' in done.stdout and "~/.bashrc" in done.stdout
+def test_help_says_how_to_install_it(run_cli: CliRunner) -> None:
+    done = run_cli("completion", "--help")
+    assert done.code == 0
+    assert 'eval "$(ptc-plus completion bash)"' in done.out and "~/.bashrc" in done.out
 
 
-def test_an_unknown_shell_is_a_usage_error() -> None:
-    done = run("completion", "tcsh")
-    assert done.returncode == 2 and "PTC-1001" in done.stderr and "Traceback" not in done.stderr
+def test_an_unknown_shell_is_a_usage_error(run_cli: CliRunner) -> None:
+    done = run_cli("completion", "tcsh")
+    assert done.code == 2 and "PTC-1001" in done.err and "Traceback" not in done.err

@@ -42,12 +42,6 @@ def conforms(done: CliRun, name: str) -> dict[str, Any]:
     return document
 
 
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
 def test_plugins(run_cli: CliRunner) -> None:
     done = run_cli("plugins", "--json")
     assert done.code == 0
@@ -55,8 +49,8 @@ def test_plugins(run_cli: CliRunner) -> None:
     assert rows[0]["builtin"] and any(row["name"] == "ptc_plus" for row in rows)
 
 
-def test_gate(tmp_path: Path, run_cli: CliRunner) -> None:
-    done = run_cli("gate", "--user", "alice", "--workspace", str(workspace(tmp_path)), "--json")
+def test_gate(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    done = run_cli("gate", "--user", "alice", "--workspace", str(workspace), "--json")
     assert done.code == 0
     assert conforms(done, "gate")["enabled"] is True
 
@@ -70,8 +64,8 @@ def test_sdk(run_cli: CliRunner, budget: list[str]) -> None:
     assert bool(document["not_expanded"]) is bool(budget)
 
 
-def test_capabilities_plan(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_capabilities_plan(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     (root / ".ptc-plus").mkdir()
     (root / ".ptc-plus" / "config.toml").write_text(
         'version = 1\n[management]\nenabled = true\n[capabilities."host:read_file"]\ndisclosure = "off"\n', "utf-8"
@@ -84,15 +78,15 @@ def test_capabilities_plan(tmp_path: Path, run_cli: CliRunner) -> None:
 
 
 @pytest.mark.parametrize("budget", [[], ["--budget", "100"]])
-def test_capabilities_search(tmp_path: Path, run_cli: CliRunner, budget: list[str]) -> None:
-    done = run_cli("capabilities", "search", "read a file", "--workspace", str(workspace(tmp_path)), *budget, "--json")
+def test_capabilities_search(workspace: Path, tmp_path: Path, run_cli: CliRunner, budget: list[str]) -> None:
+    done = run_cli("capabilities", "search", "read a file", "--workspace", str(workspace), *budget, "--json")
     assert done.code == 0
     document = conforms(done, "capabilities-search")
     assert document["expanded"] or document["not_expanded"]
 
 
-def test_capabilities_set(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_capabilities_set(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     done = run_cli("capabilities", "set", "host:read_file", "off", "--workspace", str(root), "--json")
     assert done.code == 0
     document = conforms(done, "capabilities-set")
@@ -105,8 +99,8 @@ def test_capabilities_set(tmp_path: Path, run_cli: CliRunner) -> None:
 
 
 @pytest.mark.parametrize("scope", [[], ["--scope", "workspace"], ["--scope", "user"]])
-def test_stats(tmp_path: Path, run_cli: CliRunner, scope: list[str]) -> None:
-    root = workspace(tmp_path)
+def test_stats(workspace: Path, tmp_path: Path, run_cli: CliRunner, scope: list[str]) -> None:
+    root = workspace
     done = run_cli("stats", "--workspace", str(root), *scope, "--json")
     assert done.code == 0
     document = conforms(done, "stats")
@@ -158,9 +152,15 @@ EXEC_CASES = [
 
 @pytest.mark.parametrize(("program", "extra", "kind", "expected"), EXEC_CASES)
 def test_exec(
-    tmp_path: Path, run_cli: CliRunner, program: str, extra: list[str], kind: str | None, expected: dict[str, Any]
+    workspace: Path,
+    tmp_path: Path,
+    run_cli: CliRunner,
+    program: str,
+    extra: list[str],
+    kind: str | None,
+    expected: dict[str, Any],
 ) -> None:
-    root = workspace(tmp_path)
+    root = workspace
     (root / "notes.txt").write_text("alpha\nbeta\n", "utf-8")
     done = run_cli("exec", "--workspace", str(root), *NATIVE, *extra, "--json", stdin=program)
     assert done.code == (0 if kind is None else 1)
@@ -171,8 +171,8 @@ def test_exec(
     assert bool(document["notes"]) is ("100000" in extra)
 
 
-def test_exec_output_over_the_configured_limit(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_exec_output_over_the_configured_limit(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     workspace_file(root, "version = 1\n[runtime]\nmax_output_bytes = 1000\n")
     done = run_cli("exec", "--workspace", str(root), *NATIVE, "--json", stdin="print('x' * 5000)\n")
     assert done.code == 1
@@ -185,14 +185,14 @@ def test_exec_output_over_the_configured_limit(tmp_path: Path, run_cli: CliRunne
     [("print('in the sandbox')\nreturn {'n': 1}\n", 0), ("1 / 0\n", 1)],
     ids=["succeeded", "failed"],
 )
-def test_exec_in_the_sandbox(tmp_path: Path, run_cli: CliRunner, program: str, code: int) -> None:
-    done = run_cli("exec", "--workspace", str(workspace(tmp_path)), "--tools", "demo", "--json", stdin=program)
+def test_exec_in_the_sandbox(workspace: Path, tmp_path: Path, run_cli: CliRunner, program: str, code: int) -> None:
+    done = run_cli("exec", "--workspace", str(workspace), "--tools", "demo", "--json", stdin=program)
     assert done.code == code
     assert conforms(done, "exec")["ok"] is (code == 0)
 
 
-def test_config_init(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_config_init(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     done = run_cli("config", "init", "--workspace", str(root), "--json")
     assert done.code == 0
     document = conforms(done, "config-init")
@@ -207,8 +207,8 @@ def test_config_init(tmp_path: Path, run_cli: CliRunner) -> None:
     assert user["scope"] == "user" and [p["reason"] for p in user["problems"]] == ["unknown-key"]
 
 
-def test_config_show(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_config_show(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     clean = conforms(run_cli("config", "show", "--workspace", str(root), "--json"), "config-show")
     assert [f["exists"] for f in clean["files"]] == [False, False] and clean["problems"] == []
     user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
@@ -229,8 +229,8 @@ def test_config_show(tmp_path: Path, run_cli: CliRunner) -> None:
     assert [p["reason"] for p in document["problems"]] == ["type", "unknown-key"]
 
 
-def test_mcp_add_list_trust_remove(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_mcp_add_list_trust_remove(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     argv = ["mcp", "add", "time", "--env", "TZ=UTC", "--workspace", str(root), "--json"]
     added = conforms(run_cli(*argv, "--", "mcp-server-time", "--local-timezone", "UTC"), "mcp-add")
     assert (added["scope"], added["changed"], added["server"]["args"]) == (
@@ -257,8 +257,8 @@ def test_mcp_add_list_trust_remove(tmp_path: Path, run_cli: CliRunner) -> None:
     assert (removed["changed"], removed["still_configured"]) == (True, False)
 
 
-def test_sessions_of_a_workspace(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_sessions_of_a_workspace(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     assert conforms(run_cli("sessions", "--workspace", str(root), "--json"), "sessions")["sessions"] == []
 
     async def one_session() -> str:
@@ -287,9 +287,9 @@ CHECKED = [
 
 @pytest.mark.parametrize(("text", "code", "problem"), CHECKED)
 def test_config_check(
-    tmp_path: Path, run_cli: CliRunner, text: bytes | None, code: int, problem: tuple[str, str] | None
+    workspace: Path, tmp_path: Path, run_cli: CliRunner, text: bytes | None, code: int, problem: tuple[str, str] | None
 ) -> None:
-    root = workspace(tmp_path)
+    root = workspace
     if text is not None:
         workspace_file(root, text)
     done = run_cli("config", "check", "--workspace", str(root), "--json")
@@ -340,9 +340,9 @@ ERRORS = [
 
 @pytest.mark.parametrize(("args", "code"), ERRORS, ids=[" ".join(a[:2]) + f" {c}" for a, c in ERRORS])
 def test_an_error_under_json_is_one_error_object(
-    tmp_path: Path, run_cli: CliRunner, args: list[str], code: str
+    workspace: Path, tmp_path: Path, run_cli: CliRunner, args: list[str], code: str
 ) -> None:
-    root = workspace(tmp_path)
+    root = workspace
     (tmp_path / "file").write_text("", "utf-8")
     places = {"missing": str(tmp_path / "nope"), "file": str(tmp_path / "file"), "ws": str(root)}
     done = run_cli(*[arg.format(**places) for arg in args], "--json")
@@ -352,8 +352,8 @@ def test_an_error_under_json_is_one_error_object(
     assert not (tmp_path / "nope").exists() and not (root / ".ptc-plus").exists()
 
 
-def test_errors_a_config_file_causes_under_json(tmp_path: Path, run_cli: CliRunner) -> None:
-    root = workspace(tmp_path)
+def test_errors_a_config_file_causes_under_json(workspace: Path, tmp_path: Path, run_cli: CliRunner) -> None:
+    root = workspace
     workspace_file(root, 'version = 1\n[runtime]\npolicy = "read-only"\n')
     exists = run_cli("config", "init", "--workspace", str(root), "--json")
     assert exists.code == 1 and conforms(exists, "error")["error"]["code"] == "PTC-4023"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -11,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import CliRunner
-
-CLI = str(Path(sys.executable).with_name("ptc-plus"))
+from tests.scaffolding import clean_environment, run_installed
 
 
 def user_file(tmp_path: Path) -> Path:
@@ -137,11 +135,9 @@ def test_messages_follow_the_locale(
 def test_the_installed_command_passes_everything_after_the_double_dash_to_the_server(
     workspace: Path, tmp_path: Path
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")}
-    env |= {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PTC_LOCALE": "en"}
-    argv = [CLI, "mcp", "add", "git", "--json", "--workspace", str(workspace), "--", "srv", "--json", "--user", "-x"]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr
+    argv = ["mcp", "add", "git", "--json", "--workspace", str(workspace), "--", "srv", "--json", "--user", "-x"]
+    done = run_installed(argv, clean_environment(tmp_path), cwd=tmp_path)
+    assert done.code == 0, done.err
     server = tomllib.loads(workspace_file(workspace).read_text("utf-8"))["mcp"]["servers"]["git"]
     assert server == {"command": "srv", "args": ["--json", "--user", "-x"]}
 

@@ -3,10 +3,13 @@
 The walk covers every command :func:`ptc_plus.cli.build_cli` registers,
 found recursively, so a command added later is walked without editing this
 file. Each case runs in English and in Chinese and must print a
-``PTC-xxxx`` code and no ``Traceback``. Most cases run in this process
-(``run_cli``); per command at least one runs the installed ``ptc-plus`` in a
-subprocess, and the unreadable-config case always does (it needs a process
-that lost root's right to read anything).
+``PTC-xxxx`` code and no ``Traceback``. Every case runs in this process
+(``run_cli``, the function the installed command calls); the cases that need
+a reader without root's right to ignore file modes run in a thread that gave
+it up (``tests/privileges.py``). A few run the installed ``ptc-plus`` in a
+subprocess as well, where a real process is the point (:data:`IN_A_PROCESS`):
+the console script's exit code and streams, and a process that lost root's
+override from its start (ADR 0113).
 
 Cases:
 
@@ -25,6 +28,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import attrs
@@ -33,7 +37,8 @@ import pytest
 
 from ptc_plus.cli import build_cli
 from tests.cli_runner import CliRun, CliRunner
-from tests.privileges import without_dac_override
+from tests.privileges import dac_override_dropped, without_dac_override
+from tests.scaffolding import clean_environment
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 TOOLS = Path(__file__).resolve().parents[2] / "data" / "mcp" / "time.json"
@@ -55,6 +60,19 @@ SAMPLE_ARGUMENTS: dict[tuple[str, ...], list[str]] = {
 
 WRITERS = {("capabilities", "set"), ("config", "init"), ("mcp", "add")}
 """Commands that write into the workspace: they also meet a workspace they may not write to."""
+
+IN_A_PROCESS: frozenset[tuple[tuple[str, ...], str]] = frozenset(
+    {
+        ((), "unknown-option"),  # the console script: click's usage error becomes the process's exit 2
+        (("exec",), "workspace-missing"),  # the front door's own refusal, seen as a user's shell sees it
+        (("config", "show"), "config-unreadable"),  # a process that never had root's right to read
+        (("config", "init"), "workspace-read-only"),  # ... nor to write into a directory of mode 0555
+    }
+)
+"""(command, case) also run as the installed ``ptc-plus`` in a subprocess (in both locales)."""
+
+NEEDS_FILE_MODES = {"config-unreadable", "workspace-read-only"}
+"""Cases whose reader must be refused by file modes: run where root's override is gone."""
 
 KNOWN_FAILURES: dict[tuple[tuple[str, ...], str], str] = {}
 """(command, case) -> why it fails today, naming the file that owns the fix (strict xfail: a fix must remove it)."""
@@ -106,20 +124,18 @@ def _sample(path: tuple[str, ...]) -> list[str]:
 def _cases() -> Iterator[Case]:
     for path, command in COMMANDS.items():
         workspace = _has_workspace(command)
-        yield Case(path, "unknown-option", subprocess=not workspace)
+        names = ["unknown-option"]
         if _required(command):
-            yield Case(path, "missing-argument")
+            names.append("missing-argument")
         if workspace:
-            yield Case(path, "workspace-is-a-file")
-            yield Case(path, "workspace-missing")
-            yield Case(path, "workspace-missing", subprocess=True)
-            yield Case(path, "config-not-utf8")
-            yield Case(path, "config-is-a-directory")
-            yield Case(path, "config-unreadable", subprocess=True)
-            yield Case(path, "dot-ptc-plus-is-a-file")
-            yield Case(path, "user-config-not-utf8")
+            names += ["workspace-is-a-file", "workspace-missing", "config-not-utf8", "config-is-a-directory"]
+            names += ["config-unreadable", "dot-ptc-plus-is-a-file", "user-config-not-utf8"]
         if path in WRITERS:
-            yield Case(path, "workspace-read-only", subprocess=True)
+            names.append("workspace-read-only")
+        for name in names:
+            yield Case(path, name)
+            if (path, name) in IN_A_PROCESS:
+                yield Case(path, name, subprocess=True)
 
 
 def _params() -> Iterator[object]:
@@ -197,8 +213,7 @@ def test_no_traceback(
     case: Case, lang: str, tmp_path: Path, run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     setup = _prepare(case, tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS", "COMP_"))}
-    env |= {"PTC_LOCALE": lang, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
+    env = clean_environment(tmp_path, PTC_LOCALE=lang, HOME=str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path / "ws")
     if case.subprocess:
         done = _run_subprocess(setup.argv, env, tmp_path / "ws")
@@ -208,7 +223,8 @@ def test_no_traceback(
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         try:
-            done = run_cli(*setup.argv)
+            with dac_override_dropped() if case.name in NEEDS_FILE_MODES else nullcontext():
+                done = run_cli(*setup.argv)
         except BaseException as escaped:  # what a user would see as a traceback
             pytest.fail(f"Traceback: {type(escaped).__name__}: {escaped}")
     shown = done.out + done.err
@@ -225,6 +241,11 @@ def test_no_traceback(
         assert not setup.must_not_exist.exists(), "a bad --workspace created a directory"
     if case.name == "workspace-is-a-file":
         assert (tmp_path / "file").read_text("utf-8") == "mine\n"
+
+
+def test_every_real_process_case_is_in_the_walk() -> None:
+    walked = {(case.command, case.name) for case in _cases() if case.subprocess}
+    assert walked == IN_A_PROCESS, "a name in IN_A_PROCESS that the walk never makes runs nothing"
 
 
 def test_the_walk_reaches_every_command() -> None:

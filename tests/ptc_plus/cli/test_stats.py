@@ -15,6 +15,7 @@ import pytest
 
 from ptc_plus.statistics import Evidence, FamilySample, derive_shape, user_store, workspace_store
 from tests.cli_runner import CliRunner
+from tests.scaffolding import clean_environment
 from tests.statistics_samples import record_families
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
@@ -174,9 +175,9 @@ def _on_a_terminal(argv: list[str], answer: bytes, env: dict[str, str]) -> tuple
 
 
 @pytest.mark.parametrize(("answer", "code", "kept"), [(b"n\n", 1, True), (b"y\n", 0, False)], ids=["no", "yes"])
-def test_reset_asks_on_a_terminal(workspace: Path, answer: bytes, code: int, kept: bool) -> None:
+def test_reset_asks_on_a_terminal(workspace: Path, tmp_path: Path, answer: bytes, code: int, kept: bool) -> None:
     record_families(workspace_store(workspace), workspace, ["f1"], [SEARCH])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")} | {"PTC_LOCALE": "en", "NO_COLOR": "1"}
+    env = clean_environment(tmp_path, NO_COLOR="1")
     done, shown = _on_a_terminal(["stats", "reset", "--workspace", str(workspace)], answer, env)
     assert "Delete the workspace usage statistics in" in shown and "Traceback" not in shown
     assert done == code

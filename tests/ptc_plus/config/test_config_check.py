@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-import orjson
 import pytest
 
 from ptc_plus.cli.workspace_plan import new_session_plan
@@ -15,7 +12,8 @@ from ptc_plus.config import set_capability
 from ptc_plus.config.errors import ConfigSyntaxError, ConfigUnreadable
 from ptc_plus.config.report import ConfigReport, inspect_config
 from ptc_plus.session.report import plan_lines
-from tests.privileges import without_dac_override
+from tests.cli_runner import CliRunner
+from tests.privileges import dac_override_dropped
 from tests.ptc_plus.config.conftest import ConfigFiles
 
 
@@ -174,22 +172,18 @@ def test_non_utf8_bytes_name_the_line_and_byte(files: ConfigFiles) -> None:
     assert isinstance(problem.to_error(), ConfigUnreadable)
 
 
-def test_permission_denied(tmp_path: Path) -> None:
-    # The real open failing: in a child without root's right to ignore file modes (CI runs as root).
+def test_permission_denied(tmp_path: Path, run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real open failing: in a thread without root's right to ignore file modes (CI runs as root).
     user_file = tmp_path / "xdg" / "ptc-plus" / "config.toml"
     user_file.parent.mkdir(parents=True)
     user_file.write_text("version = 1\n", encoding="utf-8")
     user_file.chmod(0)
-    env = {**os.environ, "PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("ptc-plus")), "config", "check", "--json", "--workspace", str(tmp_path)],
-        capture_output=True,
-        env=env,
-        timeout=120,
-        preexec_fn=without_dac_override,
-    )
-    (problem,) = orjson.loads(done.stdout)["problems"]
-    assert done.returncode == 1 and problem["file"] == str(user_file)
+    monkeypatch.setenv("PTC_LOCALE", "en")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    with dac_override_dropped():
+        done = run_cli("config", "check", "--json", "--workspace", str(tmp_path))
+    (problem,) = done.json()["problems"]
+    assert done.code == 1 and problem["file"] == str(user_file)
     assert problem["message"].endswith(": permission denied"), problem
 
 

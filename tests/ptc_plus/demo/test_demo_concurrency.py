@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ptc_plus.statistics import user_store, workspace_store
+from tests.scaffolding import clean_environment
 
 CLI = str(Path(sys.executable).with_name("ptc-plus"))
 PROCESSES = 8
@@ -20,8 +20,7 @@ def test_eight_concurrent_demos_record_exactly_eight_families(tmp_path: Path) ->
     workspace = tmp_path / "ws"
     workspace.mkdir()
     xdg = tmp_path / "xdg"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")}
-    env |= {"PTC_LOCALE": "en", "XDG_CONFIG_HOME": str(xdg)}
+    env = clean_environment(tmp_path, XDG_CONFIG_HOME=str(xdg))
     # One run first: it claims and seeds the workspace, so the eight meet a store that already holds a family.
     subprocess.run([CLI, "demo", "--workspace", str(workspace)], env=env, check=True, capture_output=True, timeout=300)
     root = workspace.resolve()

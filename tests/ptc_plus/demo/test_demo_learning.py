@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -11,15 +10,14 @@ import pytest
 from ptc_plus.demo import View, run_demo
 from ptc_plus.i18n import message
 from ptc_plus.statistics import user_store, workspace_store
+from tests.scaffolding import isolate_from_the_machine
 
 
 @pytest.fixture(autouse=True)
 def demo_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """English messages, no PTC_* settings, and a user store of this test's own."""
-    for key in [k for k in os.environ if k.startswith("PTC_")]:
-        monkeypatch.delenv(key)
+    isolate_from_the_machine(monkeypatch, tmp_path)
     monkeypatch.setenv("PTC_LOCALE", "en")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
 
 
 def _verbose(lines: list[str]) -> View:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 import pytest_asyncio
 
 from hookspecs import (
@@ -105,13 +104,6 @@ def tool(name: str, body: Body, **spec: Any) -> ToolDefinition:
 def outer_context(services: FakeServices, call_id: str = "c1") -> ToolContext:
     call = ToolCall(call_id=call_id, tool="run_code", arguments={}, caller=AGENT)
     return ToolContext(call=call, services=services, cancelled=asyncio.Event())
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path.resolve()
 
 
 RuntimeFactory = Callable[..., CodeRuntime]

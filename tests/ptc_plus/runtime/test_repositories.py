@@ -24,13 +24,6 @@ def bare(directory: Path) -> Path:
     return directory
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    directory = tmp_path / "workspace"
-    directory.mkdir()
-    return directory
-
-
 def test_existing_repositories_are_listed_and_left_alone(workspace: Path) -> None:
     (workspace / ".git").mkdir()
     (workspace / "vendor" / "lib" / ".git").mkdir(parents=True)

@@ -35,13 +35,6 @@ def tmpdir_root(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    directory = tmp_path / "workspace"
-    directory.mkdir()
-    return directory
-
-
 def exec_argv(workspace: Path) -> list[str]:
     executable = str(Path(sys.executable).with_name("ptc-plus"))
     return [executable, "exec", "-", "--workspace", str(workspace), "--timeout", "600"]

@@ -20,7 +20,7 @@ import ptc_plus.plugin
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel, Session
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.plan import CapabilityPlan, PlanEntry
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 if TYPE_CHECKING:
     from ptc_plus.session.controller import SessionState

@@ -28,7 +28,7 @@ import ptc_plus.plugin
 from hookspecs import Concurrency, JSONObject, JSONValue, ToolContext, tool
 from hookspecs.reference import AssistantTurn, ReferenceHost, RequestedCall, ScriptedModel, Session
 from ptc_plus.statistics import CapabilityStats, StoreView, workspace_store
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 PROGRAM_A = "import asyncio\nreturn await asyncio.gather(tools.hold(), tools.echo(text='a'))"
 PROGRAM_B = "return 1"

@@ -6,7 +6,6 @@ session's program calls it, and the family settles into the one workspace store 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ptc_plus.statistics import derive_shape, merge_shapes, workspace_store
+from tests.scaffolding import clean_environment
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -58,8 +58,7 @@ def test_eight_sessions_in_eight_processes_end_with_one_merged_shape(tmp_path: P
     (workspace / ".ptc-plus" / "config.toml").write_text(
         'version = 1\n\n[runtime]\npolicy = "danger-full-access"\n\n[management]\nenabled = true\n', "utf-8"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PTC_")}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env = clean_environment(tmp_path)
     children = [
         subprocess.Popen(
             [sys.executable, "-c", SESSION, str(workspace), str(worker), str(tmp_path / f"state{worker}")],

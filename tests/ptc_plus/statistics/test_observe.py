@@ -51,7 +51,7 @@ from ptc_plus.statistics import (
     user_store,
     workspace_store,
 )
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 SECRET = "s3cr3t-7f1c9a2e"
 """Planted in user text, arguments and results; it must never reach a store."""
@@ -105,13 +105,6 @@ def xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     config.parent.mkdir(parents=True)
     config.write_text('version = 1\n\n[runtime]\npolicy = "danger-full-access"\n', encoding="utf-8")
     return home
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root
 
 
 def write_config(

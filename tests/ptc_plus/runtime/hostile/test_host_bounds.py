@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 
 from hookspecs.reference.spill import FileSpillStore
 from ptc_plus.preview import read_spill_definition
+from tests.scaffolding import clean_environment
 
 from .conftest import Hostile
 from .guard import MIB
@@ -143,9 +144,8 @@ async def test_a_huge_search_capabilities_query_is_refused_by_mcp_serve(tmp_path
     user = tmp_path / "xdg" / "ptc-plus" / "config.toml"
     user.parent.mkdir(parents=True)
     user.write_text('version = 1\n\n[runtime]\npolicy = "danger-full-access"\n')
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "_PTC_PLUS"))}
+    env = clean_environment(tmp_path)
     marker = f"XDG_CONFIG_HOME={tmp_path / 'xdg'}"
-    env |= {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PTC_LOCALE": "en"}
     cli = str(Path(sys.executable).with_name("ptc-plus"))
     params = StdioServerParameters(
         command=cli, args=["mcp-serve", "--workspace", str(workspace), "--tools", "demo"], env=env, cwd=str(workspace)
