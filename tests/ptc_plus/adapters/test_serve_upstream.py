@@ -5,7 +5,6 @@ served session gets its tools through the plugin's tools hook, as any session
 does: the serve code knows nothing of them.
 """
 
-# ruff: noqa: F811 - the workspace fixture is imported from test_serve
 from __future__ import annotations
 
 import sys
@@ -14,14 +13,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.ptc_plus.adapters.test_serve import (  # noqa: F401 - workspace is a fixture
+from tests.ptc_plus.adapters.test_serve import (
     Notifications,
     _receipt,
     _texts,
     connect,
     server_env,
     text_of,
-    workspace,
     write_config,
 )
 

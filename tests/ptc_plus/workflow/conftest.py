@@ -36,7 +36,7 @@ from hookspecs.reference import (
 )
 from hookspecs.reference.children import ChildProvider
 from hookspecs.reference.demo_tools import demo_tool_definitions
-from tests.isolation import isolate_from_the_machine
+from tests.scaffolding import isolate_from_the_machine
 
 HostFactory = Callable[..., Awaitable[ReferenceHost]]
 
@@ -155,13 +155,6 @@ def providers(board: Board, *, structured: bool = True) -> dict[str, ChildProvid
 @pytest.fixture(autouse=True)
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_from_the_machine(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    root.mkdir()
-    return root
 
 
 @pytest.fixture

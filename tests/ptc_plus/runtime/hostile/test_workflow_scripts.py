@@ -24,8 +24,8 @@ from ptc_plus.workflow import WorkflowCaps
 from ptc_plus.workflow.guest import GUEST_TOOLS, guest_program
 from ptc_plus.workflow.lane import ChildLane
 from ptc_plus.workflow.progress import Progress
-from tests.isolation import isolate_from_the_machine
 from tests.ptc_plus.workflow.conftest import Board, providers
+from tests.scaffolding import isolate_from_the_machine
 
 from .conftest import HOST_MEMORY_BOUND, Hostile
 from .host_tools import hostile_tools
