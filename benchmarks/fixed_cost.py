@@ -101,7 +101,9 @@ def split_catalog(text: str, meter: Meter) -> dict[str, Any]:
         while end < len(lines) and lines[end].startswith("# "):
             end += 1
         navigation = lines[nav_from:end]
-    rest = [line for i, line in enumerate(lines) if line not in header and not (navigation and _in(i, lines, navigation))]
+    rest = [
+        line for i, line in enumerate(lines) if line not in header and not (navigation and _in(i, lines, navigation))
+    ]
     contracts = "\n".join(rest).strip()
     listed = sum(1 for line in navigation if line.startswith("# - "))
     return {
@@ -130,7 +132,9 @@ def fixed_part(request: ModelRequest, meter: Meter, host: str) -> dict[str, Any]
             break
         before_user.append(message)
     catalog = [m for m in before_user if "Capability catalog" in str(m.get("content") or "")]
-    messages_tokens = sum(meter.count(meter.parts(ModelRequest(system="", tools=(), messages=(m,)))[-1]) for m in before_user)
+    messages_tokens = sum(
+        meter.count(meter.parts(ModelRequest(system="", tools=(), messages=(m,)))[-1]) for m in before_user
+    )
     system = split_system(request.system, meter)
     host_tokens = meter.count(host) if host else 0
     grouped = {
@@ -193,7 +197,10 @@ def summary(per_catalog: dict[str, Any]) -> dict[str, Any]:
     for catalog, entry in per_catalog.items():
         search = entry[Style.TOOL_SEARCH.value]["beyond_host_prompt"]
         found[catalog] = {
-            style: {"beyond_host_prompt": row["beyond_host_prompt"], "over_tool_search": row["beyond_host_prompt"] - search}
+            style: {
+                "beyond_host_prompt": row["beyond_host_prompt"],
+                "over_tool_search": row["beyond_host_prompt"] - search,
+            }
             for style, row in entry.items()
         }
     return found
