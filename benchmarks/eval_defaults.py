@@ -1,4 +1,4 @@
-"""Choose PTC Plus's numeric defaults on the warm-up set (issue 15 item 6, ADR 0080).
+"""Choose PTC Plus's numeric defaults on the warm-up set (issue 15 item 6, ADR 0080; issue 27 item 5, ADR 0108).
 
 Run: .venv/bin/python benchmarks/eval_defaults.py [--catalog N ...]
 Writes benchmarks/results/eval_defaults.json.
@@ -17,7 +17,9 @@ Per catalog size:
 - per ``budget_tokens`` and ``[context] discovery_tokens``: every warm-up task in
   PTC Plus cold (no statistics: a new user's first sessions; only these can change them);
 - every combination of ``budget_tokens`` × ``threshold`` × ``min_samples``
-  runs every warm-up task in PTC Plus mature from that store.
+  runs every warm-up task in PTC Plus mature from that store;
+- every warm-up task in PTC Plus cold with the ``both`` presentation, at the defaults
+  (whether ``[runtime] presentation = "both"`` would be the better default).
 
 Every run is metered as ``ptc-plus eval`` meters it (ADR 0096, 0108): the 3k host
 prompt, the minimum cacheable prefix, and the ``default`` price sheet's cost
@@ -64,15 +66,17 @@ from ptc_plus.evaluation.runner import Parameters, run_task, warm_up  # noqa: E4
 from ptc_plus.evaluation.styles import DEFAULTS  # noqa: E402
 from ptc_plus.evaluation.task import Style, Suite  # noqa: E402
 
-BUDGETS = (2000, 4000, 8000, 16000)
-THRESHOLDS = (0.1, 0.2, 0.3, 0.5)
-MIN_SAMPLES = (3, 5)
+BUDGETS = (2000, 4000, 8000)
+THRESHOLDS = (0.05, 0.1, 0.2, 0.3)
+MIN_SAMPLES = (5,)
+"""Only the default: with :data:`~ptc_plus.evaluation.matrix.WARMUP_FAMILIES` families every used capability has
+more samples than any value considered, so it cannot bind here (ADR 0080 measured 3 and 5 alike)."""
 DISCOVERY = (1000, 2000)
 """``[context] discovery_tokens`` values the cold runs try (2,000: the default before ADR 0108)."""
 CATALOGS = (20, 200, 2000)
 OUT = ROOT / "benchmarks" / "results" / "eval_defaults.json"
-PREVIOUS = {"budget": 8000, "threshold": 0.3, "min_samples": 5, "discovery": 2000}
-"""The defaults before this sweep (ADR 0032, 0080): kept where the sweep measures no difference."""
+PREVIOUS = {"budget": 8000, "threshold": 0.1, "min_samples": 5, "discovery": 2000}
+"""The defaults before this sweep (ADR 0080): kept where the sweep measures no difference."""
 
 
 async def _tasks_total(
@@ -127,6 +131,8 @@ async def sweep(catalogs: tuple[int, ...]) -> dict[str, Any]:
                 entry: dict[str, Any] = {
                     "ptc": await _tasks_total(suite, Style.PTC, catalog, workdir, meter, bridge),
                     "cold": {},
+                    # ADR 0108: the `both` presentation (PTC Plus cold, full tools also offered directly).
+                    "both": await _tasks_total(suite, Style.PTC_PLUS_BOTH, catalog, workdir, meter, bridge),
                     "mature": {},
                 }
                 for budget, discovery in itertools.product(BUDGETS, DISCOVERY):
