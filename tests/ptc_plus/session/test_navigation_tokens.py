@@ -103,7 +103,9 @@ async def test_short_descriptions_list_every_member_up_to_the_count(open_host: H
 
 
 @pytest.mark.asyncio
-async def test_the_navigation_every_request_carries_stays_a_small_sample(open_host: HostFactory, workspace: Path) -> None:
+async def test_the_navigation_every_request_carries_stays_a_small_sample(
+    open_host: HostFactory, workspace: Path
+) -> None:
     # ADR 0107: in identity order the list is a sample of the catalog, not the tools a task needs; it is
     # part of every request's fixed cost, so it is kept to 20 short lines and 400 tokens.
     write_config(workspace, budget=100)
