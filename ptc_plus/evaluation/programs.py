@@ -189,14 +189,21 @@ def probe(steps: Sequence[tuple[Step, JSONValue]], known: Mapping[str, JSONValue
 
 def discovery(rounds: Sequence[tuple[str, str]]) -> str:
     """A discovery program: per missing tool one ``(method, argument)``, ``search`` with words or
-    ``inspect`` with a name, all in one program (one round trip)."""
+    ``inspect`` with a name, all in one program (one round trip).
+
+    It returns what it found by name and the answers' ``candidates``, not the contracts: the session delivers
+    the contracts an answer expanded to the model once, as a message (ADR 0070), and the bootstrap says so, so
+    a model that returned them would pay for each twice (ADR 0107). A contract that message could not carry
+    is not shown, and the policy looks again (another round), as a model would.
+    """
     calls = [
         f"await capabilities.search({arg!r})" if method == "search" else f"await capabilities.inspect([{arg!r}])"
         for method, arg in rounds
     ]
+    brief = "{'found': [c['name'] for c in a['expanded']], 'candidates': a.get('candidates', [])}"
     if len(calls) == 1:
-        return f"return {calls[0]}"
-    return "return [" + ", ".join(calls) + "]"
+        return f"a = {calls[0]}\nreturn {brief}"
+    return "answers = [" + ", ".join(calls) + f"]\nreturn [{brief} for a in answers]"
 
 
 def name_words(tool: str) -> str:

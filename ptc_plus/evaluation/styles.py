@@ -65,6 +65,8 @@ class Parameters:
     window: int | None = None
     min_samples: int | None = None
     threshold: float | None = None
+    discovery_tokens: int | None = None
+    """``[context] discovery_tokens``: the budget of one discovery answer and of one expansion message."""
 
 
 DEFAULTS = Parameters()
@@ -94,6 +96,8 @@ def config_text(style: Style, parameters: Parameters = DEFAULTS) -> str | None:
         value = getattr(parameters, key)
         if value is not None:
             lines.append(f"{key} = {value}")
+    if parameters.discovery_tokens is not None:
+        lines += ["", "[context]", f"discovery_tokens = {parameters.discovery_tokens}"]
     return "\n".join([*lines, ""])
 
 

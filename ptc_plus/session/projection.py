@@ -23,10 +23,13 @@ from ptc_plus.session.catalog_text import STABLE_REASONS, compose
 from ptc_plus.session.environment import Environment
 
 CATALOG_PROVENANCE = "ptc-plus:catalog"
-NAVIGATION_LIMIT = 40
-"""On-demand members listed by name in the catalog message; the long tail stays searchable."""
-NAVIGATION_TOKENS = 1000
-"""The most the on-demand navigation (its header, the listed lines and the "… more" line) may cost (ADR 0054)."""
+NAVIGATION_LIMIT = 20
+"""On-demand members listed by name in the catalog message; the long tail stays searchable. Every request
+carries the list, and beyond explicit choices it is in identity order, not by relevance: a sample of what is
+there, not a way to the tool a task needs (ADR 0107 halved it from 40)."""
+NAVIGATION_TOKENS = 400
+"""The most the on-demand navigation (its header, the listed lines and the "… more" line) may cost (ADR 0054;
+1,000 before ADR 0107 measured it as 56 % of code mode's fixed part at 200 tools)."""
 SUMMARY_CHARS = 120
 """A listed member's description is its first sentence, cut to this many characters (ADR 0054)."""
 MODEL_LANG = "en"

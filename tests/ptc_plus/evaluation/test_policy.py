@@ -225,10 +225,11 @@ def test_a_contract_no_round_shows_fails_the_run_after_search_search_inspect() -
                 {"role": "assistant", "content": "", "tool_calls": [{"id": call.call_id, "name": "run_code"}]},
                 {"role": "tool", "tool_call_id": call.call_id, "content": envelope},
             ]
+    brief = "return {'found': [c['name'] for c in a['expanded']], 'candidates': a.get('candidates', [])}"
     assert sent == [
-        "return await capabilities.search('vat please')",
-        "return await capabilities.search('tax rate')",
-        "return await capabilities.inspect(['tax_rate'])",
+        f"a = await capabilities.search('vat please')\n{brief}",
+        f"a = await capabilities.search('tax rate')\n{brief}",
+        f"a = await capabilities.inspect(['tax_rate'])\n{brief}",
     ]
     assert not any("tools.tax_rate" in code for code in sent)  # never a program on a contract it never received
 

@@ -84,9 +84,24 @@ async def test_one_call_task_passes_in_every_style(tmp_path: Path, style: Style)
         assert len(result.exchanges) == 2
     else:
         assert not contract_shown(first, "lookup_order")
-        assert first_code(result) == f"return await capabilities.search({NEEDS['lookup_order']!r})"
+        assert first_code(result).startswith(f"a = await capabilities.search({NEEDS['lookup_order']!r})\n")
         assert contract_shown(result.exchanges[1].request, "lookup_order")  # the expansion message
         assert len(result.exchanges) == 3
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_a_discovered_contract_reaches_the_model_once(tmp_path: Path) -> None:
+    # ADR 0107: the session delivers what a search expanded as a message (ADR 0070); the discovery program
+    # returns names and candidates, so the contract is not in the tool result a second time.
+    result = await run_task(SUITE, ONE_CALL, Style.PTC_PLUS_COLD, CATALOG, workdir=tmp_path, parameters=SMALL)
+    assert_passed(result)
+    after = result.exchanges[1].request
+    texts = [str(m.get("content")) for m in after.messages]
+    assert sum(text.count("async def lookup_order(") for text in texts) == 1
+    assert contract_shown(after, "lookup_order")  # in the expansion message, where the model reads it
+    answer = next(m for m in after.messages if m.get("role") == "tool")
+    assert '"found":["lookup_order"' in str(answer["content"])
 
 
 @pytest.mark.asyncio
@@ -107,7 +122,7 @@ async def test_mature_statistics_make_the_warm_up_tool_full(tmp_path: Path) -> N
     assert_passed(cold)
     assert_passed(mature)
     assert not contract_shown(cold.exchanges[0].request, "weather_forecast")
-    assert first_code(cold) == f"return await capabilities.search({NEEDS['weather_forecast']!r})"
+    assert first_code(cold).startswith(f"a = await capabilities.search({NEEDS['weather_forecast']!r})\n")
     assert contract_shown(mature.exchanges[0].request, "weather_forecast")
     assert "capabilities.search" not in first_code(mature)
     assert len(mature.exchanges) == len(cold.exchanges) - 1

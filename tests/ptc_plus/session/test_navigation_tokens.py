@@ -100,3 +100,21 @@ async def test_short_descriptions_list_every_member_up_to_the_count(open_host: H
     assert reported["listed"] == reported["total"] == 8  # the demo tools all fit
     assert navigation.count("\n# - ") == 8 and "more" not in navigation
     assert reported["tokens"] == offline_counter().count(navigation)
+
+
+@pytest.mark.asyncio
+async def test_the_navigation_every_request_carries_stays_a_small_sample(
+    open_host: HostFactory, workspace: Path
+) -> None:
+    # ADR 0107: in identity order the list is a sample of the catalog, not the tools a task needs; it is
+    # part of every request's fixed cost, so it is kept to 20 short lines and 400 tokens.
+    write_config(workspace, budget=100)
+    host = await open_host(tools=long_tools(count=60, sentence="Fetch warehouse {i} records. ", name="wh_{i:02d}"))
+    model = ScriptedModel([AssistantTurn(text="ok")])
+    session = await host.start_session(title="t", model=model)
+    await session.run_turn("hi")
+    navigation = navigation_block(str(model.requests[0].messages[0]["content"]))
+    reported = session.command("/capabilities").data["catalog"]["navigation"]
+    assert reported["listed"] == navigation.count("\n# - ") == 20
+    assert offline_counter().count(navigation) == reported["tokens"] <= 400 == reported["bound"]
+    assert "40 more" in navigation
