@@ -67,7 +67,7 @@ def why(table: Table, task: str, candidate: str, baseline: str, catalog: int, fi
         weight = weights[name] if field == COST else 1.0
         grown.append(((mine - theirs) * weight, words))
     if grown:
-        difference, words = max(grown)
+        difference, words = max(grown, key=lambda part: part[0])  # a tie: the first part named
         if difference > 0:
             unit = "on the bill" if field == COST else "tokens"
             text.append(f"most of it {words}, +{round(difference):,} {unit}")

@@ -29,7 +29,7 @@ from ptc_plus.evaluation.charts import ChartOutcome
 from ptc_plus.evaluation.losses import losses
 from ptc_plus.evaluation.prices import PriceSheet, cost
 from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, Results, RunRecord
-from ptc_plus.evaluation.task import OWN_CATALOG, Style, catalog_label
+from ptc_plus.evaluation.task import OWN_CATALOG, Style
 
 README = "README.md"
 REGENERATE = "ptc-plus eval"
@@ -509,7 +509,7 @@ def _not_runnable(results: Results) -> list[str]:
         blocked.items(), key=lambda item: (item[0][1], _ordered(blocked_styles).index(item[0][0]))
     ):
         tasks = ", ".join(dict.fromkeys(run.task for run in runs))
-        lines.append(f"- {style}, {catalog_label(catalog)}: {len(runs)} run(s) ({tasks}); {_one_line(runs[0].reason)}")
+        lines.append(f"- {style}, {_where(catalog)}: {len(runs)} run(s) ({tasks}); {_one_line(runs[0].reason)}")
     return [*lines, ""]
 
 
@@ -520,7 +520,7 @@ def _failures(results: Results) -> list[str]:
         return [*lines, "None: every run that could run passed its oracle.", ""]
     repeat = results.mode == MODEL and results.repetitions > 1
     for run in failed:
-        where = f"{run.task}, {run.style}, {catalog_label(run.catalog)}" + (
+        where = f"{run.task}, {run.style}, {_where(run.catalog)}" + (
             f", repetition {run.repetition}" if repeat else ""
         )
         lines.append(f"- {where}: {_one_line(run.reason) or 'failed without a reason'}")
@@ -556,6 +556,10 @@ def _mean(values: Iterable[int | None]) -> float | None:
     if not collected or any(v is None for v in collected):
         return None
     return statistics.fmean(v for v in collected if v is not None)
+
+
+def _where(catalog: int) -> str:
+    return "own catalog" if catalog == OWN_CATALOG else f"catalog {catalog:,}"
 
 
 def _size(catalog: int) -> str:

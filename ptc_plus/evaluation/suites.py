@@ -63,7 +63,7 @@ ALL = "all"
 SELECTIONS: dict[str, tuple[SuiteSource, ...]] = {OURS.name: (OURS,), BFCL.name: (BFCL,), ALL: (OURS, BFCL)}
 DEFAULT_SELECTION = ALL
 """``ptc-plus eval`` regenerates both suites' numbers (issue 27: both suites, every style)."""
-DEFAULT_BFCL_SAMPLE = 20
+DEFAULT_BFCL_SAMPLE = 10
 """BFCL tasks the default run measures, spread evenly over the suite (:func:`spread`); ``0``: every task.
 
 Every style at three catalog sizes costs a BFCL task about as much as eight of ours (its programs run for
