@@ -1,4 +1,9 @@
-"""``ptc-plus eval``: the token evaluation (issue 15) — run the task suite in every style and write the report.
+"""``ptc-plus eval``: the token evaluation (issue 15) — run the task suites in every style and write the report.
+
+``--suite`` chooses our tasks (``benchmarks/tasks``, or ``--tasks DIR``), BFCL's
+multi-turn tasks (``benchmarks/bfcl``, a ``--bfcl-sample`` of them spread over
+the suite) or both (the default; ADR 0106). Each suite writes its own results
+file; the README has a section per results file in ``--out``.
 
 Scripted mode (the default) runs each task's plan through each style's
 scripted policy (ADR 0094) for real on the reference host and meters every

@@ -66,9 +66,10 @@ DEFAULT_SELECTION = ALL
 DEFAULT_BFCL_SAMPLE = 10
 """BFCL tasks the default run measures, spread evenly over the suite (:func:`spread`); ``0``: every task.
 
-Every style at three catalog sizes costs a BFCL task about as much as eight of ours (its programs run for
-many turns, and at 2,000 tools each turn's discovery searches a real catalog): all 199 take hours on a
-2-core machine, 20 keep ``ptc-plus eval`` near half an hour (ADR 0106 has the measurements)."""
+Every style at three catalog sizes costs a BFCL task several times what one of ours costs (its plans run
+for several turns, and at 2,000 tools each turn's discovery searches a real catalog): all 199 take hours
+on a 2-core machine; 10 (every 20th, one warm-up fold) keep ``ptc-plus eval`` near our suite's own time
+again (ADR 0106 has the measurements)."""
 
 
 def spread(tasks: Sequence[T], sample: int) -> tuple[T, ...]:
