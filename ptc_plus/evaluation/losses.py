@@ -12,12 +12,21 @@ history (cached input).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ptc_plus.evaluation.prices import PriceSheet
+from ptc_plus.evaluation.results import Results
 
-if TYPE_CHECKING:
-    from ptc_plus.evaluation.report import Table
+
+class Table(Protocol):
+    """What the losses read of the report's table (``report.Table``), without importing the report."""
+
+    results: Results
+    styles: tuple[str, ...]
+    tasks: tuple[str, ...]
+
+    def value(self, task: str, style: str, catalog: int, field: str) -> float | None: ...
+
 
 COST = "cost"
 """The pseudo-field of a run's bill (``report.COST``)."""
@@ -74,4 +83,4 @@ def why(table: Table, task: str, candidate: str, baseline: str, catalog: int, fi
     return "; ".join(text)
 
 
-__all__ = ["losses", "why"]
+__all__ = ["Table", "losses", "why"]

@@ -520,9 +520,7 @@ def _failures(results: Results) -> list[str]:
         return [*lines, "None: every run that could run passed its oracle.", ""]
     repeat = results.mode == MODEL and results.repetitions > 1
     for run in failed:
-        where = f"{run.task}, {run.style}, {_where(run.catalog)}" + (
-            f", repetition {run.repetition}" if repeat else ""
-        )
+        where = f"{run.task}, {run.style}, {_where(run.catalog)}" + (f", repetition {run.repetition}" if repeat else "")
         lines.append(f"- {where}: {_one_line(run.reason) or 'failed without a reason'}")
     return [*lines, ""]
 
