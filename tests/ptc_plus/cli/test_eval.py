@@ -260,7 +260,7 @@ def test_real_model_mode_without_usage_writes_its_report_with_unknown_cells(
     server.replies.append(("json", 200, completion("It is 42.")))
     out = tmp_path / "no-usage"
     result = eval_cli(
-        "--tasks", str(suite), "--style", "native", "--catalog", "20", "--model", "m-1",
+        "--suite", "ours", "--tasks", str(suite), "--style", "native", "--catalog", "20", "--model", "m-1",
         "--base-url", server.url, "--out", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
