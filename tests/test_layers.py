@@ -96,8 +96,8 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
         }
     ),
     # The evaluation is public module by module: a task suite imports its task API, ``ptc-plus eval`` the
-    # matrix, results, report and settings (price sheets, host prompts); its package imports nothing, so
-    # reading results starts no engine.
+    # matrix, results, report (one suite's, both suites'), the suites and settings (price sheets, host prompts);
+    # its package imports nothing, so reading results starts no engine.
     "ptc_plus.evaluation": frozenset(
         {
             "ptc_plus.evaluation.charts",
@@ -111,6 +111,8 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
             "ptc_plus.evaluation.report",
             "ptc_plus.evaluation.results",
             "ptc_plus.evaluation.runner",
+            "ptc_plus.evaluation.suite_report",
+            "ptc_plus.evaluation.suites",
             "ptc_plus.evaluation.task",
         }
     ),

@@ -10,5 +10,22 @@ methods become host tools with the function docs' contracts (:mod:`.world`,
 in the answer (:mod:`.suite`). ADR 0095 says why; ``NOTICE`` attributes
 bfcl-eval (Apache License 2.0).
 
-Nothing is imported here, so importing the package fetches nothing.
+Importing the package fetches nothing; ``ptc-plus eval --suite bfcl`` loads it by
+path and calls :func:`load`, which finds (or downloads) the wheel and builds the
+suite (ADR 0106).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ptc_plus.evaluation.task import Suite
+
+
+def load() -> Suite:
+    """The suite over the runnable tasks of the pinned wheel (found in the cache, downloaded there if missing)."""
+    from .suite import make_suite
+    from .wheel import open_wheel
+
+    return make_suite(open_wheel())

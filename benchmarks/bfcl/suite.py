@@ -25,19 +25,21 @@ import attrs
 
 from hookspecs.services import ToolDefinition
 from hookspecs.types import ToolSpec
+from ptc_plus.evaluation.agent_tool import AGENT
+from ptc_plus.evaluation.driver import RUN_CODE, TOOL_SEARCH
 from ptc_plus.evaluation.task import EndState, Suite, Task, Verdict
 from ptc_plus.evaluation.task_plan import TaskPlan
 
 from .backends import CLASS_MODULES, state_differences
 from .plans import GroundTruthCall, build_plan, execute_ground_truth, missing_from
 from .schemas import argument_errors, class_specs, distractors
-from .wheel import VERSION, Wheel
+from .wheel import SHA256, VERSION, Wheel
 from .world import BfclWorld
 
 CATEGORY = "multi_turn_base"
 QUESTIONS = f"BFCL_v4_{CATEGORY}.json"
 ANSWERS = f"possible_answer/BFCL_v4_{CATEGORY}.json"
-SUITE_VERSION = f"bfcl-{VERSION}-1"
+SUITE_VERSION = f"bfcl-{VERSION}-2"
 """Bumped with the wheel pin or any change to how plans, catalogs or the oracle are made."""
 CATALOG_SIZES = (200, 2000)
 """Besides each task's own catalog (its classes' functions)."""
@@ -190,18 +192,60 @@ def make_task(task: BfclTask) -> Task:
     )
 
 
+FOLDS = 2
+"""Every task is measured, so the mature styles' warm-up comes from the other fold: task ``i`` (in the suite's
+order) is in fold ``i % FOLDS``, and its warm-up families are tasks of the other folds, never itself."""
+WARMUP_SPREAD = 10
+"""How many tasks of the other folds a warm-up set lists, spread evenly over them (so the families cover the
+backends, not the file's first class): at least the matrix's default warm-up families."""
+
+
+def warmup_sets(tasks: Sequence[Task]) -> dict[str, tuple[Task, ...]]:
+    """By task id, the warm-up set of its fold (:data:`FOLDS`): evenly spaced tasks of the other folds."""
+    sets: dict[str, tuple[Task, ...]] = {}
+    for fold in range(FOLDS):
+        others = [task for index, task in enumerate(tasks) if index % FOLDS != fold]
+        step = max(1, len(others) // WARMUP_SPREAD)
+        chosen = tuple(others[::step][:WARMUP_SPREAD])
+        sets.update({task.id: chosen for index, task in enumerate(tasks) if index % FOLDS == fold})
+    return sets
+
+
+def source(wheel: Wheel) -> str:
+    """Where the tasks come from, for the report: the wheel's name, version, digest and licence."""
+    return (
+        f"BFCL multi-turn base category from `bfcl-eval` {VERSION} (wheel sha256 `{SHA256}`, fetched with "
+        f"`pip download --no-deps`, never installed), Apache License 2.0, © the Gorilla / BFCL authors"
+    )
+
+
 def make_suite(wheel: Wheel, tasks: Sequence[BfclTask] | None = None) -> Suite:
-    """The engine's :class:`Suite` over the runnable BFCL tasks (no warm-up set: every task is measured)."""
+    """The engine's :class:`Suite` over the runnable BFCL tasks: every task is measured (no warm-up set of its
+    own; the mature styles warm up on the other fold, :func:`warmup_sets`), each at its own catalog or with
+    distractors chosen for its classes (:func:`catalog`), without the MCP bridge's tools."""
     chosen = runnable(load_tasks(wheel)) if tasks is None else tuple(tasks)
+    engine = tuple(make_task(t) for t in chosen)
+    by_id = {made.id: task for made, task in zip(engine, chosen, strict=True)}
+    warmups = warmup_sets(engine)
 
     def tools(workspace: Path, world: BfclWorld) -> list[ToolDefinition]:
         return world.tools()
 
+    def task_filler(task: Task, n: int) -> list[ToolSpec]:
+        bfcl = by_id[task.id]
+        # Not the names the harness gives its own tools (the pool has a `tool_search` of its own).
+        taken = [*(spec.name for spec in own_specs(wheel, bfcl)), RUN_CODE, TOOL_SEARCH, AGENT]
+        return distractors(wheel, bfcl.classes, taken, n)
+
     return Suite(
         version=SUITE_VERSION,
-        tasks=tuple(make_task(t) for t in chosen),
+        tasks=engine,
         warmup=(),
         world=lambda workspace: BfclWorld(wheel=wheel),
         tools=tools,
         filler=functools.partial(filler, wheel),
+        task_filler=task_filler,
+        mcp=False,
+        source=source(wheel),
+        warmup_for=lambda task: warmups[task.id],
     )

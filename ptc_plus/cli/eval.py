@@ -1,4 +1,9 @@
-"""``ptc-plus eval``: the token evaluation (issue 15) — run the task suite in every style and write the report.
+"""``ptc-plus eval``: the token evaluation (issue 15) — run the task suites in every style and write the report.
+
+``--suite`` chooses our tasks (``benchmarks/tasks``, or ``--tasks DIR``), BFCL's
+multi-turn tasks (``benchmarks/bfcl``, a ``--bfcl-sample`` of them spread over
+the suite) or both (the default; ADR 0106). Each suite writes its own results
+file; the README has a section per results file in ``--out``.
 
 Scripted mode (the default) runs each task's plan through each style's
 scripted policy (ADR 0094) for real on the reference host and meters every
@@ -37,6 +42,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import attrs
 import click
 from filelock import FileLock
 
@@ -46,19 +52,20 @@ from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import integer, json_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
 from ptc_plus.errors import UsageError
-from ptc_plus.evaluation import charts, report, results
+from ptc_plus.evaluation import charts, results, suite_report, suites
 from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS
 from ptc_plus.evaluation.loading import load_suite
 from ptc_plus.evaluation.prices import DEFAULT, SHEETS
 from ptc_plus.evaluation.results import Results, RunRecord
-from ptc_plus.evaluation.task import Style, Task
+from ptc_plus.evaluation.suites import DEFAULT_BFCL_SAMPLE, DEFAULT_SELECTION, SELECTIONS, SuiteSource
+from ptc_plus.evaluation.task import Style, Suite, Task
 from ptc_plus.i18n import message
 
 DEFAULT_OUT = Path("docs/evaluation")
 DEFAULT_TASKS = Path("benchmarks/tasks")
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RESULTS_FILE = "results.json"
+RESULTS_FILE = suites.OURS.results_file
 
 
 @contextlib.contextmanager
@@ -88,7 +95,7 @@ class ModelOptionWithoutModel(UsageError):
 def command() -> click.Command:
     @ptc_command("eval", help=message("cli.eval.help"), epilog=message("cli.eval.examples"))
     @click.option(
-        "--catalog", "catalogs", multiple=True, type=integer(1), metavar="N", help=message("cli.eval.catalog")
+        "--catalog", "catalogs", multiple=True, type=integer(0), metavar="N", help=message("cli.eval.catalog")
     )
     @click.option("--out", default=str(DEFAULT_OUT), show_default=True, metavar="DIR", help=message("cli.eval.out"))
     @click.option(
@@ -98,6 +105,22 @@ def command() -> click.Command:
         "--style", "styles", multiple=True, type=click.Choice([s.value for s in Style]), help=message("cli.eval.style")
     )
     @click.option("--task", "task_ids", multiple=True, metavar="ID", help=message("cli.eval.task"))
+    @click.option(
+        "--suite",
+        "selection",
+        default=DEFAULT_SELECTION,
+        show_default=True,
+        type=click.Choice(list(SELECTIONS)),
+        help=message("cli.eval.suite"),
+    )
+    @click.option(
+        "--bfcl-sample",
+        default=DEFAULT_BFCL_SAMPLE,
+        show_default=True,
+        type=integer(0),
+        metavar="N",
+        help=message("cli.eval.bfcl-sample"),
+    )
     @click.option("--model", default=None, metavar="NAME", help=message("cli.eval.model"))
     @click.option("--base-url", default=None, metavar="URL", help=message("cli.eval.base-url"))
     @click.option("--api-key-env", default=None, metavar="NAME", help=message("cli.eval.api-key-env"))
@@ -123,6 +146,8 @@ def command() -> click.Command:
         tasks: str,
         styles: tuple[str, ...],
         task_ids: tuple[str, ...],
+        selection: str,
+        bfcl_sample: int,
         model: str | None,
         base_url: str | None,
         api_key_env: str | None,
@@ -136,18 +161,18 @@ def command() -> click.Command:
                 if value is not None:
                     raise ModelOptionWithoutModel(option=option)
         # The runner (and with it the MCP SDK, for its MCP task) is loaded when an evaluation runs (ADR 0105).
-        from ptc_plus.evaluation.matrix import DEFAULT_CATALOGS, run_count, run_matrix, select_tasks
+        from ptc_plus.evaluation.matrix import run_count, run_matrix
 
         factory = None if model is None else ClientFactory.from_options(model, base_url, api_key_env)
-        suite = load_suite(Path(tasks))
-        chosen = select_tasks(suite, task_ids)
         chosen_styles = [Style(s) for s in dict.fromkeys(styles)] or list(Style)
-        sizes = tuple(dict.fromkeys(catalogs)) or DEFAULT_CATALOGS
         repetitions = repeat or 1
         line = regenerate_command(
-            catalogs, out, tasks, styles, task_ids, model, base_url, api_key_env, repeat, prices, host_prompt
-        )
-        total = run_count(chosen, chosen_styles, sizes, repetitions)
+            catalogs, out, tasks, styles, task_ids, model, base_url, api_key_env, repeat, prices, host_prompt,
+            selection, bfcl_sample,
+        )  # fmt: skip
+        plans = _plans(SELECTIONS[selection], Path(tasks), task_ids, bfcl_sample, tuple(dict.fromkeys(catalogs)))
+        total = sum(run_count(chosen, chosen_styles, sizes, repetitions) for _, _, chosen, sizes in plans)
+        measured_all: list[tuple[SuiteSource, Results]] = []
         with (
             run_directory() as workdir,
             click.progressbar(length=total, label=message("cli.eval.progress"), file=sys.stderr) as bar,
@@ -156,55 +181,115 @@ def command() -> click.Command:
             def tick(record: RunRecord) -> None:
                 bar.update(1)
 
-            measured = asyncio.run(
-                run_matrix(
-                    suite,
-                    tasks=chosen,
-                    styles=chosen_styles,
-                    catalogs=sizes,
-                    workdir=workdir,
-                    model=factory,
-                    model_name=model or "",
-                    repetitions=repetitions,
-                    progress=tick,
-                    after_run=None if factory is None else factory.close,
-                    command=line,
-                    host_prompt=host_prompt,
-                    prices=SHEETS[prices],
+            for source, suite, chosen, sizes in plans:
+                measured_all.append(
+                    (
+                        source,
+                        asyncio.run(
+                            run_matrix(
+                                suite,
+                                tasks=chosen,
+                                styles=chosen_styles,
+                                catalogs=sizes,
+                                workdir=workdir,
+                                model=factory,
+                                model_name=model or "",
+                                repetitions=repetitions,
+                                progress=tick,
+                                after_run=None if factory is None else factory.close,
+                                command=line,
+                                host_prompt=host_prompt,
+                                prices=SHEETS[prices],
+                            )
+                        ),
+                    )
                 )
-            )
-        written = write_outputs(measured, Path(out))
+        written = write_suites(measured_all, Path(out))
+        every = [run for _, measured in measured_all for run in measured.runs]
         # A not-runnable run (beyond the model's context) is reported apart, never as a failed run.
-        failed = [run for run in measured.runs if not run.passed and run.state != results.NOT_RUNNABLE]
+        failed = [run for run in every if not run.passed and run.state != results.NOT_RUNNABLE]
         if as_json:
             emit_json(
                 {
                     "version": JSON_VERSION,
-                    "results": str(written[0]),
-                    "report": str(written[1]),
-                    "charts": [str(p) for p in written[2:]],
-                    "runs": len(measured.runs),
+                    "results": str(written.results[0]),
+                    "results_files": [str(p) for p in written.results],
+                    "report": str(written.readme),
+                    "charts": [str(p) for p in written.charts],
+                    "runs": len(every),
                     "failed": [
                         {"task": r.task, "style": r.style, "catalog": r.catalog, "reason": r.reason} for r in failed
                     ],
                 }
             )
         else:
-            click.echo(message("cli.eval.written", report=str(written[1]), runs=len(measured.runs)))
+            click.echo(message("cli.eval.written", report=str(written.readme), runs=len(every)))
             if failed:
-                click.echo(message("cli.eval.failed", failed=len(failed), runs=len(measured.runs)), err=True)
+                click.echo(message("cli.eval.failed", failed=len(failed), runs=len(every)), err=True)
         return 1 if failed and model is None else 0
 
     return eval_command
 
 
-def write_outputs(measured: Results, out: Path) -> list[Path]:
-    """Write ``results.json``, the charts and ``README.md`` into ``out``: ``[results, readme, *charts]``."""
+def _plans(
+    sources: Sequence[SuiteSource], tasks: Path, task_ids: Sequence[str], sample: int, catalogs: tuple[int, ...]
+) -> list[tuple[SuiteSource, Suite, tuple[Task, ...], tuple[int, ...]]]:
+    """Per chosen suite: the suite, its tasks to measure and its catalog sizes (given, else the suite's own).
+
+    ``--task`` ids pick from every chosen suite (an id no chosen suite has is an :class:`UnknownTask`); without
+    them BFCL measures its sample (:func:`~ptc_plus.evaluation.suites.spread`).
+    """
+    from ptc_plus.evaluation.matrix import UnknownTask, select_tasks
+
+    plans = []
+    known: set[str] = set()
+    for source in sources:
+        suite = load_suite(tasks if source is suites.OURS else source.directory)
+        ids = {task.id for task in suite.tasks}
+        known |= ids
+        if task_ids:
+            chosen = select_tasks(suite, [i for i in task_ids if i in ids])
+            if not chosen:
+                continue
+        else:
+            chosen = suites.spread(suite.tasks, sample) if source is suites.BFCL else suite.tasks
+        plans.append((source, suite, chosen, catalogs or source.catalogs))
+    for wanted in task_ids:
+        if wanted not in known:
+            raise UnknownTask(task=wanted, known=", ".join(sorted(known)))
+    return plans
+
+
+@attrs.frozen(kw_only=True)
+class Written:
+    """What :func:`write_suites` wrote: each suite's results file, the README, the charts."""
+
+    results: tuple[Path, ...]
+    readme: Path
+    charts: tuple[Path, ...]
+
+
+def write_suites(measured: Sequence[tuple[SuiteSource, Results]], out: Path) -> Written:
+    """Write each measured suite's results file into ``out``, then the charts and the README of every suite
+    whose results file is there (a suite not measured now keeps its file, and its section is rendered from it)."""
     out.mkdir(parents=True, exist_ok=True)
-    results.write(measured, out / RESULTS_FILE)
-    drawn = charts.draw(measured, out)
-    readme = report.write_report(measured, out, drawn)
-    return [out / RESULTS_FILE, readme, *(out / name for name, _ in drawn.files)]
+    for source, made in measured:
+        results.write(made, out / source.results_file)
+    sections, drawn_files = [], []
+    for source in suites.SOURCES.values():
+        path = out / source.results_file
+        if not path.is_file():
+            continue
+        kept = results.read(path)
+        drawn = charts.draw(kept, out, prefix=source.chart_prefix)
+        drawn_files += [out / name for name, _ in drawn.files]
+        sections.append(
+            suite_report.Section(title=source.title, results_file=source.results_file, results=kept, charts=drawn)
+        )
+    readme = suite_report.write(sections, out)
+    return Written(
+        results=tuple(out / source.results_file for source, _ in measured), readme=readme, charts=tuple(drawn_files)
+    )
 
 
 class ClientFactory:
@@ -256,6 +341,8 @@ def regenerate_command(
     repeat: int | None,
     prices: str = DEFAULT.name,
     host_prompt: str = DEFAULT_SETTING,
+    selection: str = DEFAULT_SELECTION,
+    bfcl_sample: int = DEFAULT_BFCL_SAMPLE,
 ) -> str:
     """The command line that makes these results again (never a key: only the variable's name)."""
     words = ["ptc-plus", "eval"]
@@ -269,6 +356,10 @@ def regenerate_command(
         words += ["--style", style]
     for task in task_ids:
         words += ["--task", task]
+    if selection != DEFAULT_SELECTION:
+        words += ["--suite", selection]
+    if bfcl_sample != DEFAULT_BFCL_SAMPLE:
+        words += ["--bfcl-sample", str(bfcl_sample)]
     if prices != DEFAULT.name:
         words += ["--prices", prices]
     if host_prompt != DEFAULT_SETTING:

@@ -6,7 +6,12 @@ task per style (at the largest catalog size). Without matplotlib nothing is
 drawn and :class:`ChartOutcome` says so, with how to get them. An unknown count
 (real-model mode, a provider that did not say) is left out, never drawn as
 zero; a style with no known value has no series, and a chart with no known
-value at all is not drawn (:attr:`ChartOutcome.unknown` names it).
+value at all is not drawn (:attr:`ChartOutcome.unknown` names it). A style that
+is not runnable at a catalog size (its request exceeds the model's context:
+``RunRecord.state``) has no bar or point there, and the bar charts say *not
+runnable* where it would stand: a style that cannot run is never drawn as a
+cheap one. Catalog sizes are evenly spaced categories (20, 200, 2,000 are
+already a log scale), so a suite's *own catalog* has its place among them.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from typing import Any
 
 import attrs
 
-from ptc_plus.evaluation.results import Results
-from ptc_plus.evaluation.task import Style
+from ptc_plus.evaluation.results import NOT_RUNNABLE, Results, RunRecord
+from ptc_plus.evaluation.task import Style, catalog_label
 
 INSTALL_HINT = "pip install -e '.[eval]'"
 TOTALS_PNG = "total-tokens.png"
@@ -45,8 +50,9 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def draw(results: Results, out: Path) -> ChartOutcome:
-    """Write the charts into ``out``; without matplotlib, write nothing and say how to get them."""
+def draw(results: Results, out: Path, prefix: str = "") -> ChartOutcome:
+    """Write the charts into ``out`` (file names begin with ``prefix``: one suite's charts beside another's);
+    without matplotlib, write nothing and say how to get them."""
     if not available():
         return ChartOutcome(
             skipped=f"Charts were skipped: matplotlib is not installed. Install it with `{INSTALL_HINT}` "
@@ -63,9 +69,9 @@ def draw(results: Results, out: Path) -> ChartOutcome:
     drawn: list[tuple[str, str]] = []
     unknown: list[str] = []
     for outcome in (
-        _totals(plt, results, styles, catalogs, out / TOTALS_PNG),
-        _first_request(plt, results, styles, catalogs, out / PROMPT_PNG),
-        _requests(plt, results, styles, catalogs, out / REQUESTS_PNG),
+        _totals(plt, results, styles, catalogs, out / f"{prefix}{TOTALS_PNG}"),
+        _first_request(plt, results, styles, catalogs, out / f"{prefix}{PROMPT_PNG}"),
+        _requests(plt, results, styles, catalogs, out / f"{prefix}{REQUESTS_PNG}"),
     ):
         if isinstance(outcome, str):
             unknown.append(outcome)
@@ -80,8 +86,20 @@ def _styles(results: Results) -> list[str]:
     return [s for s in order if s in present] + sorted(present - set(order))
 
 
+def _runs(results: Results, style: str, catalog: int) -> list[RunRecord]:
+    return [r for r in results.runs if r.style == style and r.catalog == catalog]
+
+
+def _blocked(results: Results, style: str, catalog: int) -> bool:
+    """Whether ``style`` is not runnable at ``catalog`` (any of its runs there exceeded the model's context)."""
+    return any(r.state == NOT_RUNNABLE for r in _runs(results, style, catalog))
+
+
 def _values(results: Results, style: str, catalog: int, field: str) -> list[int | None]:
-    return [getattr(r, field) for r in results.runs if r.style == style and r.catalog == catalog]
+    """The runs' ``field``; a style not runnable here has none (what it counted before it stopped is no cost)."""
+    if _blocked(results, style, catalog):
+        return []
+    return [getattr(r, field) for r in _runs(results, style, catalog)]
 
 
 def _total(values: Sequence[int | None], repetitions: int) -> float:
@@ -89,6 +107,17 @@ def _total(values: Sequence[int | None], repetitions: int) -> float:
     if not values or any(v is None for v in values):
         return float("nan")
     return sum(v for v in values if v is not None) / max(repetitions, 1)
+
+
+def _requests_of(run: RunRecord) -> float:
+    """A run's requests; unknown (NaN) when it was not runnable or nothing of it was metered (a failed run)."""
+    if run.state == NOT_RUNNABLE or (run.requests == 0 and run.total is None):
+        return float("nan")
+    return float(run.requests)
+
+
+def _mark_not_runnable(axes: Any, position: float, low: float) -> None:
+    axes.text(position, low, "not runnable", rotation=90, ha="center", va="bottom", fontsize=7, color="0.35")
 
 
 def _known(values: Sequence[float]) -> bool:
@@ -103,14 +132,18 @@ def _totals(plt: Any, results: Results, styles: list[str], catalogs: list[int], 
         return title  # a log axis of nothing but unknowns cannot be drawn, and would say nothing
     figure, axes = plt.subplots(figsize=(9, 5))
     width = 0.8 / max(len(styles), 1)
+    low = min(h for heights in series.values() for h in heights if not math.isnan(h) and h > 0)
     for index, style in enumerate(styles):
         heights = series[style]
+        positions = [i + index * width for i in range(len(catalogs))]
+        for position, catalog in zip(positions, catalogs, strict=True):
+            if _blocked(results, style, catalog):
+                _mark_not_runnable(axes, position, low)
         if not _known(heights):
             continue
-        positions = [i + index * width for i in range(len(catalogs))]
         axes.bar(positions, heights, width, label=style)
     axes.set_xticks([i + width * (len(styles) - 1) / 2 for i in range(len(catalogs))])
-    axes.set_xticklabels([f"{c:,} tools" for c in catalogs])
+    axes.set_xticklabels([catalog_label(c) for c in catalogs])
     axes.set_yscale("log")  # native at 2,000 tools is ~100x PTC Plus: a linear axis flattens the rest
     axes.set_ylabel(f"{results.unit}, log scale")
     axes.set_title(title)
@@ -139,8 +172,10 @@ def _first_request(
     for style, means in series.items():
         if not _known(means):
             continue
-        axes.plot(catalogs, means, marker="o", label=style)
-    axes.set_xscale("log")
+        # A NaN (unknown, not runnable) breaks the line there: no point is drawn for it.
+        axes.plot(range(len(catalogs)), means, marker="o", label=style)
+    axes.set_xticks(range(len(catalogs)))
+    axes.set_xticklabels([catalog_label(c) for c in catalogs])
     axes.set_yscale("log")
     axes.set_xlabel("tools in the catalog")
     axes.set_ylabel(f"{results.unit}, log scale")
@@ -152,16 +187,23 @@ def _first_request(
 
 def _requests(plt: Any, results: Results, styles: list[str], catalogs: list[int], path: Path) -> tuple[str, str]:
     catalog = max(catalogs) if catalogs else 0
-    title = f"Requests per task (catalog of {catalog:,} tools)"
+    title = f"Requests per task ({catalog_label(catalog)})"
     tasks = list(dict.fromkeys(run.task for run in results.runs))
-    figure, axes = plt.subplots(figsize=(max(9, len(tasks) * 0.6), 5))
+    figure, axes = plt.subplots(figsize=(min(max(9, len(tasks) * 0.6), 80), 5))
     width = 0.8 / max(len(styles), 1)
     for index, style in enumerate(styles):
         heights = []
+        blocked = 0
         for task in tasks:
-            counts = [r.requests for r in results.runs if r.task == task and r.style == style and r.catalog == catalog]
-            heights.append(statistics.fmean(counts) if counts else float("nan"))
-        axes.bar([i + index * width for i in range(len(tasks))], heights, width, label=style)
+            runs = [r for r in results.runs if r.task == task and r.style == style and r.catalog == catalog]
+            # One unknown repetition makes the cell unknown: a gap, never a bar of zero.
+            heights.append(statistics.fmean(_requests_of(r) for r in runs) if runs else float("nan"))
+            blocked += any(r.state == NOT_RUNNABLE for r in runs)
+        label = style if not blocked else f"{style} (not runnable: {blocked} of {len(tasks)} tasks)"
+        # An empty bar still gives the legend its entry: a style that cannot run here is named, not hidden.
+        known = [(i + index * width, h) for i, h in enumerate(heights) if not math.isnan(h)]
+        if known or blocked:
+            axes.bar([p for p, _ in known], [h for _, h in known], width, label=label)
     axes.set_xticks([i + width * (len(styles) - 1) / 2 for i in range(len(tasks))])
     axes.set_xticklabels(tasks, rotation=60, ha="right", fontsize=8)
     axes.set_ylabel("model requests")

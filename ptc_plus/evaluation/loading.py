@@ -1,4 +1,5 @@
-"""Loading a task suite by path (``benchmarks/tasks`` by default): a package whose ``SUITE`` is a :class:`Suite`.
+"""Loading a task suite by path (``benchmarks/tasks`` by default): a package whose ``SUITE`` is a :class:`Suite`,
+or whose ``load()`` makes one (a suite that fetches its data, as ``benchmarks/bfcl`` does, only when it is run).
 
 The suite is not part of the installed package: it lives in the checkout and
 is imported from its directory, so ``ptc-plus eval --tasks DIR`` measures
@@ -18,6 +19,7 @@ from ptc_plus.errors import PtcError, UsageError
 from ptc_plus.evaluation.task import Suite
 
 SUITE_ATTRIBUTE = "SUITE"
+FACTORY_ATTRIBUTE = "load"
 
 
 class SuiteMissing(UsageError):
@@ -39,10 +41,11 @@ class SuiteBroken(PtcError):
 
 
 def load_suite(directory: Path) -> Suite:
-    """Import the package at ``directory`` and return its ``SUITE``.
+    """Import the package at ``directory`` and return its ``SUITE`` (or what its ``load()`` returns).
 
     :raises SuiteMissing: no package there.
-    :raises SuiteBroken: it does not import, or has no :class:`Suite` named ``SUITE``.
+    :raises SuiteBroken: it does not import, or has no :class:`Suite` named ``SUITE`` and no ``load()`` making one.
+    A :class:`~ptc_plus.errors.PtcError` of ``load()`` (its data cannot be had) propagates with its own code.
     """
     directory = directory.expanduser().resolve()
     init = directory / "__init__.py"
@@ -67,6 +70,14 @@ def load_suite(directory: Path) -> Suite:
                 del sys.modules[loaded]
             raise SuiteBroken(path=str(directory), reason=f"{type(exc).__name__}: {exc}") from exc
     suite = getattr(module, SUITE_ATTRIBUTE, None)
+    factory = getattr(module, FACTORY_ATTRIBUTE, None)
+    if suite is None and callable(factory):
+        try:
+            suite = factory()
+        except PtcError:
+            raise
+        except Exception as exc:  # the suite's own code, as for its import
+            raise SuiteBroken(path=str(directory), reason=f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(suite, Suite):
         found = "nothing" if suite is None else type(suite).__name__
         raise SuiteBroken(path=str(directory), reason=f"{SUITE_ATTRIBUTE} is {found}, not a Suite")

@@ -13,9 +13,11 @@ Scripted mode meters every request with :class:`~ptc_plus.evaluation.metering.Me
 
 from __future__ import annotations
 
+import os
 import platform
+import shutil
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -122,24 +124,17 @@ async def run_matrix(
     records: list[RunRecord] = []
     async with McpBridge.time_server() as bridge:
         for catalog in catalogs:
-            statistics: Path | None = None
-            warm_error = ""
+            warm: dict[tuple[str, ...], Path | str] = {}
             if STATISTICS_STYLES & set(styles):
-                try:
-                    statistics = await runner.warm_up(
-                        suite,
-                        catalog,
-                        workdir=workdir,
-                        families=warmup_families,
-                        parameters=parameters,
-                        mcp=bridge,
-                    )
-                except (CatalogTooSmall, DuplicateToolName):
-                    raise
-                except PtcError as error:
-                    warm_error = f"warm-up failed: {error.code}: {error.message('en')}"
+                for task in tasks:
+                    key = tuple(t.id for t in suite.warmup_of(task))
+                    if key not in warm:
+                        warm[key] = await _warm_up(suite, task, catalog, workdir, warmup_families, parameters, bridge)
             for style in styles:
                 for task in tasks:
+                    warmed = warm.get(tuple(t.id for t in suite.warmup_of(task)), "")
+                    statistics = warmed if isinstance(warmed, Path) else None
+                    warm_error = warmed if isinstance(warmed, str) else ""
                     for repetition in range(repetitions):
                         if style in STATISTICS_STYLES and warm_error:
                             record = _failed(task, style, catalog, repetition, warm_error)
@@ -164,7 +159,7 @@ async def run_matrix(
         catalogs=tuple(catalogs),
         styles=tuple(style.value for style in styles),
         tasks=tuple(task.id for task in tasks),
-        measured_at=datetime.now(UTC).replace(microsecond=0).isoformat(),
+        measured_at=measured_at(),
         python=platform.python_version(),
         platform=f"{sys.platform} {platform.machine()}",
         command=command,
@@ -174,7 +169,48 @@ async def run_matrix(
         host_prompt=host_prompt,
         host_prompt_tokens=counter.count(prompt) if prompt else 0,
         min_cacheable_prefix=MIN_CACHEABLE_PREFIX,
+        source=suite.source,
     )
+
+
+async def _warm_up(
+    suite: Suite,
+    task: Task,
+    catalog: int,
+    workdir: Path,
+    families: int,
+    parameters: Parameters,
+    bridge: McpBridge,
+) -> Path | str:
+    """The statistics of ``task``'s warm-up set at ``catalog`` (kept apart: the next warm-up reuses the
+    directory), or why the warm-up failed."""
+    try:
+        made = await runner.warm_up(
+            suite,
+            catalog,
+            workdir=workdir,
+            families=families,
+            parameters=parameters,
+            mcp=bridge,
+            tasks=suite.warmup_of(task),
+        )
+    except (CatalogTooSmall, DuplicateToolName):
+        raise
+    except PtcError as error:
+        return f"warm-up failed: {error.code}: {error.message('en')}"
+    store = workdir / "statistics"
+    store.mkdir(exist_ok=True)
+    kept = store / f"{catalog}-{sum(1 for _ in store.iterdir())}{made.suffix}"
+    shutil.copyfile(made, kept)
+    return kept
+
+
+def measured_at(env: Mapping[str, str] | None = None) -> str:
+    """Now (UTC, ISO 8601, seconds); ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention), so
+    two runs of the same matrix on two machines can be compared byte for byte."""
+    epoch = (os.environ if env is None else env).get("SOURCE_DATE_EPOCH", "").strip()
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch.isdigit() else datetime.now(UTC)
+    return moment.replace(microsecond=0).isoformat()
 
 
 def _sending(factory: ModelFactory, prompt: str) -> ModelFactory:

@@ -26,9 +26,10 @@ from pathlib import Path
 import attrs
 
 from ptc_plus.evaluation.charts import ChartOutcome
+from ptc_plus.evaluation.losses import losses
 from ptc_plus.evaluation.prices import PriceSheet, cost
 from ptc_plus.evaluation.results import MODEL, NOT_RUNNABLE, Results, RunRecord
-from ptc_plus.evaluation.task import Style
+from ptc_plus.evaluation.task import OWN_CATALOG, Style
 
 README = "README.md"
 REGENERATE = "ptc-plus eval"
@@ -174,17 +175,31 @@ class Table:
 
 def render(results: Results, charts: ChartOutcome) -> str:
     """The README's text."""
-    table = Table(results)
-    out: list[str] = []
-    out += _header(results)
-    out += _method(results)
-    out += _headline(table)
+    out = [*_header(results), *method(results), *body(Table(results), charts)]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def body(table: Table, charts: ChartOutcome) -> list[str]:
+    """Everything after the method: the headline ratios, each catalog size's tables and losses, the spread
+    over repetitions, what was not runnable, the failures and the charts (``##`` headings)."""
+    out = _headline(table)
     for catalog in table.catalogs:
         out += _catalog_section(table, catalog)
-    out += _spread(table)
-    out += _failures(results)
-    out += _charts(charts)
-    return "\n".join(out).rstrip() + "\n"
+    return [*out, *_spread(table), *_failures(table.results), *_charts(charts)]
+
+
+def measurement(results: Results) -> str:
+    """When, where and how the results were measured, and from which suite version (one line)."""
+    mode = (
+        f"real model `{results.model}`, {results.repetitions} repetition(s), the provider's usage numbers"
+        if results.mode == MODEL
+        else "scripted transcripts run for real on the reference host"
+    )
+    return (
+        f"Measured {results.measured_at} with Python {results.python} on {results.platform}; "
+        f"task suite version {results.suite_version}; mode: {mode}; unit: **{results.unit}**"
+        + (f"; discovery ranker: {results.discovery}." if results.discovery else ".")
+    )
 
 
 def write_report(results: Results, out: Path, charts: ChartOutcome) -> Path:
@@ -198,18 +213,12 @@ def write_report(results: Results, out: Path, charts: ChartOutcome) -> Path:
 
 
 def _header(results: Results) -> list[str]:
-    mode = (
-        f"real model `{results.model}`, {results.repetitions} repetition(s), the provider's usage numbers"
-        if results.mode == MODEL
-        else "scripted transcripts run for real on the reference host"
-    )
     return [
         "# The token bill: native calling, tool search, PTC and PTC Plus",
         "",
-        f"Measured {results.measured_at} with Python {results.python} on {results.platform}; "
-        f"task suite version {results.suite_version}; mode: {mode}; unit: **{results.unit}**"
-        + (f"; discovery ranker: {results.discovery}." if results.discovery else "."),
+        measurement(results),
         "",
+        *([f"Tasks: {results.source}.", ""] if results.source else []),
         "## How to regenerate",
         "",
         "From a clean checkout, with the `eval` extra (`pip install -e '.[eval]'`: matplotlib, the MCP time "
@@ -225,7 +234,8 @@ def _header(results: Results) -> list[str]:
     ]
 
 
-def _method(results: Results) -> list[str]:
+def method(results: Results) -> list[str]:
+    """The method section: the styles, the metering and caching rule, the host prompt, the price sheet."""
     lines = ["## Method", "", "Styles (each task runs in each, on the reference host, real tools and programs):", ""]
     for style in _ordered(results.styles):
         lines.append(f"- **{style}**: {STYLE_TEXT.get(style, 'not a standard style')}")
@@ -332,7 +342,7 @@ def _headline(table: Table) -> list[str]:
         done = table.completed(catalog)
         cells = [_sum_ratio(table, candidate, baseline, catalog, tasks, COST) for tasks in (table.tasks, done)]
         cells += _spread_ratios(table.task_ratios(candidate, baseline, catalog, COST))
-        lines.append(f"| {catalog:,} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_size(catalog)} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
     lines += [
         "",
         "### Raw tokens (cached, uncached and output counted alike)",
@@ -346,7 +356,7 @@ def _headline(table: Table) -> list[str]:
         cells = [_sum_ratio(table, candidate, baseline, catalog, tasks, "total") for tasks in (table.tasks, done)]
         cells += _spread_ratios(table.task_ratios(candidate, baseline, catalog, "total"))
         cells += [_sum_ratio(table, candidate, baseline, catalog, tasks, "requests") for tasks in (table.tasks, done)]
-        lines.append(f"| {catalog:,} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_size(catalog)} | {candidate} / {baseline} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 
@@ -372,7 +382,8 @@ def _spread_ratios(ratios: Sequence[float]) -> list[str]:
 
 def _catalog_section(table: Table, catalog: int) -> list[str]:
     done = table.completed(catalog)
-    lines = [f"## Catalog of {catalog:,} tools", ""]
+    title = "Each task's own catalog" if catalog == OWN_CATALOG else f"Catalog of {catalog:,} tools"
+    lines = [f"## {title}", ""]
     lines += _totals(table, catalog, table.tasks, f"All tasks ({len(table.tasks)})")
     lines += _totals(table, catalog, done, f"The subset every style completed ({len(done)} of {len(table.tasks)})")
     lines += _per_task(table, catalog)
@@ -441,27 +452,9 @@ def _per_task(table: Table, catalog: int) -> list[str]:
 
 
 def _losses(table: Table, catalog: int) -> list[str]:
-    """Per PTC Plus style and baseline, the tasks where PTC Plus costs more, named (a total hides them): by the
-    bill of the results' price sheet and in raw tokens."""
-    lines = []
-    sheet = table.results.prices.name
-    for candidate in (c for c in CANDIDATES if c in table.styles):
-        for baseline in (b for b in BASELINES if b in table.styles):
-            for field, what in ((COST, f"more by the `{sheet}` bill"), ("total", "more tokens")):
-                compared, worse = 0, []
-                for task in table.tasks:
-                    a = table.value(task, candidate, catalog, field)
-                    b = table.value(task, baseline, catalog, field)
-                    if a is None or b is None:
-                        continue
-                    compared += 1
-                    if a > b:
-                        worse.append(task)
-                named = f": {', '.join(worse)}" if worse else ""
-                lines.append(
-                    f"- **{candidate}** costs {what} than **{baseline}** on {len(worse)} of {compared} tasks{named}."
-                )
-    return lines
+    """Per PTC Plus style and baseline, the tasks where PTC Plus costs more, named with why (a total hides
+    them): by the bill of the results' price sheet and in raw tokens (:mod:`.losses`)."""
+    return losses(table, catalog, CANDIDATES, BASELINES)
 
 
 def _spread(table: Table) -> list[str]:
@@ -486,11 +479,11 @@ def _spread(table: Table) -> list[str]:
                 totals.append(None if any(r.total is None for r in runs) else sum(r.total or 0 for r in runs))
             known = [t for t in totals if t is not None]
             if len(known) != len(totals) or not known:
-                lines.append(f"| {catalog:,} | {style} | unknown | unknown | unknown | unknown |")
+                lines.append(f"| {_size(catalog)} | {style} | unknown | unknown | unknown | unknown |")
                 continue
             stdev = statistics.stdev(known) if len(known) > 1 else 0.0
             lines.append(
-                f"| {catalog:,} | {style} | {_num(statistics.fmean(known))} | {_num(min(known))} | "
+                f"| {_size(catalog)} | {style} | {_num(statistics.fmean(known))} | {_num(min(known))} | "
                 f"{_num(max(known))} | {_num(stdev)} |"
             )
     return [*lines, ""]
@@ -516,7 +509,7 @@ def _not_runnable(results: Results) -> list[str]:
         blocked.items(), key=lambda item: (item[0][1], _ordered(blocked_styles).index(item[0][0]))
     ):
         tasks = ", ".join(dict.fromkeys(run.task for run in runs))
-        lines.append(f"- {style}, catalog {catalog:,}: {len(runs)} run(s) ({tasks}); {_one_line(runs[0].reason)}")
+        lines.append(f"- {style}, {_where(catalog)}: {len(runs)} run(s) ({tasks}); {_one_line(runs[0].reason)}")
     return [*lines, ""]
 
 
@@ -527,9 +520,7 @@ def _failures(results: Results) -> list[str]:
         return [*lines, "None: every run that could run passed its oracle.", ""]
     repeat = results.mode == MODEL and results.repetitions > 1
     for run in failed:
-        where = f"{run.task}, {run.style}, catalog {run.catalog:,}" + (
-            f", repetition {run.repetition}" if repeat else ""
-        )
+        where = f"{run.task}, {run.style}, {_where(run.catalog)}" + (f", repetition {run.repetition}" if repeat else "")
         lines.append(f"- {where}: {_one_line(run.reason) or 'failed without a reason'}")
     return [*lines, ""]
 
@@ -565,6 +556,14 @@ def _mean(values: Iterable[int | None]) -> float | None:
     return statistics.fmean(v for v in collected if v is not None)
 
 
+def _where(catalog: int) -> str:
+    return "own catalog" if catalog == OWN_CATALOG else f"catalog {catalog:,}"
+
+
+def _size(catalog: int) -> str:
+    return "own" if catalog == OWN_CATALOG else f"{catalog:,}"
+
+
 def _num(value: float | None) -> str:
     if value is None:
         return "unknown"
@@ -584,4 +583,4 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= 300 else flat[:299] + "…"
 
 
-__all__ = ["COST", "README", "REGENERATE", "Cell", "Table", "render", "write_report"]
+__all__ = ["COST", "README", "REGENERATE", "Cell", "Table", "body", "measurement", "method", "render", "write_report"]

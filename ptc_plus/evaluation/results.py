@@ -97,6 +97,9 @@ class Results:
     """The host prompt's own size in :attr:`unit` (metered first in every request)."""
     min_cacheable_prefix: int = 0
     """Tokens a shared prefix needs to be cached; ``0`` in results written before the rule (ADR 0096)."""
+    source: str = ""
+    """Where the suite's tasks come from (``Suite.source``: a public package, its version and digest); ``""``:
+    tasks written here."""
 
 
 class UnknownResultsVersion(ValueError):

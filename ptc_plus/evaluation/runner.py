@@ -25,7 +25,7 @@ from hookspecs.reference import HostError, Model, ModelRequest, ReferenceHost
 from hookspecs.types import ToolSpec
 from ptc_plus.errors import PtcError
 from ptc_plus.evaluation.agent_tool import agent_tool
-from ptc_plus.evaluation.driver import RUN_CODE, ExchangeLog, RecordingModel, SessionIds
+from ptc_plus.evaluation.driver import RUN_CODE, TOOL_SEARCH, ExchangeLog, RecordingModel, SessionIds
 from ptc_plus.evaluation.errors import (
     CatalogTooSmall,
     CodeModeUnavailable,
@@ -53,7 +53,7 @@ from ptc_plus.evaluation.styles import (
     setup_for,
     write_config,
 )
-from ptc_plus.evaluation.task import EndState, Style, Suite, Task, Verdict
+from ptc_plus.evaluation.task import OWN_CATALOG, EndState, Style, Suite, Task, Verdict
 from ptc_plus.evaluation.task_plan import child_plans
 from ptc_plus.evaluation.tool_search import most_used_tools
 from ptc_plus.plugin import controller
@@ -79,6 +79,9 @@ def _fresh(root: Path) -> Path:
     root.mkdir(parents=True)
     return root
 
+
+HARNESS_TOOLS = (RUN_CODE, TOOL_SEARCH)
+"""Tool names the styles add to a catalog (``run_code``, ``tool_search``): no catalog tool may have one."""
 
 PORTABLE_RUN = "/eval/run"
 """How the recorded exchanges write the run directory: the host's prompt names the workspace, and its real
@@ -118,14 +121,27 @@ def filler_definition(spec: ToolSpec, failures: list[EvaluationError]) -> ToolDe
 
 
 def catalog_tools(
-    suite: Suite, own: Sequence[ToolDefinition], catalog: int, failures: list[EvaluationError]
+    suite: Suite,
+    own: Sequence[ToolDefinition],
+    catalog: int,
+    failures: list[EvaluationError],
+    task: Task | None = None,
 ) -> list[ToolDefinition]:
-    """``own`` (world, MCP, agent) then filler up to exactly ``catalog`` tools; names must be distinct."""
+    """``own`` (world, MCP, agent) then filler up to exactly ``catalog`` tools (the suite's filler for ``task``
+    when it has one); :data:`OWN_CATALOG`: ``own`` alone. Names must be distinct."""
     needed = len(own)
-    if needed > catalog:
+    if catalog == OWN_CATALOG:
+        fill: list[ToolSpec] = []
+    elif needed > catalog:
         raise CatalogTooSmall(catalog=catalog, needed=needed)
-    every = [*own, *(filler_definition(s, failures) for s in suite.filler(catalog - needed))]
-    seen: set[str] = set()
+    elif suite.task_filler is not None and task is not None:
+        fill = suite.task_filler(task, catalog - needed)
+    else:
+        fill = suite.filler(catalog - needed)
+    every = [*own, *(filler_definition(s, failures) for s in fill)]
+    # The harness's own tools (code mode's, tool search's) come later, from the style: a catalog tool of their
+    # name would collide in some styles only, and fail those runs for a reason none of the others has.
+    seen: set[str] = set(HARNESS_TOOLS)
     for definition in every:
         if definition.spec.name in seen:
             raise DuplicateToolName(name=definition.spec.name)
@@ -189,7 +205,7 @@ async def run_task(
     failures: list[EvaluationError] = []
     final_text, error, not_runnable = "", "", ""
     async with _bridge(mcp) as bridge:
-        own = [*suite.tools(workspace, world), *bridge.tools]
+        own = [*suite.tools(workspace, world), *(bridge.tools if suite.mcp else ())]
         with isolated_environment(UserDirs.under(root / "user")):
             try:
                 final_text = await _session(
@@ -291,7 +307,7 @@ async def _session(
     holder: list[ReferenceHost] = []
     keep = frozenset({RUN_CODE}) if style in CODE_STYLES else frozenset()
     agent = agent_tool(lambda: holder[0], child_model, keep=keep, failures=failures)
-    host_tools = catalog_tools(suite, [*own, agent], catalog, failures)
+    host_tools = catalog_tools(suite, [*own, agent], catalog, failures, task)
     schemas.update({d.spec.name: d.spec.output_schema is not None for d in host_tools})
     async with ReferenceHost(
         workspace=workspace,
@@ -337,9 +353,11 @@ async def warm_up(
     families: int,
     parameters: Parameters = DEFAULTS,
     mcp: McpBridge | None = None,
+    tasks: Sequence[Task] | None = None,
 ) -> Path:
-    """Run ``families`` warm-up families (``suite.warmup`` in turn) in PTC Plus style, in one workspace and
-    one user directory as a user's sessions would accumulate; returns the statistics store they made.
+    """Run ``families`` warm-up families (``tasks``, default ``suite.warmup``, in turn) in PTC Plus style, in one
+    workspace and one user directory as a user's sessions would accumulate; returns the statistics store they
+    made (overwritten by the next warm-up in ``workdir``: copy it to keep it).
 
     The mature style copies that file into each of its runs' workspaces. Each family gets a fresh world
     and its task's setup; every family must pass its oracle, else statistics from it would mislead.
@@ -348,7 +366,8 @@ async def warm_up(
     :raises WarmUpFailed: a family failed (its error or its oracle's reason).
     :raises StatisticsNotProduced: no store was written.
     """
-    if not suite.warmup:
+    warmup = tuple(suite.warmup if tasks is None else tasks)
+    if not warmup:
         raise NoWarmUpTasks(version=suite.version)
     root = _fresh(workdir / "warm-up")
     workspace = root / "workspace"
@@ -358,12 +377,12 @@ async def warm_up(
     async with _bridge(mcp) as bridge:
         with isolated_environment(UserDirs.under(root / "user")):
             for number in range(families):
-                task = suite.warmup[number % len(suite.warmup)]
+                task = warmup[number % len(warmup)]
                 world = suite.world(workspace)
                 task.setup(workspace, world)
                 log = ExchangeLog()
                 failures: list[EvaluationError] = []
-                own = [*suite.tools(workspace, world), *bridge.tools]
+                own = [*suite.tools(workspace, world), *(bridge.tools if suite.mcp else ())]
                 try:
                     final_text = await _session(
                         suite,

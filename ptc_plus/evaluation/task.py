@@ -118,6 +118,13 @@ class Suite:
     :ivar world: makes a fresh world for one run: ``world(workspace)`` → the state the tools share.
     :ivar tools: the executable tools over a world: ``tools(workspace, world)``.
     :ivar filler: ``filler(n)`` → ``n`` schema-only tools (corpus first, then generated), deterministic.
+    :ivar task_filler: ``task_filler(task, n)`` → ``n`` schema-only tools chosen for ``task`` (a suite whose tasks
+        have catalogs of their own: BFCL's distractors skip the task's own classes); ``None``: :attr:`filler`.
+    :ivar mcp: whether every run's catalog holds the MCP bridge's tools (a suite with an MCP task); a suite whose
+        tasks come with their own catalogs leaves them out.
+    :ivar warmup_for: see the attribute.
+    :ivar source: where the tasks come from, for the report (a public package's name, version, digest and
+        licence); ``""`` for tasks written here.
     """
 
     version: str
@@ -126,3 +133,22 @@ class Suite:
     world: Callable[[Path], Any]
     tools: Callable[[Path, Any], list[ToolDefinition]]
     filler: Callable[[int], list[ToolSpec]]
+    task_filler: Callable[[Task, int], list[ToolSpec]] | None = None
+    mcp: bool = True
+    source: str = ""
+    warmup_for: Callable[[Task], tuple[Task, ...]] | None = None
+    """The warm-up set whose statistics ``task``'s mature runs start from (a suite measuring every task it has
+    warms up on the other tasks of a fold, never on ``task`` itself); ``None``: :attr:`warmup` for every task."""
+
+    def warmup_of(self, task: Task) -> tuple[Task, ...]:
+        """The warm-up set for ``task``'s mature runs."""
+        return self.warmup if self.warmup_for is None else self.warmup_for(task)
+
+
+OWN_CATALOG = 0
+"""The catalog size that means "each task's own tools, no filler" (BFCL's tasks at their own catalogs)."""
+
+
+def catalog_label(catalog: int) -> str:
+    """How a catalog size is written in the report and the charts: ``2,000 tools``, or ``own catalog``."""
+    return "own catalog" if catalog == OWN_CATALOG else f"{catalog:,} tools"

@@ -138,14 +138,14 @@ def test_a_broken_suite_says_why(run_cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_an_unknown_task_and_model_options_without_a_model_are_usage_errors(run_cli: CliRunner, suite: Path) -> None:
-    result = run_cli("eval", "--tasks", str(suite), "--task", "nope")
+    result = run_cli("eval", "--suite", "ours", "--tasks", str(suite), "--task", "nope")
     assert result.code == 2
     assert "PTC-7422: no task nope in the suite (tasks: double-21)" in result.err
-    result = run_cli("eval", "--tasks", str(suite), "--repeat", "3")
+    result = run_cli("eval", "--suite", "ours", "--tasks", str(suite), "--repeat", "3")
     assert result.code == 2
     assert "PTC-7423: --repeat is for real-model mode" in result.err
     for option, value in (("--prices", "cheapest"), ("--host-prompt", "1k")):
-        result = run_cli("eval", "--tasks", str(suite), option, value)
+        result = run_cli("eval", "--suite", "ours", "--tasks", str(suite), option, value)
         assert result.code == 2, result.err
         assert value in result.err
 
@@ -158,7 +158,7 @@ def eval_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     result = eval_cli(
-        "--tasks", str(suite), "--catalog", "30", "--out", str(out), "--json",
+        "--suite", "ours", "--tasks", str(suite), "--catalog", "30", "--out", str(out), "--json",
         "--prices", "half-cache", "--host-prompt", "15k",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -185,7 +185,10 @@ def test_a_tiny_scripted_matrix_writes_results_and_readme(suite: Path, tmp_path:
 
     readme = (out / "README.md").read_text(encoding="utf-8")
     assert "## Catalog of 30 tools" in readme
-    assert f"ptc-plus eval --catalog 30 --out {out} --tasks {suite} --prices half-cache --host-prompt 15k" in readme
+    assert (
+        f"ptc-plus eval --catalog 30 --out {out} --tasks {suite} --suite ours --prices half-cache --host-prompt 15k"
+        in readme
+    )
     assert "### Cost-weighted (price sheet `half-cache`)" in readme
     assert "| double-21 | one-call |" in readme
 
@@ -202,6 +205,8 @@ def test_real_model_mode_meters_the_providers_usage_and_never_writes_the_key(
     monkeypatch.setenv("EVAL_KEY", PLANTED_KEY)
     out = tmp_path / "real"
     result = eval_cli(
+        "--suite",
+        "ours",
         "--tasks",
         str(suite),
         "--style",
@@ -255,7 +260,7 @@ def test_real_model_mode_without_usage_writes_its_report_with_unknown_cells(
     server.replies.append(("json", 200, completion("It is 42.")))
     out = tmp_path / "no-usage"
     result = eval_cli(
-        "--tasks", str(suite), "--style", "native", "--catalog", "20", "--model", "m-1",
+        "--suite", "ours", "--tasks", str(suite), "--style", "native", "--catalog", "20", "--model", "m-1",
         "--base-url", server.url, "--out", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -283,7 +288,19 @@ def test_counts_do_not_depend_on_tmpdir(suite: Path, tmp_path: Path) -> None:
         tmpdir.mkdir()
         out = tmp_path / f"out-{name}"
         env = {**os.environ, "TMPDIR": str(tmpdir)}
-        args = ["eval", "--tasks", str(suite), "--style", "native", "--style", "ptc", "--catalog", "20"]
+        args = [
+            "eval",
+            "--suite",
+            "ours",
+            "--tasks",
+            str(suite),
+            "--style",
+            "native",
+            "--style",
+            "ptc",
+            "--catalog",
+            "20",
+        ]
         result = subprocess.run(
             [CLI, *args, "--out", str(out)], capture_output=True, text=True, timeout=240, check=False, env=env
         )

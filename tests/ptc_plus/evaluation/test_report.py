@@ -189,14 +189,31 @@ def test_per_task_ratios_count_the_tasks_where_ptc_plus_loses() -> None:
     # b: cold 75 / ptc 55 = 1.36 (a loss the suite total hides); mature 55/55 is not worse.
     assert "| b | one-call | 35 (1) | 45 (2) | 55 (1) | 75 (2) | 55 (1) ✗ | 1.36 | 1.00 |" in text
     assert "| a | aggregate | 310 (3) | 170 (4) | 210 (2) | 180 (2) | 160 (2) | 0.86 | 0.76 |" in text
-    assert "**ptc-plus-cold** costs more tokens than **ptc** on 1 of 2 tasks: b." in text
+    # Each loss says why: the ratio, both runs' requests, the part whose difference is the largest.
+    # b: cold (30, 40, 5) against ptc (20, 30, 5): cached and uncached both +10, the first named wins the tie.
+    assert (
+        "**ptc-plus-cold** costs more tokens than **ptc** on 1 of 2 tasks: "
+        "b (1.36x; 2 vs 1 requests; most of it cached input, +10 tokens)." in text
+    )
     assert "**ptc-plus-mature** costs more tokens than **ptc** on 0 of 2 tasks." in text
     # Against every baseline, naming the tasks: b's cold 75 > native 35 and > tool-search 45; a's 180 < 310, > 170.
-    assert "**ptc-plus-cold** costs more tokens than **native** on 1 of 2 tasks: b." in text
-    assert "**ptc-plus-cold** costs more tokens than **tool-search** on 2 of 2 tasks: a, b."
-    # By the bill, tool search's output-heavy a (20 output tokens) is dearer than cold's: only b is a loss.
+    assert (
+        "**ptc-plus-cold** costs more tokens than **native** on 1 of 2 tasks: "
+        "b (2.14x; 2 vs 1 requests; most of it cached input, +20 tokens)." in text
+    )
+    assert (
+        "**ptc-plus-cold** costs more tokens than **tool-search** on 2 of 2 tasks: "
+        "a (1.06x; 2 vs 4 requests; most of it cached input, +20 tokens); "
+        "b (1.67x; 2 vs 2 requests; most of it cached input, +20 tokens)." in text
+    )
+    # By the bill, tool search's output-heavy a (20 output tokens) is dearer than cold's: only b is a loss, and
+    # priced, its uncached +10 outweighs its cached +20 (at 0.1x).
     assert bill(70, 100, 10) < bill(50, 100, 20) and bill(30, 40, 5) > bill(10, 30, 5)
-    assert "**ptc-plus-cold** costs more by the `default` bill than **tool-search** on 1 of 2 tasks: b." in text in text
+    assert bill(30, 40, 5) / bill(10, 30, 5) == pytest.approx(68 / 56)
+    assert (
+        "**ptc-plus-cold** costs more by the `default` bill than **tool-search** on 1 of 2 tasks: "
+        "b (1.21x; 2 vs 2 requests; most of it uncached input, +10 on the bill)." in text
+    )
 
 
 def test_method_regeneration_failures_and_skipped_charts() -> None:
