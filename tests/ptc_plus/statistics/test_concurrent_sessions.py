@@ -137,10 +137,10 @@ async def test_a_session_settling_never_touches_another_sessions_program(
     abandoned = asyncio.Event()
     append = a.append
 
-    def watching(type_: str, data: dict[str, Any], *, durable: bool = False) -> Any:
+    def watching(type_: str, data: dict[str, Any], **options: Any) -> Any:
         if type_ == "tool-abandoned":
             abandoned.set()
-        return append(type_, data, durable=durable)
+        return append(type_, data, **options)  # durable=, defer= (group commit, ADR 0114) passed through
 
     monkeypatch.setattr(a, "append", watching)
 
