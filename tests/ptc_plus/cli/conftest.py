@@ -3,10 +3,12 @@ suite-wide, ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.ptc_plus.cli.test_chat import FakeOpenAI
 from tests.scaffolding import isolate_from_the_machine
 
 
@@ -19,3 +21,13 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_from_the_machine(monkeypatch, tmp_path)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("PTC_LOCALE", "en")
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    """A scripted OpenAI-compatible endpoint on 127.0.0.1 (replies queued in ``server.replies``), closed after."""
+    fake = FakeOpenAI()
+    try:
+        yield fake
+    finally:
+        fake.close()

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -143,15 +142,6 @@ def run_code_call(code: str, call_id: str = "call_1", *, streamed: bool = False)
     arguments = orjson.dumps({"description": "test program", "code": code}).decode()
     call: dict[str, Any] = {"id": call_id, "type": "function", "function": {"name": "run_code", "arguments": arguments}}
     return call | {"index": 0} if streamed else call
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    try:
-        yield fake
-    finally:
-        fake.close()
 
 
 def chat_env(**extra: str) -> dict[str, str]:

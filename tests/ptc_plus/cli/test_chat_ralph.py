@@ -8,7 +8,6 @@ The progress lines and ``/ralph``'s outcome are read off the terminal.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,6 @@ pytestmark = pytest.mark.needs_bwrap
 def _report(status: str, summary: str, **fields: Any) -> tuple[str, int, Any]:
     body = {"status": status, "summary": summary, "evidence": [], "next_steps": [], "blocker": "", **fields}
     return ("json", 200, completion(orjson.dumps(body).decode()))
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    try:
-        yield fake
-    finally:
-        fake.close()
 
 
 def test_ralph_in_chat_completes_blocks_and_runs_out(tmp_path: Path, server: FakeOpenAI) -> None:

@@ -13,10 +13,7 @@ import re
 import select
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.ptc_plus.cli.test_chat import CLI, FakeOpenAI, chat_env, run_code_call
 
@@ -73,15 +70,6 @@ class Terminal:
         except (ProcessLookupError, ChildProcessError):
             pass
         os.close(self.fd)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    try:
-        yield fake
-    finally:
-        fake.close()
 
 
 def test_a_person_at_the_terminal(tmp_path: Path, server: FakeOpenAI) -> None:

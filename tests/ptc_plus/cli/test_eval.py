@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -97,13 +96,6 @@ def suite(tmp_path: Path) -> Path:
     (path / "__init__.py").write_text(textwrap.dedent(TINY_SUITE), encoding="utf-8")
     (path / "tools.py").write_text(textwrap.dedent(TINY_TOOLS), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    yield fake
-    fake.close()
 
 
 def test_a_missing_tasks_directory_is_a_usage_error_in_both_locales(
