@@ -145,7 +145,7 @@ class ManagementSection:
     """
 
     enabled: bool = _key(True, "manage capabilities: plan which contracts the model sees in full")
-    budget_tokens: int = _key(8000, "token budget for the contracts shown in full", limits={"minimum": 0})
+    budget_tokens: int = _key(2000, "token budget for the contracts shown in full", limits={"minimum": 0})
     baseline: tuple[str, ...] = _key((), "common capabilities, most important first (source:member identities)")
     context_tokens: int | None = _key(
         None,
