@@ -143,3 +143,40 @@ def test_the_ralph_tool_in_chat_only_when_the_user_asked(tmp_path: Path, server:
     refused = [m for m in parents[1]["messages"] if m["role"] == "tool"]
     assert "unknown" in str(refused[-1]["content"]).lower()
     assert len([r for r in server.requests if ROUND_MARK in str(r["messages"])]) == 1  # one run, one round
+
+
+def workflow_call(script: str, call_id: str = "call_w") -> dict[str, Any]:
+    """A streamed tool call of ``run_workflow``."""
+    arguments = orjson.dumps({"description": "greet", "script": script}).decode()
+    return {"index": 0, "id": call_id, "type": "function", "function": {"name": "run_workflow", "arguments": arguments}}
+
+
+def test_a_workflows_progress_is_live_in_chat_and_listed_by_workflow(tmp_path: Path, server: FakeOpenAI) -> None:
+    """ADR 0116's progress in ``ptc-plus chat``: each child's start and end while the run goes, then ``/workflow``
+    lists the session's run with its phase and children done and failed (one child answers, one fails)."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    script = "phase('greet')\na = await agent('say hi', label='greeter')\nb = await agent('fail', label='failer')\nreturn [a, b]"
+    server.replies.append(("stream", [], [workflow_call(script)]))
+    server.replies.append(("json", 200, completion("hi")))  # the greeter child (children are unstreamed)
+    server.replies.append(("json", 500, {"error": {"message": "down"}}))  # the failer child: its route fails
+    server.replies.append(("stream", ["Greeted."], None))
+    env = chat_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path))
+    argv = [CLI, "chat", "--workspace", str(workspace), "--base-url", server.url, "--model", "m", "--retries", "0"]
+    terminal = Terminal(argv, env)
+    try:
+        at = terminal.expect(PROMPT)
+        terminal.type("greet everyone\r")
+        at = terminal.expect("phase: greet", after=at)
+        at = terminal.expect("greeter: started", after=at)
+        at = terminal.expect("greeter: done", after=at)
+        at = terminal.expect("failer: started", after=at)
+        at = terminal.expect("failer: failed", after=at)
+        at = terminal.expect("Greeted.", after=at)
+        terminal.type("/workflow\r")
+        at = terminal.expect("Workflow runs of this session: 1", after=at)
+        at = terminal.expect("completed, phase greet; children running 0, done 1, failed 1", after=at)
+        terminal.type("/exit\r")
+        assert terminal.wait() == 0
+    finally:
+        terminal.kill()
