@@ -236,6 +236,8 @@ def without_prices(layer: CleanLayer) -> CleanLayer:
     if not workflow or "prices" not in workflow:
         return layer
     kept = {key: value for key, value in workflow.items() if key != "prices"}
+    if not workflow["prices"]:  # an empty table prices nothing: nothing to report
+        return attrs.evolve(layer, data={**layer.data, "workflow": kept})
     issue = ConfigIssue(file=layer.file, path="workflow.prices", reason="prices-user-only")
     return attrs.evolve(layer, data={**layer.data, "workflow": kept}, issues=(*layer.issues, issue))
 

@@ -156,7 +156,10 @@ def test_a_workflows_progress_is_live_in_chat_and_listed_by_workflow(tmp_path: P
     lists the session's run with its phase and children done and failed (one child answers, one fails)."""
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    script = "phase('greet')\na = await agent('say hi', label='greeter')\nb = await agent('fail', label='failer')\nreturn [a, b]"
+    script = (
+        "phase('greet')\na = await agent('say hi', label='greeter')\n"
+        "b = await agent('fail', label='failer')\nreturn [a, b]"
+    )
     server.replies.append(("stream", [], [workflow_call(script)]))
     server.replies.append(("json", 200, completion("hi")))  # the greeter child (children are unstreamed)
     server.replies.append(("json", 500, {"error": {"message": "down"}}))  # the failer child: its route fails
