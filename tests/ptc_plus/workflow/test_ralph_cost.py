@@ -91,7 +91,7 @@ async def test_the_cost_cap_ends_budget_limited_and_a_workspace_can_neither_lift
     )
     host = await open_host()
     session = await host.start_session()
-    outcome = await _ralph(host, session, "/ralph forever polish")
+    outcome = await _ralph(host, session, "/ralph forever polish --max-rounds 5")
     assert outcome["state"] == "budget-limited" and outcome["rounds"] == 2
     assert outcome["cost"] == pytest.approx(2 * per_round)
     assert "cap" in outcome["detail"] and board.ralph_rounds == [1, 2]
@@ -106,7 +106,7 @@ async def test_a_round_that_cannot_be_priced_ends_budget_limited(
     _files(tmp_path, workspace, 'ralph_max_cost = 5.0\nprices = { "openai:other" = "uncached=1 output=1" }')
     host = await open_host()
     session = await host.start_session()
-    outcome = await _ralph(host, session, "/ralph forever polish")
+    outcome = await _ralph(host, session, "/ralph forever polish --max-rounds 5")
     assert outcome["state"] == "budget-limited" and outcome["rounds"] == 1
     assert "scripted-child" in outcome["detail"] and "cannot be known" in outcome["detail"]
 
