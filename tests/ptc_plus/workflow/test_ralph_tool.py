@@ -143,19 +143,3 @@ async def test_a_failed_turn_leaves_no_grant_behind(open_host: HostFactory, boar
     [refused] = _results(session, "ralph")
     assert refused["status"] == "error"
     assert board.ralph_rounds == [] and await _settled(host, session) == []
-
-
-@pytest.mark.needs_bwrap
-async def test_a_program_cannot_start_ralph_even_in_an_asking_turn(open_host: HostFactory, board: Board) -> None:
-    host = await open_host()
-    code = (
-        "try:\n    await tools.ralph(objective='write three parts of the report')\n"
-        "except ToolCallError as e:\n    return e.code\nexcept AttributeError:\n    return 'absent'\n"
-    )
-    call = RequestedCall(tool="run_code", arguments={"description": "t", "code": code})
-    model = ScriptedModel([AssistantTurn(tool_calls=(call,)), AssistantTurn(text="tried")])
-    session = await host.start_session(model=model)
-    await session.run_turn("/ralph write three parts of the report")
-    [result] = _results(session, "run_code")
-    assert result["value"]["value"] in ("PTC-8007", "absent")
-    assert board.ralph_rounds == [] and await _settled(host, session) == []
