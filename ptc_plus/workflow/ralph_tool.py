@@ -1,7 +1,7 @@
 """The model-callable ``ralph`` tool, offered only in a turn whose user asked for Ralph (ADR 0125).
 
 Ralph is an unbounded-looking loop of children: it must never start on the
-model's own initiative (seed §11.9). The plugin learns each turn's user
+model's own initiative (ADR 0117). The plugin learns each turn's user
 message through contract 1.6 (:class:`~hookspecs.types.TurnStart`) and keeps a
 **grant** for the turn when, and only when:
 
