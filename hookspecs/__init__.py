@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them; at run time :func:
         ToolError,
         ToolResult,
         ToolSpec,
+        TurnStart,
         TurnSummary,
     )
     from hookspecs.workspace_files import (
@@ -119,6 +120,7 @@ _FACE: dict[str, str] = {
     "SessionRecord": "hookspecs.types",
     "SkillSpec": "hookspecs.types",
     "StepInfo": "hookspecs.types",
+    "TurnStart": "hookspecs.types",
     "ToolCall": "hookspecs.types",
     "ToolError": "hookspecs.types",
     "ToolResult": "hookspecs.types",
@@ -202,6 +204,7 @@ __all__ = [
     "ToolHandler",
     "ToolResult",
     "ToolSpec",
+    "TurnStart",
     "TurnSummary",
     "WorkspaceFile",
     "WorkspacePathError",

@@ -1,4 +1,4 @@
-"""Child agents a host lends to plugins (contract 1.5 addition, ADR 0116).
+"""Child agents a host lends to plugins (contract 1.5 addition, ADR 0116; 1.6 adds a child's usage, ADR 0125).
 
 A host that can run an agent on its own — a fresh session in the caller's
 family, given one prompt, answering with its final text — lends that as a
@@ -68,6 +68,11 @@ class ChildResult:
     :ivar error: Why it failed, for people (``""`` when ok).
     :ivar steps: Model steps the child took.
     :ivar tokens: Tokens the child's model route reported spending (0 when it reports none).
+    :ivar route: The model route the child ran on, as the host names it (``provider:model``, for example
+        ``openai:gpt-4o-mini``; ``""``: not reported). Contract 1.6: what a plugin's price sheet is keyed by.
+    :ivar input_tokens: Prompt tokens of all the child's requests (``None``: a request reported none).
+    :ivar cached_input_tokens: The part of ``input_tokens`` served from the route's cache (``None``: unknown).
+    :ivar output_tokens: Completion tokens of all the child's requests (``None``: a request reported none).
     """
 
     ok: bool
@@ -76,6 +81,10 @@ class ChildResult:
     error: str = ""
     steps: int = 0
     tokens: int = 0
+    route: str = ""
+    input_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    output_tokens: int | None = None
 
 
 @runtime_checkable

@@ -21,6 +21,14 @@ Contract 1.3 (ADR 0068) adds :attr:`~hookspecs.types.ReceiptStatus.UNCHANGED`
 compaction (:attr:`~hookspecs.types.CompactionInfo.kept_provenances`, ADR 0070)
 and the result metadata a host sets when it already cut a presentation
 (ADR 0069). A plugin reading these from a 1.2 host finds the defaults.
+
+Contract 1.5 (ADR 0116) adds the optional child-agents service (:mod:`hookspecs.children`).
+
+Contract 1.6 (ADR 0125) adds :func:`agent_host_turn_started` with
+:class:`~hookspecs.types.TurnStart`: the plugin learns the user's message of
+the turn about to run, and any right the host grants for that turn alone.
+A 1.5 host never calls it; a plugin must then offer nothing that needs it
+(PTC Plus then never offers the ``ralph`` tool: ``/ralph`` stays the way).
 """
 
 from __future__ import annotations
@@ -46,13 +54,15 @@ from hookspecs.types import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    TurnStart,
     TurnSummary,
 )
 
-CONTRACT_VERSION = "1.5"
+CONTRACT_VERSION = "1.6"
 """The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore.
 
-1.5 added the optional child-agents service (:mod:`hookspecs.children`, ADR 0116)."""
+1.5 added the optional child-agents service (:mod:`hookspecs.children`, ADR 0116); 1.6 the turn's start
+(:func:`agent_host_turn_started`, ADR 0125)."""
 
 # --- Registration -----------------------------------------------------------
 
@@ -129,6 +139,31 @@ def agent_host_agent_fork(parent: SessionInfo, child: SessionInfo, services: Hos
     **Called**: after the child's start event is persisted and before
         ``agent_host_session_start`` for the child.
     **Raises**: an exception aborts the fork.
+    """
+
+
+@hookspec
+def agent_host_turn_started(turn: TurnStart, services: HostServices) -> None:
+    """A user turn is about to run: its user message and the host's grants for it (contract 1.6).
+
+    The one seam where a plugin sees what the *user* asked in this turn (the
+    model's requests never carry it): a plugin may offer a tool for this turn
+    only because the user asked for it — PTC Plus offers ``ralph`` only in a
+    turn whose user text requests Ralph or whose grants name ``"ralph"``
+    (ADR 0125). What a plugin decides here holds until the turn ends
+    (``agent_host_turn_settled``, or the next turn's start when a turn failed).
+
+    :param turn: The agent, the turn's number, the user's message and the host's grants.
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: once per user turn, before anything of the turn: before the
+        first step's ``agent_host_context_messages``, before its tool view is
+        built (``agent_host_tools``) and before the user message is persisted.
+        Never for a direct call outside a turn, nor for a command. A host of
+        contract 1.5 or older never calls it: a plugin must then take no turn
+        as having asked for anything.
+    **Raises**: an exception aborts the turn before its first model request (nothing of it is persisted).
     """
 
 

@@ -210,6 +210,25 @@ class StepInfo:
 
 
 @attrs.frozen(kw_only=True)
+class TurnStart:
+    """A user turn about to run (contract 1.6, ADR 0125): what the user said, and what the host grants for it.
+
+    :ivar agent: The session the turn belongs to.
+    :ivar turn: The turn's number (as :attr:`StepInfo.turn` of its steps).
+    :ivar user_text: The user's message of this turn, exactly as it enters the session (for a child agent's
+        turn: the prompt its parent's request gave).
+    :ivar grants: Names of rights the *host* grants for this turn only, on the user's behalf (a button the
+        user pressed, a flag of the front door): a plugin may offer what a name grants without reading
+        :attr:`user_text`. Only the host sets these; nothing the model says can.
+    """
+
+    agent: AgentRef
+    turn: int
+    user_text: str
+    grants: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class TurnSummary:
     """A settled turn: how many steps and tool calls it took."""
 

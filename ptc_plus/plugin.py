@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the hooks' value types, for their annotations only: registe
         ToolDefinition,
         ToolResult,
         ToolSpec,
+        TurnStart,
         TurnSummary,
     )
     from ptc_plus.session import PtcController
@@ -98,11 +99,18 @@ def desk(services: HostServices) -> WorkflowDesk | None:
     return found
 
 
+def _desk_type() -> type[WorkflowDesk]:
+    from ptc_plus.workflow import WorkflowDesk
+
+    return WorkflowDesk
+
+
 def _workflow_tools(ctl: PtcController, agent: AgentRef, services: HostServices) -> list[ToolDefinition]:
-    """``run_workflow`` where code mode is in force and the host lends child agents (ADR 0116)."""
+    """``run_workflow`` where code mode is in force and the host lends child agents (ADR 0116); ``ralph`` in a
+    turn whose user asked for it (ADR 0125)."""
     state = ctl.session(agent)
-    found = desk(services) if state is not None and state.ptc else None
-    return found.tools(agent) if found is not None else []
+    found = desk(services) if state is not None else None
+    return found.tools(agent, code_mode=state.ptc) if found is not None and state is not None else []
 
 
 @hookimpl
@@ -127,10 +135,25 @@ def agent_host_compaction(compaction: CompactionInfo, services: HostServices) ->
 
 
 @hookimpl
+def agent_host_turn_started(turn: TurnStart, services: HostServices) -> None:
+    # Contract 1.6: only here does the plugin see what the user asked; it decides the turn's ralph tool.
+    if held(services) is None:
+        return
+    from ptc_plus.workflow import turn_asks_for_ralph
+
+    asked = turn_asks_for_ralph(turn)
+    found = desk(services) if asked or WORKFLOW_KEY in services.plugin_state else None
+    if found is not None:
+        found.turn_started(turn)
+
+
+@hookimpl
 def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> None:
     # A settled turn proves its steps' context messages were committed (catalog delivery).
     if (ctl := held(services)) is not None:
         ctl.turn_settled(summary)
+        if isinstance(found := services.plugin_state.get(WORKFLOW_KEY), _desk_type()):
+            found.turn_settled(summary)
 
 
 @hookimpl

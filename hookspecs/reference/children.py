@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -73,17 +73,37 @@ class ReferenceChildAgents:
                 prompt = f"{prompt}\n\n{message('host.child-schema', schema=schema)}"
             usage = getattr(child.model, "usage", None)
             before = len(usage) if isinstance(usage, list) else 0
+            route = str(getattr(child.model, "route", ""))
             try:
                 summary = await child.run_turn(prompt)
             except HostError as exc:  # the child's model or turn failed: an ordinary failure
-                return ChildResult(
-                    ok=False, session_id=sid, error=str(exc), steps=child.turn, tokens=_spent(usage, before)
-                )
-            tokens = _spent(usage, before)
-            return ChildResult(ok=True, session_id=sid, text=summary.final_text, steps=summary.steps, tokens=tokens)
+                spent = _usage(usage, before)
+                return ChildResult(ok=False, session_id=sid, error=str(exc), steps=child.turn, route=route, **spent)
+            spent = _usage(usage, before)
+            return ChildResult(
+                ok=True, session_id=sid, text=summary.final_text, steps=summary.steps, route=route, **spent
+            )
         finally:
             # However the turn ended (cancellation too): its calls are settled, the child is at rest.
             self._live.discard(sid)
+
+
+def _usage(usage: object, before: int) -> dict[str, Any]:
+    """The child's counts (contract 1.6) from its model's ``usage`` list since ``before``: a split is known only
+    when every request reported it (a sum with an unknown part is no sum)."""
+    tokens = _spent(usage, before)
+    found = usage[before:] if isinstance(usage, list) else []
+
+    def total(name: str) -> int | None:
+        counts = [c for u in found if isinstance(c := getattr(u, name, None), int)]
+        return sum(counts) if found and len(counts) == len(found) else None
+
+    return {
+        "tokens": tokens,
+        "input_tokens": total("input"),
+        "cached_input_tokens": total("cached_input"),
+        "output_tokens": total("output"),
+    }
 
 
 def _spent(usage: object, before: int) -> int:

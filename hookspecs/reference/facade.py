@@ -40,6 +40,7 @@ from hookspecs.types import (
     ToolError,
     ToolResult,
     ToolSpec,
+    TurnStart,
     TurnSummary,
 )
 
@@ -86,6 +87,10 @@ class HookFacade:
 
     def agent_fork(self, parent: SessionInfo, child: SessionInfo, services: HostServices) -> None:
         self.pm.hook.agent_host_agent_fork(parent=parent, child=child, services=services)
+
+    def turn_started(self, turn: TurnStart, services: HostServices) -> None:
+        """Contract 1.6: an exception aborts the turn (a plain pluggy call: it propagates)."""
+        self.pm.hook.agent_host_turn_started(turn=turn, services=services)
 
     def turn_settled(self, summary: TurnSummary, services: HostServices) -> None:
         self._each("agent_host_turn_settled", summary=summary, services=services)

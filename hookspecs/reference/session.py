@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from hookspecs.types import (
     ToolCall,
     ToolResult,
     ToolSpec,
+    TurnStart,
     TurnSummary,
 )
 
@@ -129,15 +131,21 @@ class Session:
     def system_prompt(self) -> str:
         return "\n\n".join(s.text for s in self.prompt_sections())
 
-    async def run_turn(self, text: str) -> TurnSummary:
-        """Send a user message and loop model steps until the model answers without tool calls."""
+    async def run_turn(self, text: str, *, grants: Sequence[str] = ()) -> TurnSummary:
+        """Send a user message and loop model steps until the model answers without tool calls.
+
+        ``grants`` are rights the embedder grants for this turn alone on the user's behalf (contract 1.6,
+        :class:`~hookspecs.types.TurnStart`); the model can never add one.
+        """
         if self.model is None:
             raise HostError("HOST-0305", session=self.agent.session_id)
         with self.host.families.work(self):  # live until the turn ends; its end may settle the family
-            return await self._turn(self.model, text)
+            return await self._turn(self.model, text, tuple(grants))
 
-    async def _turn(self, model: Model, text: str) -> TurnSummary:
+    async def _turn(self, model: Model, text: str, grants: tuple[str, ...] = ()) -> TurnSummary:
         turn = self.turn + 1
+        start = TurnStart(agent=self.agent, turn=turn, user_text=text, grants=grants)
+        self.host.facade.turn_started(start, self.host.services)  # before the view and the context messages
         total_calls = 0
         max_steps = self.max_steps or self.host.max_steps
         for step_number in range(1, max_steps + 1):

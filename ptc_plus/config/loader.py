@@ -22,7 +22,7 @@ from ptc_plus.config.model import DEFAULT_CAPS, PtcConfig, RuntimeCaps
 from ptc_plus.config.paths import user_config_file, workspace_config_file
 from ptc_plus.config.revision import config_revision
 from ptc_plus.config.source import read_config
-from ptc_plus.config.tighten import tighten_only, without_consent
+from ptc_plus.config.tighten import tighten_only, without_consent, without_prices
 from ptc_plus.config.validate import WHOLE_FILE, CleanLayer, GateBlocker, clean_layer, unusable_layer
 
 
@@ -111,7 +111,7 @@ def combine(layers: Sequence[CleanLayer]) -> LoadedConfig:
     binding_origins: list[tuple[str, int]] = []
     for layer in layers:
         if layer.tighten_only:
-            layer = without_consent(tighten_only(layer, merged))
+            layer = without_prices(without_consent(tighten_only(layer, merged)))
         checked.append(layer)
         _merge(merged, layer.data, (), layer.file, origins)
         listed = layer.data.get("repl", {}).get("bindings", ())

@@ -359,12 +359,27 @@ class WorkflowSection:
         limits={"minimum": 0},
         tighten_only=True,
     )
+    ralph_max_cost: float = _key(
+        0.0,
+        "Ralph: what its children may cost in all, in the currency of [workflow] prices (needed); 0: no cap",
+        limits={"minimum": 0},
+        tighten_only=True,
+    )
+    prices: Mapping[str, str] = attrs.field(
+        factory=dict,
+        metadata={
+            HELP: 'price sheet per model route ("provider:model"): "uncached=U cached=C output=O" per million tokens',
+            USER_ONLY: True,
+        },
+    )
 
 
 WORKFLOW_CEILINGS = WorkflowSection(max_concurrent_agents=16)
-"""The most any file may set for each ``[workflow]`` key (the spec's caps); ``ralph_max_tokens`` has none."""
-UNCAPPED_WORKFLOW_KEYS = frozenset({"ralph_max_tokens"})
+"""The most any file may set for each ``[workflow]`` key (the spec's caps); the Ralph caps have none."""
+UNCAPPED_WORKFLOW_KEYS = frozenset({"ralph_max_tokens", "ralph_max_cost"})
 """``[workflow]`` keys where 0 means "no cap" and any positive value is allowed."""
+WORKFLOW_NOT_CAPS = frozenset({"prices"})
+"""``[workflow]`` keys that are no number (the price sheet, ADR 0125)."""
 
 
 @attrs.frozen(kw_only=True)

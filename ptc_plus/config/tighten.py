@@ -35,7 +35,14 @@ import attrs
 from ptc_plus import gate_values
 from ptc_plus.config.issues import ConfigIssue
 from ptc_plus.config.keypath import join
-from ptc_plus.config.model import RuntimeCaps, RuntimeSection, WorkflowSection, auto_concurrency
+from ptc_plus.config.model import (
+    UNCAPPED_WORKFLOW_KEYS,
+    WORKFLOW_NOT_CAPS,
+    RuntimeCaps,
+    RuntimeSection,
+    WorkflowSection,
+    auto_concurrency,
+)
 from ptc_plus.config.validate import CleanLayer
 from ptc_plus.gate_values import GateMode
 from ptc_plus.sandbox_policy import SandboxPolicy
@@ -76,7 +83,7 @@ def _workflow_default(path: tuple[str, ...], _: Mapping[str, Any]) -> Any:
 
 def _workflow_looser(name: str) -> Callable[[Any, Any], bool]:
     """A workspace value above the one below is looser; ``max_concurrent_agents = 0`` counts as its auto value."""
-    if name == "ralph_max_tokens":  # 0 is no cap: the loosest of all
+    if name in UNCAPPED_WORKFLOW_KEYS:  # 0 is no cap: the loosest of all
         return lambda value, lower: lower != 0 and (value == 0 or value > lower)
     if name != "max_concurrent_agents":
         return lambda value, lower: value > lower
@@ -179,6 +186,7 @@ RULES: tuple[Rule, ...] = (
     *(
         Rule(("workflow", cap.name), _workflow_looser(cap.name), _text, _workflow_default)
         for cap in attrs.fields(WorkflowSection)
+        if cap.name not in WORKFLOW_NOT_CAPS  # the price sheet is the user file's alone (without_prices)
     ),
 )
 """Every tighten-only key of a workspace file (ADR 0045, 0086); the reference marks the same keys."""
@@ -220,6 +228,18 @@ def without_consent(layer: CleanLayer) -> CleanLayer:
         return attrs.evolve(layer, data={**layer.data, "mcp": kept})
     issue = ConfigIssue(file=layer.file, path="mcp.consent", reason="user-only")
     return attrs.evolve(layer, data={**layer.data, "mcp": kept}, issues=(*layer.issues, issue))
+
+
+def without_prices(layer: CleanLayer) -> CleanLayer:
+    """A workspace ``layer`` without ``[workflow] prices``: a repository must not price its own work (ADR 0125)."""
+    workflow = layer.data.get("workflow")
+    if not workflow or "prices" not in workflow:
+        return layer
+    kept = {key: value for key, value in workflow.items() if key != "prices"}
+    if not workflow["prices"]:  # an empty table prices nothing: nothing to report
+        return attrs.evolve(layer, data={**layer.data, "workflow": kept})
+    issue = ConfigIssue(file=layer.file, path="workflow.prices", reason="prices-user-only")
+    return attrs.evolve(layer, data={**layer.data, "workflow": kept}, issues=(*layer.issues, issue))
 
 
 def _matches(data: Mapping[str, Any], pattern: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:

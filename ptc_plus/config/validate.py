@@ -31,6 +31,7 @@ from ptc_plus.config.model import (
     SERVER_NAME,
     UNCAPPED_WORKFLOW_KEYS,
     WORKFLOW_CEILINGS,
+    WORKFLOW_NOT_CAPS,
     CapabilityChoice,
     ContextSection,
     GateSection,
@@ -368,6 +369,8 @@ def _check_workflow(table: Mapping[str, Any], file: str, _: RuntimeCaps) -> tupl
     def semantics(section: WorkflowSection) -> list[Finding]:
         found: list[Finding] = []
         for field in attrs.fields(WorkflowSection):
+            if field.name in WORKFLOW_NOT_CAPS:
+                continue  # the price sheet's entries are parsed where a cost cap uses them (PTC-8035)
             value, ceiling = getattr(section, field.name), getattr(WORKFLOW_CEILINGS, field.name)
             low = 0 if field.name == "max_concurrent_agents" or field.name in UNCAPPED_WORKFLOW_KEYS else None
             if (low is None and value <= 0) or (low is not None and value < low):

@@ -24,13 +24,15 @@ from ptc_plus.workflow.errors import (
     WorkflowError,
 )
 from ptc_plus.workflow.progress import RECORD_KIND, ProgressEvent
+from ptc_plus.workflow.ralph_tool import RALPH_TOOL, asks_for_ralph, turn_asks_for_ralph
 from ptc_plus.workflow.tool import TOOL_NAME
 
-OWN_TOOLS = (TOOL_NAME,)
+OWN_TOOLS = (TOOL_NAME, RALPH_TOOL)
 """The plugin's own tools of this unit (never capabilities of a plan, offered natively when offered at all)."""
 
 __all__ = [
     "OWN_TOOLS",
+    "RALPH_TOOL",
     "RECORD_KIND",
     "TOOL_NAME",
     "CapsAboveCeiling",
@@ -48,7 +50,9 @@ __all__ = [
     "WorkflowError",
     "WorkflowReport",
     "WorkflowRun",
+    "asks_for_ralph",
     "check_script",
     "default_concurrency",
+    "turn_asks_for_ralph",
     "workflow_commands",
 ]

@@ -24,18 +24,28 @@ from hookspecs import (
     CommandSpec,
     ContextMessage,
     HostServices,
+    JSONObject,
     ReceiptStatus,
     StepInfo,
     ToolContext,
     ToolDefinition,
+    TurnStart,
+    TurnSummary,
 )
 from hookspecs.children import ChildAgents, child_agents_of
 from ptc_plus.config import load_config
 from ptc_plus.i18n import message
 from ptc_plus.workflow.caps import WorkflowCaps, caps_from
 from ptc_plus.workflow.engine import WorkflowEngine, WorkflowRun
-from ptc_plus.workflow.errors import RalphObjectiveInvalid, RalphRoundsInvalid, WorkflowError
+from ptc_plus.workflow.errors import (
+    RalphCostWithoutPrices,
+    RalphObjectiveInvalid,
+    RalphRoundsInvalid,
+    WorkflowError,
+)
+from ptc_plus.workflow.prices import PriceSheet
 from ptc_plus.workflow.ralph import MAX_OBJECTIVE_CHARS, RalphOutcome, RalphRun
+from ptc_plus.workflow.ralph_tool import RalphGrants, ralph_definition
 from ptc_plus.workflow.tool import run_workflow_definition
 
 COMMAND = "workflow"
@@ -65,6 +75,9 @@ class WorkflowDesk:
         self.max_rounds: int | None = None
         """Ralph's ceiling set by the embedder; ``None``: ``[workflow] max_rounds`` of the workspace."""
         self._tool = run_workflow_definition(self.engine, WorkflowCaps(), self._caps_for, self._adopt)
+        self.grants = RalphGrants()
+        """Which root sessions' current turn asked for Ralph (contract 1.6, ADR 0125)."""
+        self._ralph_tool = ralph_definition(self.grants, self._ralph_from_tool)
 
     @classmethod
     def for_host(cls, services: HostServices) -> WorkflowDesk | None:
@@ -95,9 +108,18 @@ class WorkflowDesk:
     def _adopt(self, run: WorkflowRun) -> None:
         self._background.setdefault(run.agent.session_id, []).append(run)
 
-    def tools(self, agent: AgentRef) -> list[ToolDefinition]:
-        """``run_workflow`` for a root session (the caller checked code mode is in force)."""
-        return [self._tool] if agent.parent_session_id is None else []
+    def tools(self, agent: AgentRef, *, code_mode: bool = True) -> list[ToolDefinition]:
+        """``run_workflow`` for a root session in code mode; ``ralph`` for one whose current turn asked for it."""
+        if agent.parent_session_id is not None:
+            return []
+        return [*([self._tool] if code_mode else []), *([self._ralph_tool] if self.grants.granted(agent) else [])]
+
+    def turn_started(self, turn: TurnStart) -> None:
+        """Contract 1.6: the turn's user text (or the host's grant) decides whether ``ralph`` is offered."""
+        self.grants.turn_started(turn)
+
+    def turn_settled(self, summary: TurnSummary) -> None:
+        self.grants.turn_settled(summary.agent, summary.turn)
 
     def context_messages(self, step: StepInfo) -> list[ContextMessage]:
         """Each background run (and Ralph run) of the session that settled since: its report, once."""
@@ -161,26 +183,53 @@ class WorkflowDesk:
             return CommandReceipt(status=ReceiptStatus.SHOWN, text="\n\n".join(lines), data={"settled": data})
         try:
             objective, rounds = self._ralph_arguments(request)
+            run = self._start_ralph(request.agent, objective, rounds)
         except WorkflowError as refused:
             return CommandReceipt(status=ReceiptStatus.FAILED, text=refused.message(), data={"code": refused.code})
+        text = message("ptc.ralph.started", run=run.run_id, rounds=run.max_rounds)
+        return CommandReceipt(
+            status=ReceiptStatus.SHOWN, text=text, data={"run_id": run.run_id, "max_rounds": run.max_rounds}
+        )
+
+    def _start_ralph(self, agent: AgentRef, objective: str, rounds: int | None) -> RalphRun:
+        """Start a Ralph run for ``agent`` (the user asked: ``/ralph``, or the tool under a grant)."""
+        ceiling = self._rounds_ceiling()
+        if rounds is not None and not 1 <= rounds <= ceiling:
+            raise RalphRoundsInvalid(value=str(rounds), ceiling=ceiling)
+        if not objective.strip() or len(objective) > MAX_OBJECTIVE_CHARS:
+            raise RalphObjectiveInvalid(limit=MAX_OBJECTIVE_CHARS)
+        section = load_config(self.services.workspace).config.workflow
+        prices = PriceSheet.parse(section.prices)  # the user file's alone: a workspace's are dropped on load
+        max_cost = section.ralph_max_cost or None
+        if max_cost is not None and not prices.prices:
+            raise RalphCostWithoutPrices(cap=max_cost)
         run = RalphRun(
             services=self.services,
             children=self.children,
-            parent=request.agent,
-            objective=objective,
-            max_rounds=rounds,
-            max_tokens=load_config(self.services.workspace).config.workflow.ralph_max_tokens or None,
+            parent=agent,
+            objective=objective.strip(),
+            max_rounds=rounds or ceiling,
+            max_tokens=section.ralph_max_tokens or None,
+            max_cost=max_cost,
+            prices=prices,
             listeners=self.engine.listeners,
         )
         task = asyncio.get_running_loop().create_task(run.run())
-        self.ralphs.setdefault(sid, []).append((run, task))
-        text = message("ptc.ralph.started", run=run.run_id, rounds=rounds)
-        return CommandReceipt(status=ReceiptStatus.SHOWN, text=text, data={"run_id": run.run_id, "max_rounds": rounds})
+        self.ralphs.setdefault(agent.session_id, []).append((run, task))
+        return run
+
+    def _ralph_from_tool(self, agent: AgentRef, objective: str, rounds: int | None) -> JSONObject:
+        run = self._start_ralph(agent, objective, rounds)
+        note = message("ptc.ralph.tool.started", "en", run=run.run_id, rounds=run.max_rounds)
+        return {"job": run.run_id, "max_rounds": run.max_rounds, "note": note}
+
+    def _rounds_ceiling(self) -> int:
+        if self.max_rounds is not None:
+            return self.max_rounds
+        return load_config(self.services.workspace).config.workflow.max_rounds
 
     def _ralph_arguments(self, request: CommandRequest) -> tuple[str, int]:
-        ceiling = self.max_rounds
-        if ceiling is None:
-            ceiling = load_config(self.services.workspace).config.workflow.max_rounds
+        ceiling = self._rounds_ceiling()
         words, rounds = list(request.args), ceiling
         if "--max-rounds" in words:
             at = words.index("--max-rounds")

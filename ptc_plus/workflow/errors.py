@@ -64,6 +64,18 @@ class RalphRoundsInvalid(WorkflowError):
     code = "PTC-8032"
 
 
+class RalphCostWithoutPrices(WorkflowError):
+    """``[workflow] ralph_max_cost`` (``cap``) is set but the user file lists no ``[workflow] prices``."""
+
+    code = "PTC-8034"
+
+
+class RalphPriceInvalid(WorkflowError):
+    """A ``[workflow] prices`` entry (``route``, ``entry``) is not ``uncached=U [cached=C] output=O``."""
+
+    code = "PTC-8035"
+
+
 FATAL_OPTION = "PTC-8011"
 """An ``agent(...)`` option the engine does not know, or a known one of the wrong type (``option``)."""
 FATAL_SCHEMA = "PTC-8012"

@@ -14,8 +14,8 @@ carried from one round to the next is the previous round's **report**
 - ``blocked`` needs a concrete ``blocker`` (at least :data:`MIN_BLOCKER_CHARS` characters);
 - the whole report, as JSON, is at most :data:`HANDOFF_CHARS` characters.
 
-Terminal states: ``complete``, ``blocked``, ``budget-limited`` (rounds or
-tokens ran out: never reported as done) and ``round-failed`` (a child failed
+Terminal states: ``complete``, ``blocked``, ``budget-limited`` (rounds,
+tokens or cost ran out, or a cost cap could not be checked: never reported as done) and ``round-failed`` (a child failed
 ordinarily, or its report broke the rules). A ``complete`` report's evidence
 is the child's claim, for the user to check: the loop validates fields, not facts.
 """
@@ -33,6 +33,7 @@ import orjson
 from hookspecs import AgentRef, HostServices, JSONObject
 from hookspecs.children import ChildAgents, ChildRequest
 from ptc_plus.i18n import message
+from ptc_plus.workflow.prices import PriceSheet
 from ptc_plus.workflow.progress import Listener, Progress, ProgressEvent
 
 DEFAULT_MAX_ROUNDS = 256
@@ -73,6 +74,8 @@ class RalphOutcome:
     reports: tuple[JSONObject, ...] = ()
     detail: str = ""
     tokens: int = 0
+    cost: float | None = None
+    """What the children cost by the user's price sheet (``None``: no cost cap, so not priced)."""
 
     def to_json(self) -> JSONObject:
         return {
@@ -82,6 +85,7 @@ class RalphOutcome:
             "reports": list(self.reports),
             "detail": self.detail,
             "tokens": self.tokens,
+            "cost": self.cost,
         }
 
     def text(self, lang: str | None = None) -> str:
@@ -140,15 +144,21 @@ class RalphRun:
         objective: str,
         max_rounds: int,
         max_tokens: int | None = None,
+        max_cost: float | None = None,
+        prices: PriceSheet | None = None,
         listeners: list[Listener] | None = None,
         child_max_steps: int = 32,
     ) -> None:
+        """``max_cost`` needs ``prices`` (the caller refuses a cap without them, ``PTC-8034``)."""
         self.run_id = f"ralph-{next(self._numbers)}@{parent.session_id}"
         self._children = children
         self._parent = parent
         self.objective = objective
         self.max_rounds = max_rounds
         self.max_tokens = max_tokens
+        self.max_cost = max_cost
+        self._prices = prices if prices is not None else PriceSheet()
+        self._cost: float | None = 0.0 if max_cost is not None else None
         self._steps = child_max_steps
         self.progress = Progress(self.run_id, services, parent, listeners if listeners is not None else [])
         self.round = 0
@@ -174,6 +184,9 @@ class RalphRun:
                 self.progress.child_started(call_id, request.label, f"round {number}")
                 result = await self._children.run(request)
                 tokens += result.tokens
+                priced = self._prices.cost(result) if self._cost is not None else None
+                if self._cost is not None and priced is not None:
+                    self._cost += priced
                 report, problem = _parse(result.text) if result.ok else (None, result.error or "the child failed")
                 self.progress.child_ended(call_id, result, ok=report is not None)
                 if report is None:
@@ -186,6 +199,13 @@ class RalphRun:
                 if self.max_tokens is not None and tokens >= self.max_tokens:
                     detail = message("ptc.ralph.tokens", tokens=tokens, cap=self.max_tokens)
                     return self._end(RalphState.BUDGET_LIMITED, number, reports, tokens, detail)
+                if self.max_cost is not None and priced is None:
+                    # A cap that cannot be checked is treated as reached: the loop never runs on unpriced.
+                    detail = message("ptc.ralph.cost-unknown", round=number, route=result.route or "-")
+                    return self._end(RalphState.BUDGET_LIMITED, number, reports, tokens, detail)
+                if self.max_cost is not None and self._cost is not None and self._cost >= self.max_cost:
+                    detail = message("ptc.ralph.cost", cost=f"{self._cost:.4f}", cap=self.max_cost)
+                    return self._end(RalphState.BUDGET_LIMITED, number, reports, tokens, detail)
                 previous = report
             detail = message("ptc.ralph.rounds", rounds=self.max_rounds)
             return self._end(RalphState.BUDGET_LIMITED, self.max_rounds, reports, tokens, detail)
@@ -197,7 +217,13 @@ class RalphRun:
         self, state: RalphState, rounds: int, reports: list[JSONObject], tokens: int, detail: str = ""
     ) -> RalphOutcome:
         self.outcome = RalphOutcome(
-            run_id=self.run_id, state=state, rounds=rounds, reports=tuple(reports), detail=detail, tokens=tokens
+            run_id=self.run_id,
+            state=state,
+            rounds=rounds,
+            reports=tuple(reports),
+            detail=detail,
+            tokens=tokens,
+            cost=self._cost,
         )
         self.progress.emit(ProgressEvent(run_id=self.run_id, kind="run-ended", detail=str(state)))
         return self.outcome

@@ -40,6 +40,7 @@ from hookspecs import (
     ToolDefinition,
     ToolResult,
     ToolSpec,
+    TurnStart,
     TurnSummary,
     hookimpl,
 )
@@ -248,6 +249,37 @@ async def test_hook_agent_host_agent_fork(make_reference_host: Callable[..., Ref
         ("fork", (pid, pid, pid, ["session-started"], "child-forked")),
         ("session-start", cid),
     ]
+
+
+@pytest.mark.asyncio
+async def test_hook_agent_host_turn_started(make_reference_host: Callable[..., ReferenceHost]) -> None:
+    """Contract 1.6: each turn's user text and grants, before anything of the turn (its tool view, its request)."""
+    order: list[str] = []
+    starts: list[TurnStart] = []
+
+    class Started:
+        @hookimpl
+        def agent_host_turn_started(self, turn: TurnStart) -> None:
+            starts.append(turn)
+            order.append("turn-started")
+
+        @hookimpl
+        def agent_host_tools(self, agent: AgentRef) -> list[ToolDefinition]:
+            order.append("tools")
+            return []
+
+    model = ScriptedModel([AssistantTurn(text="a"), AssistantTurn(text="b")])
+    async with make_reference_host(plugins=[Started()]) as host:
+        session = await host.start_session(model=model)
+        order.clear()
+        await session.run_turn("first, please")
+        assert order[0] == "turn-started"
+        await session.run_turn("/ralph second", grants=("ralph",))
+    assert [(t.turn, t.user_text, t.grants) for t in starts] == [
+        (1, "first, please", ()),
+        (2, "/ralph second", ("ralph",)),
+    ]
+    assert all(t.agent == session.agent for t in starts)
 
 
 @pytest.mark.asyncio

@@ -223,3 +223,51 @@ async def test_the_guest_refuses_a_script_the_host_check_was_bypassed_for(hostil
     assert "refused by the workflow rules" in raw.failure.message()
     assert board.prompts == []
     assert hostile.guard.violations(HOST_MEMORY_BOUND) == []
+
+
+_STARTS_RALPH = """\
+found = []
+for attempt in range(3):
+    try:
+        await tools.ralph(objective='write three parts of the report')
+        found.append('started')
+    except ToolCallError as e:
+        found.append(e.code)
+    except AttributeError:
+        found.append('absent')
+return found
+"""
+
+
+@pytest.mark.parametrize(
+    ("user_text", "refusal"),
+    [("write three parts of the report", "absent"), ("/ralph write three parts of the report", "PTC-8007")],
+)
+async def test_a_program_never_starts_ralph_asked_or_not(hostile: Hostile, user_text: str, refusal: str) -> None:
+    """ADR 0125: a program (the model's, maybe an attacker's) calling ``ralph`` is refused, in a turn whose user
+    asked for Ralph (``PTC-8007``: a program never starts children) or not (no such tool); no round runs."""
+    from hookspecs.reference import AssistantTurn, RequestedCall, ScriptedModel
+
+    board = Board()
+    hostile.guard.snapshot()
+    call = RequestedCall(tool="run_code", arguments={"description": "hostile", "code": _STARTS_RALPH})
+    model = ScriptedModel([AssistantTurn(tool_calls=(call,)), AssistantTurn(text="tried")])
+    async with ReferenceHost(
+        workspace=hostile.workspace,
+        tools=demo_tool_definitions(hostile.workspace),
+        plugins=[ptc_plus.plugin],
+        load_entry_points=False,
+        child_providers=providers(board),
+    ) as host:
+        session = await host.start_session(user_id="hostile", model=model)
+        await session.run_turn(user_text)
+        settled = [e for e in session.log.events if e.type == "tool-settled" and e.data["result"]["tool"] == "run_code"]
+        desk = ptc_plus.plugin.desk(host.services)
+        assert desk is not None and desk.ralphs.get(session.agent.session_id, []) == []
+    escaped = hostile.guard.violations(HOST_MEMORY_BOUND)
+    if escaped:
+        hostile.guard.repair()
+        pytest.fail("ESCAPED: " + "; ".join(escaped), pytrace=False)
+    found = settled[-1].data["result"]["value"]["value"]
+    assert found == [refusal] * 3  # not in the program's tools at all, or there and refused every time
+    assert board.ralph_rounds == [] and board.prompts == []
