@@ -350,6 +350,58 @@ def test_a_full_intake_behind_a_live_writer_waits_for_it_instead_of_refusing(
     assert view.stats("host:a", REV, window=5, min_samples=1).used == 4
 
 
+KILLED_AFTER_REPLACE = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from ptc_plus.statistics import Evidence, FamilySample, workspace_store
+
+    real_unlink = os.unlink
+    def unlink(name, *args, **kwargs):
+        if ".pending-" in str(name):
+            print("replaced", flush=True)  # the store holding the intake is in place; no intake file removed yet
+            time.sleep(600)
+        return real_unlink(name, *args, **kwargs)
+    os.unlink = unlink
+    workspace_store(Path(sys.argv[1])).record(FamilySample(
+        family_id="folding", workspace=sys.argv[1], plan_config_revision="c",
+        evidence=[Evidence(identity="host:a", revision="{rev}", disclosure="full", used=True)]))
+    """
+).format(rev=REV)
+
+
+def test_a_writer_killed_between_the_replace_and_the_intake_removal_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    # The fold's one window where a sample is in two places: the new store holds the intake, whose files are not
+    # removed yet. A real SIGKILL there: readers count each family once, and the next fold applies the intake
+    # again as the upsert it is (same sequence numbers, nothing new), then removes it.
+    store = workspace_store(tmp_path)
+    impatient = StatisticsStore(store.path, root=tmp_path, lock_wait_s=0.0)
+    with lock_held(tmp_path / ".ptc-plus"):
+        impatient.record(sample("waiting-1"))
+        impatient.record(sample("waiting-2"))
+    assert len(intake(tmp_path)) == 2
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_AFTER_REPLACE, str(tmp_path)], stdout=subprocess.PIPE, cwd=ROOT, text=True
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "replaced\n"
+    child.send_signal(signal.SIGKILL)
+    assert child.wait(timeout=30) == -signal.SIGKILL
+    child.stdout.close()
+    assert len(intake(tmp_path)) == 2  # killed before it removed any
+    folded = StatisticsStore(tmp_path / "nothing" / "statistics.json", root=tmp_path)  # the store file alone:
+    folded.path.parent.mkdir()
+    folded.path.write_bytes(store.path.read_bytes())  # a copy without the intake beside it
+    assert folded.read().families() == 3  # the replace took the intake in
+    view = store.read()
+    assert view.families() == 3 and view.stats("host:a", REV, window=5, min_samples=1).used == 3
+    store.record(sample("after"))
+    assert intake(tmp_path) == []
+    view = store.read()
+    assert [family.sequence for family in view.payload.families] == [1, 2, 3, 4]
+    assert view.stats("host:a", REV, window=5, min_samples=1).used == 4
+
+
 STOPPED_IN_INTAKE = textwrap.dedent(
     """
     import os, sys, time
