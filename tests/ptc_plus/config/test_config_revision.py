@@ -119,6 +119,7 @@ configs = st.builds(
 )
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # the round trip, not its speed
 @given(configs)
 def test_unstructure_structure_round_trip_keeps_config_and_revision(config: PtcConfig) -> None:
     data = CONVERTER.unstructure(config)
