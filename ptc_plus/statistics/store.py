@@ -20,6 +20,15 @@ Contract (ADR 0066, ADR 0091):
   intake to what they read, so a sample counts from the moment its intake
   file exists: a slow, unfair or stopped lock holder delays folding, never a
   sample.
+- The invariants that make a ``SIGKILL`` at any instruction lose nothing
+  that :meth:`~StatisticsStore.record` returned for (keep them when changing
+  the fold): an intake file is removed only by the lock holder, only after a
+  replace of the store that holds its sample (so a kill in between leaves the
+  sample in both, and folding it again is an upsert that changes nothing);
+  ``record`` returns only once its sample is in the store or in a published
+  intake file; and a full intake makes a writer wait for the lock or for room
+  for its ``lock_wait_s``, not refuse at once (a live holder folding a large
+  intake fills it too; only one that keeps the lock that long is stopped).
 - The store is bounded: per capability, only the newest ``retention`` families
   where it was available are kept (the window can never need more); families
   no capability still needs are dropped and their keys remembered (bounded) so
