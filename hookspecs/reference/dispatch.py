@@ -31,6 +31,7 @@ import attrs
 import orjson
 
 from hookspecs.i18n import message
+from hookspecs.reference.errors import HostError
 from hookspecs.reference.facade import HookFacade, error_result
 from hookspecs.reference.log_bounds import NestedLogBounds
 from hookspecs.reference.registry import ToolView, validation_errors
@@ -41,6 +42,9 @@ from hookspecs.types import AgentRef, Concurrency, ResultStatus, ToolCall, ToolR
 
 OFF_LOOP_BYTES = 64 * 1024
 """Arguments whose JSON is larger than this are validated in a thread, not on the event loop."""
+
+LOG_REFUSALS = frozenset({"HOST-0105", "HOST-0106"})
+"""The session log refused an event (a failed write, a broken log, a start that could not be recorded)."""
 
 CallKey = tuple[str, str]
 """``(session id, call id)``: how the dispatcher knows a running call and its nested lane."""
@@ -68,6 +72,9 @@ class EventSink(Protocol):
 
     def flush(self) -> None:
         """Write what ``defer`` queued."""
+
+    def refuse(self, reason: str) -> None:
+        """Refuse every later event (HOST-0105 with ``reason``): the log can no longer vouch for its order."""
 
 
 @attrs.frozen(kw_only=True)
@@ -139,7 +146,14 @@ class Dispatcher:
             if prepared.refused is None:
                 # A nested start joins the group commit (ADR 0114): written by the body's task before the
                 # body runs (with every start queued beside it), or with the next settle, whichever is first.
-                log.append("tool-started", self._started(call), defer=call.parent_call_id is not None)
+                try:
+                    log.append("tool-started", self._started(call), defer=call.parent_call_id is not None)
+                except HostError as refused:
+                    if refused.code not in LOG_REFUSALS:
+                        raise self._start_not_logged(call, log, refused) from refused
+                    raise  # the log refused it itself and knows what it holds (nothing of this event)
+                except Exception as exc:
+                    raise self._start_not_logged(call, log, exc) from exc
                 started = True
 
         async def body() -> ToolResult:
@@ -168,6 +182,12 @@ class Dispatcher:
             return await lane.run(ticket, concurrency, body, commit, on_admit)
         except LaneClosed:
             return self._abandon(call)
+        except HostError as refused:
+            if refused.code not in LOG_REFUSALS or call.parent_call_id is None:
+                raise  # a model's or a direct call: its caller gets the typed error
+            # A program waits for this nested call's reply: it gets the log's refusal as the call's error now,
+            # instead of never (no result goes back as a success that its log does not hold, ADR 0114).
+            return error_result(call, "not-logged", dispatched=started, detail=refused.message())
         except asyncio.CancelledError:
             # The dispatch itself was cancelled (its outer call or the host went away): a call that
             # started still gets its settle event, out of lane order, so the log never leaves it open;
@@ -292,10 +312,23 @@ class Dispatcher:
             **self._log_bounds.started(call),
         }
 
+    def _start_not_logged(self, call: ToolCall, log: EventSink, exc: Exception) -> HostError:
+        """The start of ``call`` could not be recorded: the call never runs, and the log refuses every later
+        event. Whether the failed append queued the start is not known, so a later write could put a start
+        without its settle, or a settle without its start, in the file (ADR 0114, ADR 0118)."""
+        reason = f"{type(exc).__name__}: {exc}"
+        log.refuse(f"the start of the call {call.call_id} could not be recorded ({reason})")
+        return HostError("HOST-0106", tool=call.tool, call_id=call.call_id, reason=reason)
+
     def _abandon(self, call: ToolCall) -> ToolResult:
         result = error_result(call, "abandoned", dispatched=False)
-        self._sink_for(call.caller).append(
-            "tool-abandoned", {"call_id": call.call_id, "tool": call.tool, "parent_call_id": call.parent_call_id}
-        )
+        try:
+            self._sink_for(call.caller).append(
+                "tool-abandoned", {"call_id": call.call_id, "tool": call.tool, "parent_call_id": call.parent_call_id}
+            )
+        except HostError as refused:
+            if refused.code not in LOG_REFUSALS or call.parent_call_id is None:
+                raise
+            # The log refuses every event now: the program still gets its reply (it never ran).
         assert result.status is ResultStatus.CANCELLED
         return result

@@ -82,7 +82,9 @@ class OrderedLane:
         """Run ``body`` in this ticket's turn and ``commit`` its value in ticket order; return what commit returns.
 
         ``on_admit`` runs synchronously at admission, so admissions are
-        observed in ticket order. Raises :class:`LaneClosed` if the lane
+        observed in ticket order; if it raises, the call is not admitted,
+        ``body`` never runs and that exception propagates from here (later
+        tickets go on). Raises :class:`LaneClosed` if the lane
         closed before admission. If ``body`` raises (or is cancelled)
         nothing is committed for the ticket and the exception propagates;
         the lane keeps going.
@@ -170,8 +172,25 @@ class OrderedLane:
             self._exclusive_held = waiter.concurrency is Concurrency.EXCLUSIVE
             self._admitted.add(ticket)
             if waiter.on_admit is not None:
-                waiter.on_admit()
+                try:
+                    waiter.on_admit()
+                except Exception as failed:
+                    self._admission_failed(ticket, waiter, failed)
+                    continue
             waiter.admitted.set_result(None)
+
+    def _admission_failed(self, ticket: int, waiter: _Waiter, failed: Exception) -> None:
+        """``on_admit`` raised (the dispatcher could not log the start): the call never runs. Its slot is given
+        back and it is skipped in both orders, and the failure goes to its own :meth:`run`, never to the task
+        that happened to pump (another call's): otherwise the lane waited for its commit for ever."""
+        self._running -= 1
+        self._exclusive_held = False  # it could start, so no other call held the lane
+        self._admitted.discard(ticket)
+        self._skipped.add(ticket)
+        waiter.admitted.set_exception(failed)
+        self._advance_commits()
+        if not self._admitted and self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
 
     def _may_start(self, ticket: int, concurrency: Concurrency) -> bool:
         if self._exclusive_held:

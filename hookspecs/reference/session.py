@@ -84,6 +84,10 @@ class Session:
         """Write the events queued with ``defer`` (group commit, ADR 0114)."""
         self.log.flush()
 
+    def refuse(self, reason: str) -> None:
+        """Refuse every later event of this session's log (HOST-0105 with ``reason``)."""
+        self.log.refuse(reason)
+
     def spill_handles(self) -> set[str]:
         """Spill handles named by results the surface shows now."""
         visible = self.surface.visible_call_ids()

@@ -229,6 +229,12 @@ class SessionLog:
         if self._queued:
             self._write(durable=False, handed_out=len(self._queued))
 
+    def refuse(self, reason: str) -> None:
+        """Mark the log broken: every later append and flush raises ``HOST-0105`` with ``reason`` (an earlier
+        reason stays). For a caller that no longer knows what the log holds (a start whose append raised)."""
+        if self._broken is None:
+            self._broken = reason
+
     def _write(self, *, durable: bool, handed_out: int) -> None:
         """Write the queue with one ``write``; ``handed_out``: how many of its events callers already hold."""
         queued, self._queued = self._queued, []

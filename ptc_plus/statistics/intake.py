@@ -50,8 +50,9 @@ VERSION = 2
 READS = frozenset({1, 2})
 """Version 2 adds ``day`` and the evidence's learned shapes (ADR 0102); a version-1 file has neither."""
 MAX_PENDING = 256
-"""Intake files a store may hold. Writers fold them at once, so only a writer stopped while holding the lock
-(``SIGSTOP``, a hung disk) lets them pile up; beyond this a recording is refused loudly (PTC-5004)."""
+"""Intake files a store may hold. Writers fold them at once, so only a slow holder of the lock or one stopped
+while holding it (``SIGSTOP``, a hung disk) lets them pile up; a writer finding this many waits for the lock or
+for room like any other, and is refused loudly (PTC-5004) only once its wait ran out (ADR 0091)."""
 MAX_PENDING_BYTES = 16 << 20
 """An intake file larger than this is not read (not ours): a sample of 10,000 capabilities is about 1.5 MB."""
 

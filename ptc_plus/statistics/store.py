@@ -20,6 +20,15 @@ Contract (ADR 0066, ADR 0091):
   intake to what they read, so a sample counts from the moment its intake
   file exists: a slow, unfair or stopped lock holder delays folding, never a
   sample.
+- The invariants that make a ``SIGKILL`` at any instruction lose nothing
+  that :meth:`~StatisticsStore.record` returned for (keep them when changing
+  the fold): an intake file is removed only by the lock holder, only after a
+  replace of the store that holds its sample (so a kill in between leaves the
+  sample in both, and folding it again is an upsert that changes nothing);
+  ``record`` returns only once its sample is in the store or in a published
+  intake file; and a full intake makes a writer wait for the lock or for room
+  for its ``lock_wait_s``, not refuse at once (a live holder folding a large
+  intake fills it too; only one that keeps the lock that long is stopped).
 - The store is bounded: per capability, only the newest ``retention`` families
   where it was available are kept (the window can never need more); families
   no capability still needs are dropped and their keys remembered (bounded) so
@@ -307,28 +316,40 @@ class StatisticsStore:
         it stays in the intake, counted by every reader and folded by the next writer (logged). A slow or
         stuck writer never costs a sample (ADR 0091).
 
+        A full intake (:data:`~ptc_plus.statistics.intake.MAX_PENDING` files) is no reason to refuse by
+        itself: a live holder folding a large intake fills it too. The sample then waits for the lock (or for
+        room in the intake) like any other, for :attr:`lock_wait_s`; only a lock held that long with the intake
+        still full is a writer that does not fold (stopped), and that is refused.
+
         :raises StatisticsStoreCorrupt: the store is damaged (kept aside, not touched).
         :raises StatisticsStoreFutureVersion: the store has a newer format (not touched).
         :raises StatisticsStoreUnwritable: the sample could not be written (permissions, a full disk, a read-only
-            file system, a symlink), or :data:`~ptc_plus.statistics.intake.MAX_PENDING` samples already wait
-            for a writer that holds the lock and does not write (stopped).
+            file system, a symlink), or the intake stayed full while another writer held the lock for
+            :attr:`lock_wait_s` (stopped).
         """
         directory = self._open_directory(create=True)
         assert directory is not None
         try:
-            if self._try_lock(directory):
-                self._fold(directory, sample, None)
-                return
-            own = self._enqueue(directory, sample)
             deadline = time.monotonic() + self.lock_wait_s
+            own: str | None = None  # this sample's intake file, once published
             pause = 0.001
             while True:
                 if self._try_lock(directory):
-                    self._fold(directory, None, own)
+                    self._fold(directory, sample if own is None else None, own)
                     return
-                if not self._exists(directory, own):
+                if own is None:
+                    own = self._enqueue(directory, sample)
+                    if own is not None:
+                        continue  # published: try the lock once more, then only watch for the fold
+                elif not self._exists(directory, own):
                     return  # the writer holding the lock folded it
                 if time.monotonic() >= deadline:
+                    if own is None:
+                        raise OSError(
+                            errno.EWOULDBLOCK,
+                            f"{MAX_PENDING} samples already wait for the writers' lock, held for"
+                            f" {self.lock_wait_s:g} s by a writer that does not fold them (stopped)",
+                        )
                     _log.warning(
                         "the statistics store %s stayed locked for %g s: the sample waits in %s for the next writer",
                         self.path,
@@ -343,13 +364,11 @@ class StatisticsStore:
         finally:
             os.close(directory)  # releases the lock
 
-    def _enqueue(self, directory: int, sample: FamilySample) -> str:
-        waiting = len(pending_names(directory, self._name))
-        if waiting >= MAX_PENDING:
-            raise OSError(
-                errno.EWOULDBLOCK,
-                f"{waiting} samples already wait for the writers' lock (a writer holds it and does not write)",
-            )
+    def _enqueue(self, directory: int, sample: FamilySample) -> str | None:
+        """Publish ``sample`` in the intake; its file's name, or ``None`` when the intake is full (nothing
+        written: the caller waits for the lock or for room)."""
+        if len(pending_names(directory, self._name)) >= MAX_PENDING:
+            return None
         return write_pending(directory, self._name, sample)
 
     @staticmethod

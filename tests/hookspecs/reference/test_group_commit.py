@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from hookspecs import ToolCall, ToolContext, ToolDefinition, ToolSpec
@@ -182,3 +183,86 @@ def test_a_failed_group_write_refuses_every_later_event(tmp_path: Path, monkeypa
         log.append("tool-settled", {"call_id": "a", "parent_call_id": "o"})
     log.close()
     assert [e.type for e in read_events(log.path)] == ["session-start"]
+
+
+FAILING_START_HOST = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from hookspecs import ToolCall, ToolDefinition, ToolSpec
+    from hookspecs.reference import HostError, ReferenceHost
+
+    workspace, state, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    ran, summary = [], {}
+
+    async def step(arguments, context):
+        ran.append(arguments["i"])
+        return arguments["i"]
+
+    async def outer(arguments, context):
+        parent = context.call
+        calls = [ToolCall(call_id=f"{parent.call_id}:t:{i}", tool="step", arguments={"i": i}, caller=parent.caller,
+                          parent_call_id=parent.call_id) for i in range(3)]
+        results = await asyncio.gather(*(context.services.dispatch(c) for c in calls))
+        summary["nested"] = [[r.call_id, r.error.code if r.error else None, r.dispatched] for r in results]
+        return {"done": True}
+
+    async def main():
+        pairs = (("outer", outer), ("step", step))
+        tools = [ToolDefinition(spec=ToolSpec(name=n, description=n), handler=h) for n, h in pairs]
+        host = ReferenceHost(workspace=workspace, state_dir=state, tools=tools, load_entry_points=False)
+        async with host:
+            session = await host.start_session(user_id="u", title="failing start")
+            append = session.append
+
+            def failing(type_, data, **options):
+                # A plugin's wrapper (or the session's own bookkeeping) raising for the second nested start:
+                # before the log saw it ("before"), or after the log queued it ("after").
+                if type_ == "tool-started" and str(data.get("call_id", "")).endswith(":t:1"):
+                    if mode == "after":
+                        append(type_, data, **options)
+                    raise RuntimeError("the wrapper failed")
+                return append(type_, data, **options)
+
+            session.append = failing
+            try:
+                await session.call_tool("outer", {})
+                summary["outer"] = "ok"
+            except HostError as failed:
+                summary["outer"] = failed.code
+            summary["path"] = str(session.log.path)
+        summary["ran"] = ran
+        print(json.dumps(summary))
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["before", "after"])
+def test_a_nested_start_that_cannot_be_logged_fails_promptly_and_breaks_the_log(tmp_path: Path, mode: str) -> None:
+    """An exception from ``session.append`` for a nested call's ``tool-started`` (group commit): the calls fail
+    with a typed error, the outer call with HOST-0105, and nothing follows in the log. Before, the lane waited
+    for the failed call's commit for ever (the host hung; the timeout below is only a hang guard)."""
+    workspace, state = tmp_path / "ws", tmp_path / "state"
+    workspace.mkdir()
+    script = tmp_path / "failing_start_host.py"
+    script.write_text(FAILING_START_HOST)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(workspace), str(state), mode],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = orjson.loads(proc.stdout)
+    codes = {call_id.rsplit(":", 1)[1]: (code, dispatched) for call_id, code, dispatched in summary["nested"]}
+    assert codes["1"] == ("not-logged", False)  # never ran
+    assert {code for code, _ in codes.values()} == {"not-logged"}  # the others: their starts could not follow
+    assert summary["ran"] == []  # no body ran without its start written
+    assert summary["outer"] == "HOST-0105"  # the outer call's settle is refused: the caller gets a typed error
+    events = read_events(Path(summary["path"]))
+    assert [e.type for e in events] == ["session-started", "tool-started"]  # the outer start only; nothing after
+    failed = HostError("HOST-0106", tool="step", call_id="c", reason="r")
+    assert "step" in failed.message("en") and "step" in failed.message("zh")

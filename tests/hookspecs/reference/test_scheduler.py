@@ -29,7 +29,7 @@ async def spin(rounds: int = 20) -> None:
 
 async def bounded(awaitable: Awaitable[T]) -> T:
     """Await with a generous hang guard: a deadlock fails the test instead of hanging the suite."""
-    return await asyncio.wait_for(awaitable, timeout=10)
+    return await asyncio.wait_for(awaitable, timeout=600)  # only turns a deadlock into a failure
 
 
 class Pool:
@@ -283,6 +283,41 @@ async def test_failing_body_commits_nothing_and_the_lane_keeps_going() -> None:
     )
     assert isinstance(results[0], ValueError)
     assert committed == ["ok"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("concurrency", [P, X])
+async def test_failing_admission_never_runs_the_body_and_the_lane_keeps_going(concurrency: Concurrency) -> None:
+    # The dispatcher's on_admit logs the call's start; when that raises, the call must fail on its own, even
+    # when another call's task admits it (here the first call's, freeing the only slot): before, the failure
+    # went to that task, the failing ticket was admitted for ever, and every later commit waited for it.
+    lane = OrderedLane(1)
+    gate = asyncio.Event()
+    committed: list[str] = []
+
+    def refuse() -> None:
+        raise RuntimeError("the start could not be logged")
+
+    async def first_body() -> str:
+        await gate.wait()
+        return "first"
+
+    async def never() -> str:
+        raise AssertionError("a call whose admission failed ran")
+
+    async def last_body() -> str:
+        return "last"
+
+    first = asyncio.create_task(lane.run(lane.ticket(), P, first_body, committed.append))
+    failing = asyncio.create_task(lane.run(lane.ticket(), concurrency, never, committed.append, refuse))
+    last = asyncio.create_task(lane.run(lane.ticket(), P, last_body, committed.append))
+    await spin()
+    gate.set()
+    results = await bounded(asyncio.gather(first, failing, last, return_exceptions=True))
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], RuntimeError)
+    assert committed == ["first", "last"]
+    await bounded(lane.close())
 
 
 def test_max_parallel_must_be_positive() -> None:

@@ -119,6 +119,7 @@ configs = st.builds(
 )
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # the round trip, not its speed
 @given(configs)
 def test_unstructure_structure_round_trip_keeps_config_and_revision(config: PtcConfig) -> None:
     data = CONVERTER.unstructure(config)
@@ -133,7 +134,12 @@ def test_unstructure_structure_round_trip_keeps_config_and_revision(config: PtcC
 gate_text = st.one_of(st.none(), st.text(alphabet="abc-, 0123", max_size=8))
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Each example writes and loads real files: its time is the machine's load, never the point (no deadline).
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(config=configs, mode=gate_text, debug=gate_text)
 def test_toml_serialize_then_load_round_trips(
     files: ConfigFiles, config: PtcConfig, mode: str | None, debug: str | None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptc_plus.config import LoadedConfig, load_config
@@ -136,6 +136,7 @@ def test_a_workspace_value_does_not_reopen_what_a_broken_user_value_closed(tmp_p
 items = st.lists(st.text(alphabet=st.characters(blacklist_characters=",", blacklist_categories=["Cs"])), max_size=6)
 
 
+@settings(deadline=None)  # a property of the parse, not of its speed
 @given(items)
 def test_list_parsing_round_trips_trimmed_non_empty_items(values: list[str]) -> None:
     expected = {v.strip() for v in values} - {""}

@@ -238,7 +238,7 @@ choice_maps = st.dictionaries(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=150, deadline=None)  # a property of the result, not of its speed
 @given(
     candidates=candidate_lists,
     choices=choice_maps,

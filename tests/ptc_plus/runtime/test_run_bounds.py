@@ -23,7 +23,7 @@ import attrs
 import orjson
 import pytest
 import pytest_asyncio
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookspecs import Concurrency, ResultStatus, ToolContext, ToolDefinition, ToolResult
@@ -371,6 +371,7 @@ def _nodes(value: Any) -> int:
     return 1
 
 
+@settings(deadline=None)  # a property of the values, not of their speed
 @given(json_values, st.booleans(), st.integers(0, 5000))
 def test_the_node_count_never_under_counts(value: Any, indent: bool, padding: int) -> None:
     # Padded so that both the cheap count and the one with strings cut out are exercised.
@@ -386,6 +387,7 @@ def test_counting_nodes_is_linear_on_unterminated_strings() -> None:
     assert values.count_nodes(body, 1 << 30) > 200_000
 
 
+@settings(deadline=None)  # a property of the values, not of their speed
 @given(json_values, st.integers(0, 140))
 def test_the_depth_check_agrees_with_the_childs(value: Any, depth: int) -> None:
     for _ in range(depth):

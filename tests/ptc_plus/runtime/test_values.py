@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hookspecs import ToolContext
@@ -80,6 +80,7 @@ json_values = st.recursive(
 )
 
 
+@settings(deadline=None)  # a property of the values, not of their speed
 @given(json_values)
 def test_child_and_host_encoders_agree(value: Any) -> None:
     # The child encodes with json, the host decodes with orjson (and vice versa): same value, same types.
@@ -87,6 +88,7 @@ def test_child_and_host_encoders_agree(value: Any) -> None:
     assert lossless.dumps(orjson.loads(orjson.dumps(value))) == lossless.dumps(value)
 
 
+@settings(deadline=None)  # a property of the values, not of their speed
 @given(json_values)
 def test_child_frames_round_trip_through_orjson(value: Any) -> None:
     # The child's frame encoder and decoder (C encoder built once, scanner called directly).
