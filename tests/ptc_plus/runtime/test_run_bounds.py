@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -122,7 +121,9 @@ def nap_tools(probe: NapProbe) -> list[ToolDefinition]:
         probe.naps += 1
         probe.started.set()
         try:
-            await asyncio.sleep(20)
+            # Never ends by itself: only the run's deadline or abort can settle the call, so no test below
+            # needs a wall-clock margin to tell "cancelled at the deadline" from "waited for the body".
+            await asyncio.Event().wait()
         except asyncio.CancelledError:
             probe.cancelled += 1
             raise
@@ -180,12 +181,11 @@ async def nap_host(workspace: Path, tmp_path: Path) -> AsyncIterator[Callable[..
         await host.aclose()
 
 
-async def timed_run(session: Session, code: str, timeout_s: float) -> tuple[ToolResult, float]:
-    started = time.monotonic()
+async def timed_run(session: Session, code: str, timeout_s: float) -> ToolResult:
     arguments = {"description": "t", "code": code, "timeout_s": timeout_s}
-    # A hang guard only (before the fix these runs took 20 s, or forever for a stubborn body).
-    result = await asyncio.wait_for(session.call_tool("run_code", arguments), 60)
-    return result, time.monotonic() - started
+    # A hang guard only, far beyond any deadline under test: before the fix these runs waited for the nap
+    # (which now never ends) or for a stubborn body.
+    return await asyncio.wait_for(session.call_tool("run_code", arguments), 600)
 
 
 def nested_events(session: Session) -> dict[str, list[str]]:
@@ -205,11 +205,9 @@ NAP_THEN_QUEUED = (
 
 
 async def _assert_cancelled_at_the_deadline(session: Session, probe: NapProbe) -> None:
-    result, elapsed = await timed_run(session, NAP_THEN_QUEUED, timeout_s=1)
+    result = await timed_run(session, NAP_THEN_QUEUED, timeout_s=5)
     assert result.status is ResultStatus.ERROR and result.error is not None, result
     assert result.error.data["kind"] == "timeout", result.error
-    # Settled at the deadline, not when the 20 s nap would have ended.
-    assert elapsed < 15, elapsed
     assert probe.cancelled == 1
     events = nested_events(session)
     assert events["direct-1@s-1:ptc:1"] == ["tool-started", "tool-settled"]
@@ -242,9 +240,8 @@ async def test_timeout_in_sequential_mode_starts_no_further_call(nap_host: Calla
     # not go on to the host once the first has ended.
     session, probe = await nap_host(sequential=True)
     code = "import asyncio\nawait asyncio.gather(tools.nap(), tools.nap(), tools.nap())\n"
-    result, elapsed = await timed_run(session, code, timeout_s=1)
+    result = await timed_run(session, code, timeout_s=5)
     assert result.error is not None and result.error.data["kind"] == "timeout", result
-    assert elapsed < 15, elapsed
     assert probe.naps == 1
     assert sorted(nested_events(session)) == ["direct-1@s-1:ptc:1"]
 
@@ -252,10 +249,9 @@ async def test_timeout_in_sequential_mode_starts_no_further_call(nap_host: Calla
 @pytest.mark.asyncio
 async def test_a_body_that_ignores_cancellation_is_abandoned_and_reported(nap_host: Callable[..., Any]) -> None:
     session, probe = await nap_host()
-    result, elapsed = await timed_run(session, "await tools.stubborn()\n", timeout_s=1)
+    result = await timed_run(session, "await tools.stubborn()\n", timeout_s=5)
     assert result.status is ResultStatus.ERROR and result.error is not None, result
     assert result.error.data["kind"] == "timeout"
-    assert elapsed < 15, elapsed
     assert probe.cancelled >= 1 and not probe.release.is_set()
     notes = result.error.data["notes"]
     assert any("direct-1@s-1:ptc:1" in note and "stubborn" in note for note in notes), notes
@@ -271,10 +267,9 @@ async def test_abort_cancels_admitted_nested_calls(nap_host: Callable[..., Any])
     # Abort the run the way plugin unload does.
     assert probe.runtime is not None
     await probe.runtime.aclose()
-    result, elapsed = await call
+    result = await call
     assert result.status is ResultStatus.ERROR and result.error is not None
     assert result.error.data["kind"] == "abort", result.error
-    assert elapsed < 15, elapsed
     assert probe.cancelled == 1
     assert nested_events(session)["direct-1@s-1:ptc:1"] == ["tool-started", "tool-settled"]
 
@@ -291,7 +286,7 @@ async def test_a_flood_of_unread_calls_stops_when_the_run_ends(nap_host: Callabl
         "await asyncio.sleep(0)\n"
         "time.sleep(60)\n"
     )
-    result, _elapsed = await timed_run(session, code, timeout_s=30)
+    result = await timed_run(session, code, timeout_s=30)
     assert result.error is not None and result.error.data["kind"] == "protocol", result
     assert probe.big_runs < 16, probe.big_runs
     events = nested_events(session)
