@@ -62,7 +62,9 @@ def navigation(environment: Environment, catalog: Catalog, counter: TokenCounter
     A member is listed only if the block with its line — and with the "… and
     N more" line the rest then needs — still costs at most
     :data:`NAVIGATION_TOKENS`, and never more than :data:`NAVIGATION_LIMIT`
-    members; each line carries a short summary, never a whole description.
+    members; each line carries a short summary, never a whole description. Consecutive members whose
+    summaries are the same text share one line (``# - cat, cd, cp: This tool belongs to …``): repeating a
+    service's boilerplate per name cost a BFCL request 20 copies of it (ADR 0120).
     """
     on_demand = sorted(
         environment.with_disclosure(Disclosure.ON_DEMAND), key=lambda e: (e.reason not in STABLE_REASONS, e.identity)
@@ -72,24 +74,35 @@ def navigation(environment: Environment, catalog: Catalog, counter: TokenCounter
     total = len(on_demand)
     lines = [message("ptc.catalog.on-demand", MODEL_LANG)]
 
-    def block(listed: Sequence[str]) -> str:
-        rest = total - len(listed)
+    def block(listed: Sequence[str], names: int) -> str:
+        rest = total - names
         more = [message("ptc.catalog.more", MODEL_LANG, count=rest)] if rest else []
         return "\n".join([*lines, *listed, *more])
 
-    listed: list[str] = []
-    text = block(listed)
+    groups: list[tuple[tuple[str, ...], str]] = []
+    text = block([], 0)
     tokens = counter.count(text)
     for entry in on_demand[:NAVIGATION_LIMIT]:
         cap = catalog.get(entry.identity)
-        line = f"# - {entry.name}: {summary(cap.description) if cap else ''}".rstrip()
-        candidate = block([*listed, line])
+        said = summary(cap.description) if cap else ""
+        if groups and said and groups[-1][1] == said:
+            # Members whose summaries are the same text (one service's boilerplate) share one line (ADR 0120).
+            trial = [*groups[:-1], ((*groups[-1][0], entry.name), said)]
+        else:
+            trial = [*groups, ((entry.name,), said)]
+        candidate = block([_line(names, shared) for names, shared in trial], sum(len(names) for names, _ in trial))
         cost = counter.count(candidate)
         if cost > NAVIGATION_TOKENS:
             break
-        listed.append(line)
+        groups = trial
         text, tokens = candidate, cost
-    return Navigation(text=text, listed=len(listed), total=total, tokens=tokens, bound=NAVIGATION_TOKENS)
+    listed = sum(len(names) for names, _ in groups)
+    return Navigation(text=text, listed=listed, total=total, tokens=tokens, bound=NAVIGATION_TOKENS)
+
+
+def _line(names: Sequence[str], said: str) -> str:
+    """One navigation line: the members' names and the summary they share."""
+    return f"# - {', '.join(names)}: {said}".rstrip()
 
 
 def summary(description: str, limit: int = SUMMARY_CHARS) -> str:

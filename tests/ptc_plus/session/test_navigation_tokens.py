@@ -118,3 +118,24 @@ async def test_the_navigation_every_request_carries_stays_a_small_sample(
     assert reported["listed"] == navigation.count("\n# - ") == 20
     assert offline_counter().count(navigation) == reported["tokens"] <= 400 == reported["bound"]
     assert "40 more" in navigation
+
+
+@pytest.mark.asyncio
+async def test_members_sharing_a_summary_share_one_navigation_line(open_host: HostFactory, workspace: Path) -> None:
+    # ADR 0120: BFCL's tools all open with their service's sentence ("This tool belongs to the Gorilla file
+    # system."), so one line per name repeated it 20 times in every request of a session.
+    write_config(workspace, budget=100)
+    shared = "This tool belongs to the Gorilla file system. Tool description: operation {i} on a file."
+    host = await open_host(tools=[*long_tools(count=12, sentence=shared, name="fs_{i:02d}"), *long_tools(count=3)])
+    model = ScriptedModel([AssistantTurn(text="ok")])
+    session = await host.start_session(title="t", model=model)
+    await session.run_turn("hi")
+    navigation = navigation_block(str(model.requests[0].messages[0]["content"]))
+    reported = session.command("/capabilities").data["catalog"]["navigation"]
+    names = ", ".join(f"fs_{i:02d}" for i in range(12))
+    assert f"\n# - {names}: This tool belongs to the Gorilla file system." in navigation
+    assert navigation.count("This tool belongs to the Gorilla file system.") == 1
+    # Members with summaries of their own keep a line each; every member is still counted as listed.
+    assert navigation.count("\n# - warehouse_") == 3
+    assert reported["listed"] == reported["total"] == 15 and "more" not in navigation
+    assert reported["tokens"] == offline_counter().count(navigation) <= 400
