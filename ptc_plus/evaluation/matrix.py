@@ -13,6 +13,7 @@ Scripted mode meters every request with :class:`~ptc_plus.evaluation.metering.Me
 
 from __future__ import annotations
 
+import asyncio
 import os
 import platform
 import shutil
@@ -26,6 +27,7 @@ import attrs
 from hookspecs.reference import Model
 from ptc_plus.discovery import ranker_name
 from ptc_plus.errors import PtcError, UsageError
+from ptc_plus.evaluation import jobs as jobs_
 from ptc_plus.evaluation import runner
 from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
@@ -98,6 +100,8 @@ async def run_matrix(
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     host_prompt: str = DEFAULT_SETTING,
     prices: PriceSheet = DEFAULT,
+    jobs: int = 1,
+    suite_directory: Path | None = None,
 ) -> Results:
     """Run every (catalog, style, task, repetition) and return the metered results.
 
@@ -113,6 +117,9 @@ async def run_matrix(
     :param host_prompt: the host system prompt setting (:data:`~ptc_plus.evaluation.host_prompt.SETTINGS`):
         metered first in every scripted request, sent first in every real-model request.
     :param prices: the price sheet the report's cost-weighted headline uses (recorded in the results).
+    :param jobs: scripted runs side by side in this many worker processes (:mod:`.jobs`, ADR 0119), each
+        loading the suite from ``suite_directory``; the records and every count are those of one process.
+        Real-model mode, or no ``suite_directory``, runs one at a time.
     :raises CatalogTooSmall: a catalog size below the suite's own tools (no run can be measured there).
     """
     counter = o200k_counter()
@@ -121,35 +128,33 @@ async def run_matrix(
     meter = Meter(counter, host_prompt=prompt, run_root=workdir) if model is None else None
     if model is not None and prompt:
         model = _sending(model, prompt)
-    records: list[RunRecord] = []
-    async with McpBridge.time_server() as bridge:
-        for catalog in catalogs:
-            warm: dict[tuple[str, ...], Path | str] = {}
-            if STATISTICS_STYLES & set(styles):
-                for task in tasks:
-                    key = tuple(t.id for t in suite.warmup_of(task))
-                    if key not in warm:
-                        warm[key] = await _warm_up(suite, task, catalog, workdir, warmup_families, parameters, bridge)
-            for style in styles:
-                for task in tasks:
-                    warmed = warm.get(tuple(t.id for t in suite.warmup_of(task)), "")
-                    statistics = warmed if isinstance(warmed, Path) else None
-                    warm_error = warmed if isinstance(warmed, str) else ""
-                    for repetition in range(repetitions):
-                        if style in STATISTICS_STYLES and warm_error:
-                            record = _failed(task, style, catalog, repetition, warm_error)
-                        else:
-                            run = _Run(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
-                            try:
-                                record = await _run(
-                                    suite, run, model, statistics, meter, bridge, parameters, context_tokens
-                                )
-                            finally:
-                                if after_run is not None:
-                                    await after_run()
-                        records.append(record)
-                        if progress is not None:
-                            progress(record)
+    if jobs > 1 and model is None and suite_directory is not None:
+        setup = jobs_.WorkerSetup(
+            suite_directory=suite_directory,
+            workdir=workdir,
+            host_prompt=prompt,
+            parameters=parameters,
+            context_tokens=context_tokens,
+        )
+        records = await asyncio.to_thread(
+            _side_by_side, suite, setup, jobs, tasks, styles, catalogs, repetitions, warmup_families, progress
+        )
+    else:
+        records = await _one_by_one(
+            suite,
+            tasks=tasks,
+            styles=styles,
+            catalogs=catalogs,
+            workdir=workdir,
+            model=model,
+            meter=meter,
+            repetitions=repetitions,
+            progress=progress,
+            after_run=after_run,
+            warmup_families=warmup_families,
+            parameters=parameters,
+            context_tokens=context_tokens,
+        )
     return Results(
         suite_version=suite.version,
         unit=UNIT if model is None else PROVIDER_UNIT,
@@ -171,6 +176,55 @@ async def run_matrix(
         min_cacheable_prefix=MIN_CACHEABLE_PREFIX,
         source=suite.source,
     )
+
+
+async def _one_by_one(
+    suite: Suite,
+    *,
+    tasks: Sequence[Task],
+    styles: Sequence[Style],
+    catalogs: Sequence[int],
+    workdir: Path,
+    model: ModelFactory | None,
+    meter: Meter | None,
+    repetitions: int,
+    progress: Progress | None,
+    after_run: AfterRun | None,
+    warmup_families: int,
+    parameters: Parameters,
+    context_tokens: int,
+) -> list[RunRecord]:
+    """Every run in this process, one at a time, in the matrix's order."""
+    records: list[RunRecord] = []
+    async with McpBridge.time_server() as bridge:
+        for catalog in catalogs:
+            warm: dict[tuple[str, ...], Path | str] = {}
+            if STATISTICS_STYLES & set(styles):
+                for task in tasks:
+                    key = tuple(t.id for t in suite.warmup_of(task))
+                    if key not in warm:
+                        warm[key] = await _warm_up(suite, task, catalog, workdir, warmup_families, parameters, bridge)
+            for style in styles:
+                for task in tasks:
+                    warmed = warm.get(tuple(t.id for t in suite.warmup_of(task)), "")
+                    statistics = warmed if isinstance(warmed, Path) else None
+                    warm_error = warmed if isinstance(warmed, str) else ""
+                    for repetition in range(repetitions):
+                        if style in STATISTICS_STYLES and warm_error:
+                            record = _failed(task, style, catalog, repetition, warm_error)
+                        else:
+                            run = RunAt(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
+                            try:
+                                record = await run_one(
+                                    suite, run, model, statistics, meter, bridge, parameters, context_tokens
+                                )
+                            finally:
+                                if after_run is not None:
+                                    await after_run()
+                        records.append(record)
+                        if progress is not None:
+                            progress(record)
+    return records
 
 
 async def _warm_up(
@@ -205,6 +259,25 @@ async def _warm_up(
     return kept
 
 
+async def warm_up_into(
+    suite: Suite,
+    task: Task,
+    catalog: int,
+    workdir: Path,
+    families: int,
+    parameters: Parameters,
+    bridge: McpBridge,
+    keep: Path,
+) -> Path | str:
+    """As :func:`_warm_up`, the store copied to ``keep`` (a worker of :mod:`.jobs`: the caller names it)."""
+    made = await _warm_up(suite, task, catalog, workdir, families, parameters, bridge)
+    if isinstance(made, str):
+        return made
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made, keep)
+    return keep
+
+
 def measured_at(env: Mapping[str, str] | None = None) -> str:
     """Now (UTC, ISO 8601, seconds); ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention), so
     two runs of the same matrix on two machines can be compared byte for byte."""
@@ -221,7 +294,9 @@ def _sending(factory: ModelFactory, prompt: str) -> ModelFactory:
 
 
 @attrs.frozen(kw_only=True)
-class _Run:
+class RunAt:
+    """Where and what one run is (the matrix's unit of work)."""
+
     task: Task
     style: Style
     catalog: int
@@ -229,9 +304,9 @@ class _Run:
     where: Path
 
 
-async def _run(
+async def run_one(
     suite: Suite,
-    run: _Run,
+    run: RunAt,
     model: ModelFactory | None,
     statistics: Path | None,
     meter: Meter | None,
@@ -261,6 +336,74 @@ async def _run(
         return _failed(run.task, run.style, run.catalog, run.repetition, f"{type(error).__name__}: {error}")
     metered = meter.meter(result.exchanges) if meter is not None else meter_provider(result.exchanges)
     return record_of(result, metered, run.repetition)
+
+
+def _side_by_side(
+    suite: Suite,
+    setup: jobs_.WorkerSetup,
+    jobs: int,
+    tasks: Sequence[Task],
+    styles: Sequence[Style],
+    catalogs: Sequence[int],
+    repetitions: int,
+    warmup_families: int,
+    progress: Progress | None,
+) -> list[RunRecord]:
+    """The matrix's runs in ``jobs`` worker processes (:mod:`.jobs`): the warm-ups first, then every run; the
+    records in the order :func:`_one_by_one` makes them."""
+    pool = jobs_.Pool(setup, jobs)
+    try:
+        warm_specs: list[tuple[int, tuple[str, ...], jobs_.WarmUpSpec]] = []
+        if STATISTICS_STYLES & set(styles):
+            for catalog in catalogs:
+                seen: set[tuple[str, ...]] = set()
+                for task in tasks:
+                    key = tuple(t.id for t in suite.warmup_of(task))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    keep = setup.workdir / "statistics" / f"{catalog}-{len(warm_specs)}.json"
+                    spec = jobs_.WarmUpSpec(task=task.id, catalog=catalog, families=warmup_families, keep=keep)
+                    warm_specs.append((catalog, key, spec))
+        made = pool.map_ordered(jobs_.warm_one, [spec for _, _, spec in warm_specs])
+        warm: dict[tuple[int, tuple[str, ...]], Path | str] = {
+            (catalog, key): jobs_.unrefused(value) for (catalog, key, _), value in zip(warm_specs, made, strict=True)
+        }
+        slots: list[RunRecord | jobs_.RunSpec] = []
+        for catalog in catalogs:
+            for style in styles:
+                for task in tasks:
+                    warmed = warm.get((catalog, tuple(t.id for t in suite.warmup_of(task))), "")
+                    for repetition in range(repetitions):
+                        if style in STATISTICS_STYLES and isinstance(warmed, str) and warmed:
+                            slots.append(_failed(task, style, catalog, repetition, warmed))
+                        else:
+                            statistics = warmed if isinstance(warmed, Path) and style in STATISTICS_STYLES else None
+                            slots.append(
+                                jobs_.RunSpec(
+                                    task=task.id,
+                                    style=style.value,
+                                    catalog=catalog,
+                                    repetition=repetition,
+                                    statistics=statistics,
+                                )
+                            )
+        specs = [slot for slot in slots if isinstance(slot, jobs_.RunSpec)]
+
+        def done(value: RunRecord | jobs_.Refused) -> None:
+            if progress is not None and isinstance(value, RunRecord):
+                progress(value)
+
+        ran = iter(jobs_.unrefused(value) for value in pool.map_ordered(jobs_.run_one, specs, done))
+        records: list[RunRecord] = []
+        for slot in slots:
+            record = next(ran) if isinstance(slot, jobs_.RunSpec) else slot
+            if not isinstance(slot, jobs_.RunSpec) and progress is not None:
+                progress(record)
+            records.append(record)
+        return records
+    finally:
+        pool.close()
 
 
 def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunRecord:
