@@ -9,8 +9,8 @@ medians are over the others. Variants:
 - ``before``: the token counter remembers nothing (``COUNT_MEMO_CHARS = 0``: every count encodes again, as
   before ADR 0119) and the collector scans every object the process holds;
 - ``after``: as shipped: counts remembered by text, and the worker's long-lived objects (the suite, the
-  tokenizer, the imports) frozen out of the collector's scans after loading (``gc.freeze``), as a
-  ``ptc-plus eval`` worker does.
+  tokenizer, the imports) frozen out of the collector's scans after loading and after each run
+  (:func:`~ptc_plus.evaluation.jobs.settle_heap`, counted in the run's time), as ``ptc-plus eval`` does.
 
 Measured per run: wall seconds; CPU seconds of the process (``process_time``: its threads) and of the
 children it reaped (the sandboxed programs); CPU seconds in the garbage collector (``gc.callbacks``, thread
@@ -49,6 +49,7 @@ def child(variant: str, task_id: str, style_name: str, catalog: int, runs: int) 
     sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from ptc_plus.capabilities import cost
     from ptc_plus.evaluation import runner
+    from ptc_plus.evaluation.jobs import settle_heap
     from ptc_plus.evaluation.loading import load_suite
     from ptc_plus.evaluation.task import Style
 
@@ -57,7 +58,7 @@ def child(variant: str, task_id: str, style_name: str, catalog: int, runs: int) 
     suite = load_suite(ROOT / "benchmarks" / "bfcl")
     task = next(t for t in suite.tasks if t.id == task_id)
     if variant == "after":
-        gc.freeze()
+        settle_heap()
     collecting = [0.0, 0.0]
 
     def watch(phase: str, info: dict[str, Any]) -> None:
@@ -74,6 +75,8 @@ def child(variant: str, task_id: str, style_name: str, catalog: int, runs: int) 
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall, cpu = time.perf_counter(), time.process_time()
         result = asyncio.run(runner.run_task(suite, task, Style(style_name), catalog, workdir=workdir))
+        if variant == "after":
+            settle_heap()  # as a ptc-plus eval worker does between runs (counted in the run's time)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         reaped = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime

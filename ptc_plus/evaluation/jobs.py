@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import gc
 import multiprocessing
 import os
 import shutil
@@ -127,6 +128,7 @@ def _start(setup: WorkerSetup) -> None:
     runner.run(keep())
     holder, bridge, stop = started
     tasks = {task.id: task for task in (*suite.tasks, *suite.warmup)}
+    settle_heap()
     _state = _Worker(setup, suite, tasks, where, meter, runner, bridge, stop)
 
     def finish() -> None:
@@ -140,6 +142,20 @@ def _start(setup: WorkerSetup) -> None:
         shutil.rmtree(where, ignore_errors=True)
 
     atexit.register(finish)
+
+
+def settle_heap() -> None:
+    """Between runs: collect the last run's garbage, then freeze what survives (the suite, the tokenizer, the
+    imports, the content-keyed caches) out of the collector's later scans.
+
+    Measured (``benchmarks/eval_speed.py``): a PTC Plus run at 2,000 tools spent 0.6-0.75 of its 2.3 host
+    CPU-s in the collector, scanning ~260,000 long-lived objects on every full collection its allocations
+    triggered (the statistics fold, the catalog's 2,000 contracts); frozen, ~35,000 remain. Nothing a run
+    computes depends on when the collector runs. A library must not change its host's collector: the plugin
+    never calls this; the evaluation owns its processes.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _worker() -> _Worker:
@@ -157,7 +173,7 @@ def run_one(spec: RunSpec) -> Any:
         task=task, style=Style(spec.style), catalog=spec.catalog, repetition=spec.repetition, where=state.where
     )
     try:
-        return state.runner.run(
+        record = state.runner.run(
             matrix.run_one(
                 state.suite,
                 run,
@@ -171,6 +187,9 @@ def run_one(spec: RunSpec) -> Any:
         )
     except (CatalogTooSmall, DuplicateToolName) as error:
         return Refused(kind=type(error).__name__, params=error.params)
+    finally:
+        settle_heap()
+    return record
 
 
 def warm_one(spec: WarmUpSpec) -> Any:
@@ -193,6 +212,8 @@ def warm_one(spec: WarmUpSpec) -> Any:
         )
     except (CatalogTooSmall, DuplicateToolName) as error:
         return Refused(kind=type(error).__name__, params=error.params)
+    finally:
+        settle_heap()
     return made
 
 

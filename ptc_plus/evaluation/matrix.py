@@ -14,6 +14,7 @@ Scripted mode meters every request with :class:`~ptc_plus.evaluation.metering.Me
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import platform
 import shutil
@@ -140,21 +141,24 @@ async def run_matrix(
             _side_by_side, suite, setup, jobs, tasks, styles, catalogs, repetitions, warmup_families, progress
         )
     else:
-        records = await _one_by_one(
-            suite,
-            tasks=tasks,
-            styles=styles,
-            catalogs=catalogs,
-            workdir=workdir,
-            model=model,
-            meter=meter,
-            repetitions=repetitions,
-            progress=progress,
-            after_run=after_run,
-            warmup_families=warmup_families,
-            parameters=parameters,
-            context_tokens=context_tokens,
-        )
+        try:
+            records = await _one_by_one(
+                suite,
+                tasks=tasks,
+                styles=styles,
+                catalogs=catalogs,
+                workdir=workdir,
+                model=model,
+                meter=meter,
+                repetitions=repetitions,
+                progress=progress,
+                after_run=after_run,
+                warmup_families=warmup_families,
+                parameters=parameters,
+                context_tokens=context_tokens,
+            )
+        finally:
+            gc.unfreeze()  # the caller's process is not ours to keep frozen (a test's, a benchmark's)
     return Results(
         suite_version=suite.version,
         unit=UNIT if model is None else PROVIDER_UNIT,
@@ -194,7 +198,7 @@ async def _one_by_one(
     parameters: Parameters,
     context_tokens: int,
 ) -> list[RunRecord]:
-    """Every run in this process, one at a time, in the matrix's order."""
+    """Every run in this process, one at a time, in the matrix's order (the heap settled between runs)."""
     records: list[RunRecord] = []
     async with McpBridge.time_server() as bridge:
         for catalog in catalogs:
@@ -204,6 +208,7 @@ async def _one_by_one(
                     key = tuple(t.id for t in suite.warmup_of(task))
                     if key not in warm:
                         warm[key] = await _warm_up(suite, task, catalog, workdir, warmup_families, parameters, bridge)
+                        jobs_.settle_heap()
             for style in styles:
                 for task in tasks:
                     warmed = warm.get(tuple(t.id for t in suite.warmup_of(task)), "")
@@ -222,6 +227,7 @@ async def _one_by_one(
                                 if after_run is not None:
                                     await after_run()
                         records.append(record)
+                        jobs_.settle_heap()
                         if progress is not None:
                             progress(record)
     return records
