@@ -23,8 +23,8 @@ import gc
 import multiprocessing
 import os
 import shutil
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -233,18 +233,9 @@ class Pool:
             max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_start, initargs=(setup,)
         )
 
-    def map_ordered(
-        self, function: Callable[[Any], Any], items: Sequence[Any], done: Callable[[Any], None] | None = None
-    ) -> list[Any]:
-        """``function`` over ``items`` in the workers; results in ``items``' order, ``done`` called on each as
-        it completes (any order)."""
-        futures: dict[Future[Any], int] = {self._executor.submit(function, item): n for n, item in enumerate(items)}
-        results: list[Any] = [None] * len(items)
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            if done is not None:
-                done(results[futures[future]])
-        return results
+    def submit(self, function: Callable[[T], Any], item: T) -> Future[Any]:
+        """``function(item)`` in a worker (queued in submission order)."""
+        return self._executor.submit(function, item)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)

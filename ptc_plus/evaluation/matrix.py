@@ -20,8 +20,10 @@ import platform
 import shutil
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -355,61 +357,69 @@ def _side_by_side(
     warmup_families: int,
     progress: Progress | None,
 ) -> list[RunRecord]:
-    """The matrix's runs in ``jobs`` worker processes (:mod:`.jobs`): the warm-ups first, then every run; the
-    records in the order :func:`_one_by_one` makes them."""
+    """The matrix's runs in ``jobs`` worker processes (:mod:`.jobs`); the records in the order
+    :func:`_one_by_one` makes them. The warm-ups go first (a warm-up's families run in turn, so they are the
+    longest chain), every run that needs no statistics beside them, and a mature run when its warm-up is done."""
+    Slot = tuple[int, Style, Task, int]  # catalog, style, task, repetition
+    slots: list[Slot] = [
+        (catalog, style, task, repetition)
+        for catalog in catalogs
+        for style in styles
+        for task in tasks
+        for repetition in range(repetitions)
+    ]
+
+    def warm_key(catalog: int, task: Task) -> tuple[int, tuple[str, ...]]:
+        return catalog, tuple(t.id for t in suite.warmup_of(task))
+
+    def spec(slot: Slot, statistics: Path | None) -> jobs_.RunSpec:
+        catalog, style, task, repetition = slot
+        return jobs_.RunSpec(
+            task=task.id, style=style.value, catalog=catalog, repetition=repetition, statistics=statistics
+        )
+
+    records: list[RunRecord | None] = [None] * len(slots)
+
+    def settled(n: int, record: RunRecord) -> None:
+        records[n] = record
+        if progress is not None:
+            progress(record)
+
     pool = jobs_.Pool(setup, jobs)
     try:
-        warm_specs: list[tuple[int, tuple[str, ...], jobs_.WarmUpSpec]] = []
-        if STATISTICS_STYLES & set(styles):
-            for catalog in catalogs:
-                seen: set[tuple[str, ...]] = set()
-                for task in tasks:
-                    key = tuple(t.id for t in suite.warmup_of(task))
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    keep = setup.workdir / "statistics" / f"{catalog}-{len(warm_specs)}.json"
-                    spec = jobs_.WarmUpSpec(task=task.id, catalog=catalog, families=warmup_families, keep=keep)
-                    warm_specs.append((catalog, key, spec))
-        made = pool.map_ordered(jobs_.warm_one, [spec for _, _, spec in warm_specs])
-        warm: dict[tuple[int, tuple[str, ...]], Path | str] = {
-            (catalog, key): jobs_.unrefused(value) for (catalog, key, _), value in zip(warm_specs, made, strict=True)
-        }
-        slots: list[RunRecord | jobs_.RunSpec] = []
-        for catalog in catalogs:
-            for style in styles:
-                for task in tasks:
-                    warmed = warm.get((catalog, tuple(t.id for t in suite.warmup_of(task))), "")
-                    for repetition in range(repetitions):
-                        if style in STATISTICS_STYLES and isinstance(warmed, str) and warmed:
-                            slots.append(_failed(task, style, catalog, repetition, warmed))
-                        else:
-                            statistics = warmed if isinstance(warmed, Path) and style in STATISTICS_STYLES else None
-                            slots.append(
-                                jobs_.RunSpec(
-                                    task=task.id,
-                                    style=style.value,
-                                    catalog=catalog,
-                                    repetition=repetition,
-                                    statistics=statistics,
-                                )
-                            )
-        specs = [slot for slot in slots if isinstance(slot, jobs_.RunSpec)]
-
-        def done(value: RunRecord | jobs_.Refused) -> None:
-            if progress is not None and isinstance(value, RunRecord):
-                progress(value)
-
-        ran = iter(jobs_.unrefused(value) for value in pool.map_ordered(jobs_.run_one, specs, done))
-        records: list[RunRecord] = []
-        for slot in slots:
-            record = next(ran) if isinstance(slot, jobs_.RunSpec) else slot
-            if not isinstance(slot, jobs_.RunSpec) and progress is not None:
-                progress(record)
-            records.append(record)
-        return records
+        pending: dict[Future[Any], tuple[int, tuple[int, tuple[str, ...]]]] = {}
+        waiting: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+        for catalog, style, task, _ in slots:
+            key = warm_key(catalog, task)
+            if style in STATISTICS_STYLES and key not in waiting:
+                waiting[key] = []
+                keep = setup.workdir / "statistics" / f"{catalog}-{len(waiting) - 1}.json"
+                warm = jobs_.WarmUpSpec(task=task.id, catalog=catalog, families=warmup_families, keep=keep)
+                pending[pool.submit(jobs_.warm_one, warm)] = (-1, key)
+        for n, slot in enumerate(slots):
+            if slot[1] in STATISTICS_STYLES:
+                waiting[warm_key(slot[0], slot[2])].append(n)
+            else:
+                pending[pool.submit(jobs_.run_one, spec(slot, None))] = (n, (0, ()))
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                n, key = pending.pop(future)
+                value = jobs_.unrefused(future.result())
+                if n >= 0:
+                    settled(n, value)
+                    continue
+                for m in waiting.pop(key):
+                    catalog, style, task, repetition = slots[m]
+                    if isinstance(value, str):
+                        settled(m, _failed(task, style, catalog, repetition, value))
+                    else:
+                        pending[pool.submit(jobs_.run_one, spec(slots[m], value))] = (m, (0, ()))
     finally:
         pool.close()
+    done = [record for record in records if record is not None]
+    assert len(done) == len(slots), "a run of the matrix was never settled"
+    return done
 
 
 def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunRecord:

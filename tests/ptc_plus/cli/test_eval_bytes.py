@@ -3,9 +3,10 @@
 Each clone is a copy of ``benchmarks/`` (both suites) in a directory of its
 own length, run from its root with its own temporary directory; the same
 ``SOURCE_DATE_EPOCH`` fixes the one value that is meant to differ (when it was
-measured). One runs one run at a time, the other three side by side (``--jobs``). A tiny matrix of both suites (one task each, two styles, two
-catalog sizes, BFCL's own catalog among them): the results files, the README
-and the charts must be identical byte for byte.
+measured). One clone runs one run at a time, the other three side by side
+(``--jobs``, ADR 0119). A tiny matrix of both suites (one task each, two
+styles, two catalog sizes, BFCL's own catalog among them): the results files,
+the README and the charts must be identical byte for byte.
 """
 
 from __future__ import annotations
