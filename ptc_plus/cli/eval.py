@@ -163,8 +163,7 @@ def command() -> click.Command:
                 if value is not None:
                     raise ModelOptionWithoutModel(option=option)
         # The runner (and with it the MCP SDK, for its MCP task) is loaded when an evaluation runs (ADR 0105).
-        from ptc_plus.evaluation.jobs import default_jobs
-        from ptc_plus.evaluation.matrix import run_count, run_matrix
+        from ptc_plus.evaluation.matrix import default_jobs, run_count, run_matrix
 
         factory = None if model is None else ClientFactory.from_options(model, base_url, api_key_env)
         chosen_styles = [Style(s) for s in dict.fromkeys(styles)] or list(Style)

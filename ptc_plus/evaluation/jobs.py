@@ -35,7 +35,7 @@ from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import Meter, o200k_counter
 from ptc_plus.evaluation.styles import Parameters
-from ptc_plus.evaluation.task import Style, Suite, Task
+from ptc_plus.evaluation.task import Suite, Task
 
 T = TypeVar("T")
 
@@ -86,6 +86,8 @@ _REFUSALS: dict[str, type[PtcError]] = {kind.__name__: kind for kind in (Catalog
 
 @attrs.define
 class _Worker:
+    """A worker process's state, built once by the pool's initializer."""
+
     setup: WorkerSetup
     suite: Suite
     tasks: dict[str, Task]
@@ -158,63 +160,16 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def _worker() -> _Worker:
+def worker() -> _Worker:
+    """This worker process's state (the suite, its tasks by id, its directory, meter, loop and bridge)."""
     assert _state is not None, "not a worker process"
     return _state
 
 
-def run_one(spec: RunSpec) -> Any:
-    """In a worker: the run's :class:`~ptc_plus.evaluation.results.RunRecord`, or a :class:`Refused`."""
-    from ptc_plus.evaluation import matrix
-
-    state = _worker()
-    task = state.tasks[spec.task]
-    run = matrix.RunAt(
-        task=task, style=Style(spec.style), catalog=spec.catalog, repetition=spec.repetition, where=state.where
-    )
-    try:
-        record = state.runner.run(
-            matrix.run_one(
-                state.suite,
-                run,
-                None,
-                spec.statistics,
-                state.meter,
-                state.bridge,
-                state.setup.parameters,
-                state.setup.context_tokens,
-            )
-        )
-    except (CatalogTooSmall, DuplicateToolName) as error:
-        return Refused(kind=type(error).__name__, params=error.params)
-    finally:
-        settle_heap()
-    return record
-
-
-def warm_one(spec: WarmUpSpec) -> Any:
-    """In a worker: the warm-up's store path (``spec.keep``), why it failed (a string), or a :class:`Refused`."""
-    from ptc_plus.evaluation import matrix
-
-    state = _worker()
-    try:
-        made = state.runner.run(
-            matrix.warm_up_into(
-                state.suite,
-                state.tasks[spec.task],
-                spec.catalog,
-                state.where,
-                spec.families,
-                state.setup.parameters,
-                state.bridge,
-                spec.keep,
-            )
-        )
-    except (CatalogTooSmall, DuplicateToolName) as error:
-        return Refused(kind=type(error).__name__, params=error.params)
-    finally:
-        settle_heap()
-    return made
+def refused(error: CatalogTooSmall | DuplicateToolName) -> Refused:
+    """``error`` as a picklable value (a :class:`~ptc_plus.errors.PtcError` takes its parameters by name, which
+    pickling an exception does not keep)."""
+    return Refused(kind=type(error).__name__, params=error.params)
 
 
 def unrefused(value: T | Refused) -> T:
@@ -256,7 +211,8 @@ __all__ = [
     "WarmUpSpec",
     "WorkerSetup",
     "default_jobs",
-    "run_one",
+    "refused",
+    "settle_heap",
     "unrefused",
-    "warm_one",
+    "worker",
 ]

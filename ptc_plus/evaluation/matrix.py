@@ -36,6 +36,7 @@ from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
 from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS, HostPromptModel
 from ptc_plus.evaluation.host_prompt import host_prompt as host_prompt_text
+from ptc_plus.evaluation.jobs import default_jobs
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import (
     MIN_CACHEABLE_PREFIX,
@@ -395,12 +396,12 @@ def _side_by_side(
                 waiting[key] = []
                 keep = setup.workdir / "statistics" / f"{catalog}-{len(waiting) - 1}.json"
                 warm = jobs_.WarmUpSpec(task=task.id, catalog=catalog, families=warmup_families, keep=keep)
-                pending[pool.submit(jobs_.warm_one, warm)] = (-1, key)
+                pending[pool.submit(_worker_warm, warm)] = (-1, key)
         for n, slot in enumerate(slots):
             if slot[1] in STATISTICS_STYLES:
                 waiting[warm_key(slot[0], slot[2])].append(n)
             else:
-                pending[pool.submit(jobs_.run_one, spec(slot, None))] = (n, (0, ()))
+                pending[pool.submit(_worker_run, spec(slot, None))] = (n, (0, ()))
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -414,12 +415,63 @@ def _side_by_side(
                     if isinstance(value, str):
                         settled(m, _failed(task, style, catalog, repetition, value))
                     else:
-                        pending[pool.submit(jobs_.run_one, spec(slots[m], value))] = (m, (0, ()))
+                        pending[pool.submit(_worker_run, spec(slots[m], value))] = (m, (0, ()))
     finally:
         pool.close()
     done = [record for record in records if record is not None]
     assert len(done) == len(slots), "a run of the matrix was never settled"
     return done
+
+
+def _worker_run(spec: jobs_.RunSpec) -> RunRecord | jobs_.Refused:
+    """In a worker of :mod:`.jobs`: one run's record, or the refusal that stops the matrix."""
+    state = jobs_.worker()
+    run = RunAt(
+        task=state.tasks[spec.task],
+        style=Style(spec.style),
+        catalog=spec.catalog,
+        repetition=spec.repetition,
+        where=state.where,
+    )
+    try:
+        return state.runner.run(
+            run_one(
+                state.suite,
+                run,
+                None,
+                spec.statistics,
+                state.meter,
+                state.bridge,
+                state.setup.parameters,
+                state.setup.context_tokens,
+            )
+        )
+    except (CatalogTooSmall, DuplicateToolName) as error:
+        return jobs_.refused(error)
+    finally:
+        jobs_.settle_heap()
+
+
+def _worker_warm(spec: jobs_.WarmUpSpec) -> Path | str | jobs_.Refused:
+    """In a worker of :mod:`.jobs`: a warm-up's store (copied to ``spec.keep``), why it failed, or a refusal."""
+    state = jobs_.worker()
+    try:
+        return state.runner.run(
+            warm_up_into(
+                state.suite,
+                state.tasks[spec.task],
+                spec.catalog,
+                state.where,
+                spec.families,
+                state.setup.parameters,
+                state.bridge,
+                spec.keep,
+            )
+        )
+    except (CatalogTooSmall, DuplicateToolName) as error:
+        return jobs_.refused(error)
+    finally:
+        jobs_.settle_heap()
 
 
 def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunRecord:
@@ -472,6 +524,7 @@ __all__ = [
     "ModelFactory",
     "Progress",
     "UnknownTask",
+    "default_jobs",
     "record_of",
     "run_count",
     "run_matrix",
