@@ -34,18 +34,36 @@ class Cost:
     unit: str
 
 
+COUNT_MEMO_CHARS = 16_000_000
+"""Characters of counted texts a :class:`BpeTokenCounter` remembers before it starts afresh (bounds its memory)."""
+
+
 class BpeTokenCounter:
-    """Counts ``o200k_base`` tokens offline: ``tiktoken`` over the shipped vocabulary (ADR 0060)."""
+    """Counts ``o200k_base`` tokens offline: ``tiktoken`` over the shipped vocabulary (ADR 0060).
+
+    Counts are remembered by text (ADR 0119): a count is a function of the text alone, and a host starting
+    sessions over one catalog counts the same 2,000 contracts at every start (1.1 s of a 3.5 s start).
+    """
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self._encoding = encoding
+        self._memo: dict[str, int] = {}
+        self._memo_chars = 0
 
     @property
     def unit(self) -> str:
         return O200K_UNIT
 
     def count(self, text: str) -> int:
-        return len(self._encoding.encode_ordinary(text))
+        known = self._memo.get(text)
+        if known is None:
+            known = len(self._encoding.encode_ordinary(text))
+            if self._memo_chars + len(text) > COUNT_MEMO_CHARS:
+                self._memo.clear()
+                self._memo_chars = 0
+            self._memo[text] = known
+            self._memo_chars += len(text)
+        return known
 
     @property
     def splits_at_line_starts(self) -> bool:

@@ -121,6 +121,7 @@ def command() -> click.Command:
         metavar="N",
         help=message("cli.eval.bfcl-sample"),
     )
+    @click.option("--jobs", default=None, type=integer(1), metavar="N", help=message("cli.eval.jobs"))
     @click.option("--model", default=None, metavar="NAME", help=message("cli.eval.model"))
     @click.option("--base-url", default=None, metavar="URL", help=message("cli.eval.base-url"))
     @click.option("--api-key-env", default=None, metavar="NAME", help=message("cli.eval.api-key-env"))
@@ -148,6 +149,7 @@ def command() -> click.Command:
         task_ids: tuple[str, ...],
         selection: str,
         bfcl_sample: int,
+        jobs: int | None,
         model: str | None,
         base_url: str | None,
         api_key_env: str | None,
@@ -161,7 +163,7 @@ def command() -> click.Command:
                 if value is not None:
                     raise ModelOptionWithoutModel(option=option)
         # The runner (and with it the MCP SDK, for its MCP task) is loaded when an evaluation runs (ADR 0105).
-        from ptc_plus.evaluation.matrix import run_count, run_matrix
+        from ptc_plus.evaluation.matrix import default_jobs, run_count, run_matrix
 
         factory = None if model is None else ClientFactory.from_options(model, base_url, api_key_env)
         chosen_styles = [Style(s) for s in dict.fromkeys(styles)] or list(Style)
@@ -200,6 +202,9 @@ def command() -> click.Command:
                                 command=line,
                                 host_prompt=host_prompt,
                                 prices=SHEETS[prices],
+                                # Side by side only when scripted: a real model's runs are its provider's.
+                                jobs=(jobs or default_jobs()) if factory is None else 1,
+                                suite_directory=Path(tasks) if source is suites.OURS else source.directory,
                             )
                         ),
                     )

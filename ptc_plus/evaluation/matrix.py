@@ -13,24 +13,30 @@ Scripted mode meters every request with :class:`~ptc_plus.evaluation.metering.Me
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import platform
 import shutil
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from hookspecs.reference import Model
 from ptc_plus.discovery import ranker_name
 from ptc_plus.errors import PtcError, UsageError
+from ptc_plus.evaluation import jobs as jobs_
 from ptc_plus.evaluation import runner
 from ptc_plus.evaluation.errors import CatalogTooSmall, DuplicateToolName
 from ptc_plus.evaluation.exchange import RunResult
 from ptc_plus.evaluation.host_prompt import DEFAULT_SETTING, SETTINGS, HostPromptModel
 from ptc_plus.evaluation.host_prompt import host_prompt as host_prompt_text
+from ptc_plus.evaluation.jobs import default_jobs
 from ptc_plus.evaluation.mcp_bridge import McpBridge
 from ptc_plus.evaluation.metering import (
     MIN_CACHEABLE_PREFIX,
@@ -98,6 +104,8 @@ async def run_matrix(
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     host_prompt: str = DEFAULT_SETTING,
     prices: PriceSheet = DEFAULT,
+    jobs: int = 1,
+    suite_directory: Path | None = None,
 ) -> Results:
     """Run every (catalog, style, task, repetition) and return the metered results.
 
@@ -113,6 +121,9 @@ async def run_matrix(
     :param host_prompt: the host system prompt setting (:data:`~ptc_plus.evaluation.host_prompt.SETTINGS`):
         metered first in every scripted request, sent first in every real-model request.
     :param prices: the price sheet the report's cost-weighted headline uses (recorded in the results).
+    :param jobs: scripted runs side by side in this many worker processes (:mod:`.jobs`, ADR 0119), each
+        loading the suite from ``suite_directory``; the records and every count are those of one process.
+        Real-model mode, or no ``suite_directory``, runs one at a time.
     :raises CatalogTooSmall: a catalog size below the suite's own tools (no run can be measured there).
     """
     counter = o200k_counter()
@@ -121,35 +132,36 @@ async def run_matrix(
     meter = Meter(counter, host_prompt=prompt, run_root=workdir) if model is None else None
     if model is not None and prompt:
         model = _sending(model, prompt)
-    records: list[RunRecord] = []
-    async with McpBridge.time_server() as bridge:
-        for catalog in catalogs:
-            warm: dict[tuple[str, ...], Path | str] = {}
-            if STATISTICS_STYLES & set(styles):
-                for task in tasks:
-                    key = tuple(t.id for t in suite.warmup_of(task))
-                    if key not in warm:
-                        warm[key] = await _warm_up(suite, task, catalog, workdir, warmup_families, parameters, bridge)
-            for style in styles:
-                for task in tasks:
-                    warmed = warm.get(tuple(t.id for t in suite.warmup_of(task)), "")
-                    statistics = warmed if isinstance(warmed, Path) else None
-                    warm_error = warmed if isinstance(warmed, str) else ""
-                    for repetition in range(repetitions):
-                        if style in STATISTICS_STYLES and warm_error:
-                            record = _failed(task, style, catalog, repetition, warm_error)
-                        else:
-                            run = _Run(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
-                            try:
-                                record = await _run(
-                                    suite, run, model, statistics, meter, bridge, parameters, context_tokens
-                                )
-                            finally:
-                                if after_run is not None:
-                                    await after_run()
-                        records.append(record)
-                        if progress is not None:
-                            progress(record)
+    if jobs > 1 and model is None and suite_directory is not None:
+        setup = jobs_.WorkerSetup(
+            suite_directory=suite_directory,
+            workdir=workdir,
+            host_prompt=prompt,
+            parameters=parameters,
+            context_tokens=context_tokens,
+        )
+        records = await asyncio.to_thread(
+            _side_by_side, suite, setup, jobs, tasks, styles, catalogs, repetitions, warmup_families, progress
+        )
+    else:
+        try:
+            records = await _one_by_one(
+                suite,
+                tasks=tasks,
+                styles=styles,
+                catalogs=catalogs,
+                workdir=workdir,
+                model=model,
+                meter=meter,
+                repetitions=repetitions,
+                progress=progress,
+                after_run=after_run,
+                warmup_families=warmup_families,
+                parameters=parameters,
+                context_tokens=context_tokens,
+            )
+        finally:
+            gc.unfreeze()  # the caller's process is not ours to keep frozen (a test's, a benchmark's)
     return Results(
         suite_version=suite.version,
         unit=UNIT if model is None else PROVIDER_UNIT,
@@ -171,6 +183,57 @@ async def run_matrix(
         min_cacheable_prefix=MIN_CACHEABLE_PREFIX,
         source=suite.source,
     )
+
+
+async def _one_by_one(
+    suite: Suite,
+    *,
+    tasks: Sequence[Task],
+    styles: Sequence[Style],
+    catalogs: Sequence[int],
+    workdir: Path,
+    model: ModelFactory | None,
+    meter: Meter | None,
+    repetitions: int,
+    progress: Progress | None,
+    after_run: AfterRun | None,
+    warmup_families: int,
+    parameters: Parameters,
+    context_tokens: int,
+) -> list[RunRecord]:
+    """Every run in this process, one at a time, in the matrix's order (the heap settled between runs)."""
+    records: list[RunRecord] = []
+    async with McpBridge.time_server() as bridge:
+        for catalog in catalogs:
+            warm: dict[tuple[str, ...], Path | str] = {}
+            if STATISTICS_STYLES & set(styles):
+                for task in tasks:
+                    key = tuple(t.id for t in suite.warmup_of(task))
+                    if key not in warm:
+                        warm[key] = await _warm_up(suite, task, catalog, workdir, warmup_families, parameters, bridge)
+                        jobs_.settle_heap()
+            for style in styles:
+                for task in tasks:
+                    warmed = warm.get(tuple(t.id for t in suite.warmup_of(task)), "")
+                    statistics = warmed if isinstance(warmed, Path) else None
+                    warm_error = warmed if isinstance(warmed, str) else ""
+                    for repetition in range(repetitions):
+                        if style in STATISTICS_STYLES and warm_error:
+                            record = _failed(task, style, catalog, repetition, warm_error)
+                        else:
+                            run = RunAt(task=task, style=style, catalog=catalog, repetition=repetition, where=workdir)
+                            try:
+                                record = await run_one(
+                                    suite, run, model, statistics, meter, bridge, parameters, context_tokens
+                                )
+                            finally:
+                                if after_run is not None:
+                                    await after_run()
+                        records.append(record)
+                        jobs_.settle_heap()
+                        if progress is not None:
+                            progress(record)
+    return records
 
 
 async def _warm_up(
@@ -205,6 +268,25 @@ async def _warm_up(
     return kept
 
 
+async def warm_up_into(
+    suite: Suite,
+    task: Task,
+    catalog: int,
+    workdir: Path,
+    families: int,
+    parameters: Parameters,
+    bridge: McpBridge,
+    keep: Path,
+) -> Path | str:
+    """As :func:`_warm_up`, the store copied to ``keep`` (a worker of :mod:`.jobs`: the caller names it)."""
+    made = await _warm_up(suite, task, catalog, workdir, families, parameters, bridge)
+    if isinstance(made, str):
+        return made
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made, keep)
+    return keep
+
+
 def measured_at(env: Mapping[str, str] | None = None) -> str:
     """Now (UTC, ISO 8601, seconds); ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention), so
     two runs of the same matrix on two machines can be compared byte for byte."""
@@ -221,7 +303,9 @@ def _sending(factory: ModelFactory, prompt: str) -> ModelFactory:
 
 
 @attrs.frozen(kw_only=True)
-class _Run:
+class RunAt:
+    """Where and what one run is (the matrix's unit of work)."""
+
     task: Task
     style: Style
     catalog: int
@@ -229,9 +313,9 @@ class _Run:
     where: Path
 
 
-async def _run(
+async def run_one(
     suite: Suite,
-    run: _Run,
+    run: RunAt,
     model: ModelFactory | None,
     statistics: Path | None,
     meter: Meter | None,
@@ -261,6 +345,133 @@ async def _run(
         return _failed(run.task, run.style, run.catalog, run.repetition, f"{type(error).__name__}: {error}")
     metered = meter.meter(result.exchanges) if meter is not None else meter_provider(result.exchanges)
     return record_of(result, metered, run.repetition)
+
+
+def _side_by_side(
+    suite: Suite,
+    setup: jobs_.WorkerSetup,
+    jobs: int,
+    tasks: Sequence[Task],
+    styles: Sequence[Style],
+    catalogs: Sequence[int],
+    repetitions: int,
+    warmup_families: int,
+    progress: Progress | None,
+) -> list[RunRecord]:
+    """The matrix's runs in ``jobs`` worker processes (:mod:`.jobs`); the records in the order
+    :func:`_one_by_one` makes them. The warm-ups go first (a warm-up's families run in turn, so they are the
+    longest chain), every run that needs no statistics beside them, and a mature run when its warm-up is done."""
+    Slot = tuple[int, Style, Task, int]  # catalog, style, task, repetition
+    slots: list[Slot] = [
+        (catalog, style, task, repetition)
+        for catalog in catalogs
+        for style in styles
+        for task in tasks
+        for repetition in range(repetitions)
+    ]
+
+    def warm_key(catalog: int, task: Task) -> tuple[int, tuple[str, ...]]:
+        return catalog, tuple(t.id for t in suite.warmup_of(task))
+
+    def spec(slot: Slot, statistics: Path | None) -> jobs_.RunSpec:
+        catalog, style, task, repetition = slot
+        return jobs_.RunSpec(
+            task=task.id, style=style.value, catalog=catalog, repetition=repetition, statistics=statistics
+        )
+
+    records: list[RunRecord | None] = [None] * len(slots)
+
+    def settled(n: int, record: RunRecord) -> None:
+        records[n] = record
+        if progress is not None:
+            progress(record)
+
+    pool = jobs_.Pool(setup, jobs)
+    try:
+        pending: dict[Future[Any], tuple[int, tuple[int, tuple[str, ...]]]] = {}
+        waiting: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+        for catalog, style, task, _ in slots:
+            key = warm_key(catalog, task)
+            if style in STATISTICS_STYLES and key not in waiting:
+                waiting[key] = []
+                keep = setup.workdir / "statistics" / f"{catalog}-{len(waiting) - 1}.json"
+                warm = jobs_.WarmUpSpec(task=task.id, catalog=catalog, families=warmup_families, keep=keep)
+                pending[pool.submit(_worker_warm, warm)] = (-1, key)
+        for n, slot in enumerate(slots):
+            if slot[1] in STATISTICS_STYLES:
+                waiting[warm_key(slot[0], slot[2])].append(n)
+            else:
+                pending[pool.submit(_worker_run, spec(slot, None))] = (n, (0, ()))
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                n, key = pending.pop(future)
+                value = jobs_.unrefused(future.result())
+                if n >= 0:
+                    settled(n, value)
+                    continue
+                for m in waiting.pop(key):
+                    catalog, style, task, repetition = slots[m]
+                    if isinstance(value, str):
+                        settled(m, _failed(task, style, catalog, repetition, value))
+                    else:
+                        pending[pool.submit(_worker_run, spec(slots[m], value))] = (m, (0, ()))
+    finally:
+        pool.close()
+    done = [record for record in records if record is not None]
+    assert len(done) == len(slots), "a run of the matrix was never settled"
+    return done
+
+
+def _worker_run(spec: jobs_.RunSpec) -> RunRecord | jobs_.Refused:
+    """In a worker of :mod:`.jobs`: one run's record, or the refusal that stops the matrix."""
+    state = jobs_.worker()
+    run = RunAt(
+        task=state.tasks[spec.task],
+        style=Style(spec.style),
+        catalog=spec.catalog,
+        repetition=spec.repetition,
+        where=state.where,
+    )
+    try:
+        return state.runner.run(
+            run_one(
+                state.suite,
+                run,
+                None,
+                spec.statistics,
+                state.meter,
+                state.bridge,
+                state.setup.parameters,
+                state.setup.context_tokens,
+            )
+        )
+    except (CatalogTooSmall, DuplicateToolName) as error:
+        return jobs_.refused(error)
+    finally:
+        jobs_.settle_heap()
+
+
+def _worker_warm(spec: jobs_.WarmUpSpec) -> Path | str | jobs_.Refused:
+    """In a worker of :mod:`.jobs`: a warm-up's store (copied to ``spec.keep``), why it failed, or a refusal."""
+    state = jobs_.worker()
+    try:
+        return state.runner.run(
+            warm_up_into(
+                state.suite,
+                state.tasks[spec.task],
+                spec.catalog,
+                state.where,
+                spec.families,
+                state.setup.parameters,
+                state.bridge,
+                spec.keep,
+            )
+        )
+    except (CatalogTooSmall, DuplicateToolName) as error:
+        return jobs_.refused(error)
+    finally:
+        jobs_.settle_heap()
 
 
 def record_of(result: RunResult, metered: RunMeter, repetition: int = 0) -> RunRecord:
@@ -313,6 +524,7 @@ __all__ = [
     "ModelFactory",
     "Progress",
     "UnknownTask",
+    "default_jobs",
     "record_of",
     "run_count",
     "run_matrix",

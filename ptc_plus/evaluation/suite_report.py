@@ -58,6 +58,11 @@ def render(sections: Sequence[Section]) -> str:
         "It rewrites the results file of each suite it runs, this README and the charts; a suite not run keeps "
         "its results file, and its section below is rendered from it.",
         "",
+        "Independent runs go side by side, one worker process per core by default (`--jobs N`, ADR 0119); the "
+        "results are the same bytes for every `N`. BFCL's default is a sample (`--bfcl-sample 10`: every 20th "
+        "task); `--bfcl-sample 0` measures all 199 runnable tasks, several CPU-hours (ADR 0119 has the "
+        "measured times).",
+        "",
         *method,
     ]
     for section in sections:

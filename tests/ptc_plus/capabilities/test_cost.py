@@ -98,3 +98,28 @@ def test_lines_of_a_whole_delivery_are_cut_where_the_pattern_cuts(corpus_snapsho
     text = delivery_text(corpus_snapshot.catalog.capabilities)
     assert cost.lines_of(text) == cost.LINE_START.split(text)
     assert len(cost.lines_of(text)) > 100
+
+
+class CountingEncoding:
+    """An encoding that counts its calls: one token per word."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.calls.append(text)
+        return [0] * len(text.split())
+
+
+def test_a_bpe_counter_counts_each_text_once_and_forgets_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoding = CountingEncoding()
+    counter = cost.BpeTokenCounter(encoding)  # type: ignore[arg-type]
+    contracts = [f"def tool_{n}(x: int) -> Any: ..." for n in range(3)]
+    first = [counter.count(text) for text in contracts]
+    # A second session over the same catalog counts nothing again (ADR 0119), and the counts are the same.
+    assert [counter.count(text) for text in contracts] == first == [6, 6, 6]
+    assert encoding.calls == contracts
+    # Past the memo's bound it starts afresh: the counts stay exact.
+    monkeypatch.setattr(cost, "COUNT_MEMO_CHARS", len(contracts[0]) + 1)
+    assert counter.count("one two") == 2 and counter.count(contracts[0]) == 6
+    assert encoding.calls[-2:] == ["one two", contracts[0]]
