@@ -45,6 +45,10 @@ from hookspecs.types import (
 
 _log = logging.getLogger(__name__)
 
+_PLAIN_HOOKEXEC = pluggy.PluginManager("probe")._inner_hookexec
+"""What a plugin manager runs hooks with while no call monitoring (``add_hookcall_monitoring``, tracing)
+is installed: pluggy's own multicall."""
+
 
 def error_result(call: ToolCall, code: str, *, dispatched: bool, detail: str = "") -> ToolResult:
     """A non-ok result with a localized message for ``tool-error.<code>``."""
@@ -156,9 +160,41 @@ class HookFacade:
         return [m for batch in self.pm.hook.agent_host_context_messages(step=step, services=services) for m in batch]
 
     # -- tool dispatch ------------------------------------------------------------
+    def _per_call(self, hook: str, kwargs: dict[str, Any]) -> Any:
+        """Call ``hook`` as ``pm.hook.<hook>(**kwargs)`` would, past pluggy's wrapper chain when nothing needs it.
+
+        The seams every nested call passes (guard, result) mostly have plain implementations only; then
+        pluggy's call is a loop over them, newest first, stopping at the first result of a
+        ``firstresult`` hook, and this runs that loop itself (ADR 0123). A wrapper (new or old style), call
+        monitoring (tracing), or an argument default in the spec sends the call through pluggy as
+        before, so they still see every call.
+        """
+        caller = getattr(self.pm.hook, hook)
+        impls = caller.get_hookimpls()
+        spec = caller.spec
+        if (
+            self.pm._inner_hookexec is not _PLAIN_HOOKEXEC
+            or spec is None
+            or spec.kwargdefaults
+            or any(impl.wrapper or impl.hookwrapper or impl.kwargnames for impl in impls)
+        ):
+            return caller(**kwargs)
+        first = bool(spec.opts.get("firstresult", False))
+        calls = [(impl.function, [kwargs[name] for name in impl.argnames]) for impl in reversed(impls)]
+        results: list[Any] = []
+        for function, args in calls:
+            result = function(*args)
+            if result is not None:
+                if first:
+                    return result
+                results.append(result)
+        return None if first else results
+
     def guard(self, call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
         try:
-            return cast(Refusal | None, self.pm.hook.agent_host_guard(call=call, spec=spec, services=services))
+            return cast(
+                Refusal | None, self._per_call("agent_host_guard", {"call": call, "spec": spec, "services": services})
+            )
         except Exception as exc:
             _log.warning("agent_host_guard failed; the call is refused", exc_info=exc)
             return Refusal(code="guard-error", reason=f"{type(exc).__name__}: {exc}")
@@ -180,7 +216,9 @@ class HookFacade:
     def tool_result(self, call: ToolCall, result: ToolResult, services: HostServices) -> ToolResult:
         """Apply every annotation: metadata merged in call order, first presentation wins."""
         try:
-            annotations = self.pm.hook.agent_host_tool_result(call=call, result=result, services=services)
+            annotations = self._per_call(
+                "agent_host_tool_result", {"call": call, "result": result, "services": services}
+            )
         except Exception as exc:
             _log.warning("agent_host_tool_result failed", exc_info=exc)
             self.reports.append(f"agent_host_tool_result: {type(exc).__name__}: {exc}")

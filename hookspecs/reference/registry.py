@@ -31,15 +31,22 @@ class ToolView:
 
     def __init__(self, definitions: Iterable[ToolDefinition] = ()) -> None:
         self._definitions: dict[str, ToolDefinition] = {}
+        self._validators: dict[str, Validator] = {}
         for definition in definitions:
             name = definition.spec.name
             if name in self._definitions:
                 raise HostError("HOST-0201", name=name)
-            _validator(_schema_key(definition.spec.input_schema))
+            # A view is one revision of the contract (rebuilt when tools change): its validators are compiled
+            # here, once, from the schemas' content, so a call pays no schema serialisation (ADR 0123).
+            self._validators[name] = _validator(_schema_key(definition.spec.input_schema))
             self._definitions[name] = definition
 
     def get(self, name: str) -> ToolDefinition | None:
         return self._definitions.get(name)
+
+    def validator(self, name: str) -> Validator:
+        """The compiled validator of tool ``name``'s input schema as it was when this view was built."""
+        return self._validators[name]
 
     def __iter__(self) -> Iterator[ToolDefinition]:
         return iter(self._definitions.values())
@@ -57,14 +64,18 @@ class ToolView:
         return list(self._definitions)
 
 
-def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
+def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any], validator: Validator | None = None) -> list[str]:
     """Problems of ``arguments`` against ``spec.input_schema`` as ``path: message`` lines (empty: valid).
+
+    ``validator``: the schema's compiled validator when the caller holds it (:meth:`ToolView.validator`);
+    else it is looked up by the schema's content.
 
     At most :data:`MAX_ERRORS` are reported, each cut to :data:`MAX_ERROR_CHARS`, and validation
     stops once it found one more than that (a last line says that more were left out): an argument
     of a million wrong items costs a few errors, not a million (ADR 0087).
     """
-    validator = _validator(_schema_key(spec.input_schema))
+    if validator is None:
+        validator = _validator(_schema_key(spec.input_schema))
     errors = list(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS + 1))
     if not errors:
         return []
