@@ -18,8 +18,7 @@ import pluggy
 import pytest
 
 from hookspecs import ToolCall, ToolContext, ToolDefinition, ToolSpec, hookimpl
-from hookspecs.reference import ReferenceHost
-from hookspecs.reference import registry
+from hookspecs.reference import ReferenceHost, registry
 from hookspecs.types import Refusal, ResultAnnotation, ResultStatus, ToolResult
 
 NESTED = 6
