@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, cast
 
 import attrs
@@ -70,6 +70,8 @@ class HookFacade:
         self.pm = pm
         self.reports: list[str] = []
         """Exceptions from seams whose failure must not stop the host (reported, not raised)."""
+        self._plans: dict[str, tuple[list[pluggy.HookImpl], _PlainPlan | None]] = {}
+        """Per hook: the implementations last seen and how to call them past pluggy (``None``: through it)."""
         for impl in pm.hook.agent_host_tool_execute.get_hookimpls():
             if impl.hookwrapper:
                 raise TypeError(f"{impl.plugin_name}: agent_host_tool_execute needs wrapper=True, not hookwrapper")
@@ -171,19 +173,18 @@ class HookFacade:
         """
         caller = getattr(self.pm.hook, hook)
         impls = caller.get_hookimpls()
-        spec = caller.spec
-        if (
-            self.pm._inner_hookexec is not _PLAIN_HOOKEXEC
-            or spec is None
-            or spec.kwargdefaults
-            or any(impl.wrapper or impl.hookwrapper or impl.kwargnames for impl in impls)
-        ):
+        plan = self._plans.get(hook)
+        if plan is None or plan[0] != impls:  # registrations changed since (or first call): plan again
+            plan = (impls, _plain_plan(caller, impls))
+            self._plans[hook] = plan
+        calls = plan[1]
+        if calls is None or self.pm._inner_hookexec is not _PLAIN_HOOKEXEC:
             return caller(**kwargs)
-        first = bool(spec.opts.get("firstresult", False))
-        calls = [(impl.function, [kwargs[name] for name in impl.argnames]) for impl in reversed(impls)]
+        first, functions = calls
         results: list[Any] = []
-        for function, args in calls:
-            result = function(*args)
+        for function, names in functions:
+            # Each implementation's arguments are named by the spec, so ``kwargs`` holds them all.
+            result = function(*map(kwargs.__getitem__, names))
             if result is not None:
                 if first:
                     return result
@@ -243,6 +244,20 @@ class HookFacade:
             _log.warning("agent_host_command failed for /%s", request.name, exc_info=exc)
             text = message("host.command-failed", name=request.name, detail=f"{type(exc).__name__}: {exc}")
             return CommandReceipt(status=ReceiptStatus.FAILED, text=text)
+
+
+_PlainPlan = tuple[bool, tuple[tuple[Callable[..., Any], tuple[str, ...]], ...]]
+"""``(firstresult, ((function, argument names), ...))`` in pluggy's calling order (newest first)."""
+
+
+def _plain_plan(caller: pluggy.HookCaller, impls: Sequence[pluggy.HookImpl]) -> _PlainPlan | None:
+    """How to call ``impls`` as pluggy's multicall would, or ``None`` if that takes pluggy itself: a
+    wrapper of either style, keyword arguments with defaults, or no spec."""
+    spec = caller.spec
+    if spec is None or spec.kwargdefaults or any(i.wrapper or i.hookwrapper or i.kwargnames for i in impls):
+        return None
+    functions = tuple((impl.function, tuple(impl.argnames)) for impl in reversed(impls))
+    return bool(spec.opts.get("firstresult", False)), functions
 
 
 async def _drive(impls: Sequence[pluggy.HookImpl], kwargs: dict[str, Any]) -> ToolResult:

@@ -186,3 +186,20 @@ def test_the_probe_is_pluggys_default_hookexec() -> None:
     from hookspecs.reference.facade import _PLAIN_HOOKEXEC
 
     assert pluggy.PluginManager("another")._inner_hookexec is _PLAIN_HOOKEXEC
+
+
+@pytest.mark.asyncio
+async def test_a_wrapper_registered_later_sees_the_calls_after_it(tmp_path: Path) -> None:
+    """The façade's plan of a hook follows registrations: a wrapper added mid-session sees the next calls."""
+    seen, wrapping = Seen(), NewWrapper()
+    host = ReferenceHost(
+        workspace=tmp_path, state_dir=tmp_path / "state", tools=_tools(), plugins=[seen], load_entry_points=False
+    )
+    async with host:
+        session = await host.start_session(user_id="u", title="t")
+        first = await session.call_tool("outer", {})
+        host.facade.pm.register(wrapping, name="late-wrapper")
+        second = await session.call_tool("outer", {})
+    assert first.value == second.value == VALUES
+    assert [c for c in wrapping.calls if not c.startswith("result ")] == seen.guarded[GUARDED:]
+    assert len([c for c in wrapping.calls if c.startswith("result ")]) == SETTLED
