@@ -29,12 +29,11 @@ from typing import Any, Protocol
 
 import attrs
 import orjson
-from jsonschema.protocols import Validator
 
 from hookspecs.i18n import message
 from hookspecs.reference.facade import HookFacade, error_result
 from hookspecs.reference.log_bounds import NestedLogBounds
-from hookspecs.reference.registry import ToolView, validation_errors
+from hookspecs.reference.registry import Compiled, ToolView, validation_errors
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session_log import Event
 from hookspecs.services import HostServices, ToolContext, ToolDefinition, ToolHandler
@@ -232,7 +231,7 @@ class Dispatcher:
             else:  # cancelled while waiting: the next call still waits for the one before this
                 previous.add_done_callback(functools.partial(_pass_on, mine))
 
-    def _resolve(self, call: ToolCall, offered: frozenset[str] | None) -> tuple[ToolDefinition, Validator] | _Prepared:
+    def _resolve(self, call: ToolCall, offered: frozenset[str] | None) -> tuple[ToolDefinition, Compiled] | _Prepared:
         """The call's tool in the caller's current view and its compiled validator, or its refusal as unknown."""
         view = self._view_for(call.caller)
         definition = view.get(call.tool)
