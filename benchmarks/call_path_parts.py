@@ -98,7 +98,10 @@ def main() -> None:
         for _ in range(options.rounds):
             for tree, path in (("before", base), ("after", ROOT)):
                 argv = [sys.executable, "-c", CHILD, str(path.resolve()), str(HERE)]
-                done = subprocess.run(argv, env=env | {"PYTHONPATH": str(path)}, capture_output=True, text=True)
+                # Not in a tree: ``-c`` puts the current directory first on the path.
+                done = subprocess.run(
+                    argv, env=env | {"PYTHONPATH": str(path)}, cwd=scratch, capture_output=True, text=True
+                )
                 if done.returncode != 0:
                     raise RuntimeError(f"{tree}: {done.stderr[-2000:]}")
                 samples[tree].append(orjson.loads(done.stdout.strip().splitlines()[-1]))
