@@ -127,7 +127,7 @@ def main() -> None:
         _child(options.child, options.calls)
         return
     sys.path.insert(0, str(HERE))
-    from cli_startup import _dirty, unpack
+    from startup import dirty, unpack
 
     if options.baseline is None:
         fork = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True)
@@ -183,7 +183,7 @@ def main() -> None:
         "rounds": options.rounds,
         "calls": options.calls,
         "baseline": {"ref": options.baseline, "commit": baseline_commit},
-        "after_tree": {"commit": head.stdout.strip(), "dirty": _dirty()},
+        "after_tree": {"commit": head.stdout.strip(), "dirty": dirty()},
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
         "targets": targets,
         "medians": medians,

@@ -1,4 +1,6 @@
-"""Start-up of the CLI and of a host loading the plugin, as ratios to ``python -I -c pass`` (issue 32, ADR 0115).
+"""Start-up of the CLI, of its short commands and of a host loading the plugin, as CPU time and as ratios to
+``python -I -c pass`` (issue 32; ADR 0105, 0115, 0123). One script for what ``cli_startup.py`` (ADR 0105)
+and this one measured apart before.
 
 Each round runs, in fresh processes and in alternation, every case from two source trees, with the
 floor ``python -I -c pass`` measured in the same round:
@@ -12,6 +14,8 @@ Both run with this interpreter and its site-packages (the same dependencies), th
 tree it was given), in a scratch workspace. The cases:
 
 - ``ptc-plus --version`` and ``ptc-plus --help`` (what the console script runs: ``ptc_plus.cli.main``);
+- ``ptc-plus gate --user u`` and ``ptc-plus capabilities plan`` (the scratch workspace, the demo tools);
+- ``import ptc_plus.plugin`` (what every host loading the plugin pays at import);
 - ``host alone``: the reference host built with entry points loaded and the plugin blocked
   (``AGENT_HOST_DISABLE_PLUGINS=ptc_plus``), no MCP server configured;
 - ``host + plugin``: the same host loading the plugin from its entry point.
@@ -27,18 +31,18 @@ Run: ``.venv/bin/python benchmarks/startup.py [--rounds 7] [--baseline COMMIT]``
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_startup import _dirty, cpu_of, unpack  # the same measure and tree unpacking
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "startup.json"
@@ -51,6 +55,9 @@ if sys.argv[2] == "host":
     from pathlib import Path
     from hookspecs.reference import ReferenceHost
     ReferenceHost(workspace=Path.cwd(), state_dir=Path(sys.argv[3]))
+    code = 0
+elif sys.argv[2] == "import":
+    __import__(sys.argv[3])
     code = 0
 else:
     from ptc_plus.cli import main
@@ -65,6 +72,36 @@ TARGETS = {"ptc-plus --version": 5.0, "ptc-plus --help": 5.0}
 """Most allowed ratio to ``python -I -c pass``."""
 PLUGIN_TARGET = 3.0
 """Most allowed ratio of ``host + plugin`` to ``host alone``."""
+
+
+def cpu_of(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """CPU seconds (user + system) of one process running ``argv`` to its end (it must exit 0)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv[4:]} exited {done.returncode}: {done.stdout[-400:]!r} {done.stderr[-400:]!r}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def unpack(ref: str, into: Path) -> str:
+    """``ref``'s tree (``git archive``) under ``into``; returns the commit."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", ref], capture_output=True, text=True, check=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return commit.stdout.strip()
+
+
+def dirty() -> bool:
+    """Whether this checkout's ``ptc_plus`` or ``hookspecs`` differ from its commit (the figures' tree)."""
+    status = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--", "ptc_plus", "hookspecs"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return bool(status.stdout.strip())
 
 
 def main() -> None:
@@ -93,6 +130,9 @@ def main() -> None:
         cases: dict[str, tuple[list[str], dict[str, str]]] = {
             "ptc-plus --version": (["--version"], {}),
             "ptc-plus --help": (["--help"], {}),
+            "ptc-plus gate --user u": (["gate", "--user", "u", "--workspace", str(workspace)], {}),
+            "ptc-plus capabilities plan": (["capabilities", "plan", "--workspace", str(workspace)], {}),
+            "import ptc_plus.plugin": (["import", "ptc_plus.plugin"], {}),
             "host alone": (["host", state], {"AGENT_HOST_DISABLE_PLUGINS": "ptc_plus"}),
             "host + plugin": (["host", state], {}),
         }
@@ -148,17 +188,17 @@ def main() -> None:
         "python_I_pass_cpu_s": round(pass_s, 4),
         "python_I_pass_samples_cpu_s": [round(s, 4) for s in floor],
         "baseline": {"ref": options.baseline, "commit": baseline_commit},
-        "after": {"commit": head.stdout.strip(), "dirty": _dirty()},
+        "after": {"commit": head.stdout.strip(), "dirty": dirty()},
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
         "targets": targets,
         "cases": results,
     }
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
-    print(f"{'python -I -c pass':20} {pass_s * 1000:8.1f} ms")
+    print(f"{'python -I -c pass':28} {pass_s * 1000:8.1f} ms")
     for case, result in results.items():
         print(
-            f"{case:20} before {result['before_cpu_s'] * 1000:8.1f} ms "
+            f"{case:28} before {result['before_cpu_s'] * 1000:8.1f} ms "
             f"({result['before_ratio_to_python_I_pass']:5.1f}x)  after {result['after_cpu_s'] * 1000:8.1f} ms "
             f"({result['after_ratio_to_python_I_pass']:5.1f}x)"
         )

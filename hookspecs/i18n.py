@@ -24,7 +24,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import attrs
 import orjson
 
 LOCALES = ("en", "zh")
@@ -49,15 +48,23 @@ def _read(directory: Path, lang: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
-@attrs.frozen
 class Catalog:
     """The message catalog of one package.
 
     :ivar package_dir: the owning package's directory; its name names the catalog
         (``locale/<name>/`` in a source tree, ``<package>/locale/`` when installed).
+
+    A plain class, not attrs: this module is on the path of ``ptc-plus --help``, which must not pay
+    attrs' import (ADR 0123).
     """
 
-    package_dir: Path
+    __slots__ = ("package_dir",)
+
+    def __init__(self, package_dir: Path) -> None:
+        self.package_dir = package_dir
+
+    def __repr__(self) -> str:
+        return f"Catalog(package_dir={self.package_dir!r})"
 
     def directory(self) -> Path:
         """Where the catalog lives: inside the installed wheel, else the source tree."""

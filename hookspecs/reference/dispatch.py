@@ -34,7 +34,7 @@ from hookspecs.i18n import message
 from hookspecs.reference.errors import HostError
 from hookspecs.reference.facade import HookFacade, error_result
 from hookspecs.reference.log_bounds import NestedLogBounds
-from hookspecs.reference.registry import ToolView, validation_errors
+from hookspecs.reference.registry import Compiled, ToolView, validation_errors
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session_log import Event
 from hookspecs.services import HostServices, ToolContext, ToolDefinition, ToolHandler
@@ -229,7 +229,8 @@ class Dispatcher:
             resolved = self._resolve(call, offered)
             if isinstance(resolved, _Prepared):
                 return resolved
-            return self._checked(call, resolved, validation_errors(resolved.spec, call.arguments))
+            definition, validator = resolved
+            return self._checked(call, definition, validation_errors(definition.spec, call.arguments, validator))
         mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         lane.preparing = mine
         try:
@@ -238,27 +239,29 @@ class Dispatcher:
             resolved = self._resolve(call, offered)
             if isinstance(resolved, _Prepared):
                 return resolved
+            definition, validator = resolved
             if large:
-                problems = await asyncio.to_thread(validation_errors, resolved.spec, call.arguments)
+                problems = await asyncio.to_thread(validation_errors, definition.spec, call.arguments, validator)
             else:
-                problems = validation_errors(resolved.spec, call.arguments)
-            return self._checked(call, resolved, problems)
+                problems = validation_errors(definition.spec, call.arguments, validator)
+            return self._checked(call, definition, problems)
         finally:
             if previous is None or previous.done():
                 mine.set_result(None)
             else:  # cancelled while waiting: the next call still waits for the one before this
                 previous.add_done_callback(functools.partial(_pass_on, mine))
 
-    def _resolve(self, call: ToolCall, offered: frozenset[str] | None) -> ToolDefinition | _Prepared:
-        """The call's tool in the caller's current view, or its refusal as unknown."""
-        definition = self._view_for(call.caller).get(call.tool)
+    def _resolve(self, call: ToolCall, offered: frozenset[str] | None) -> tuple[ToolDefinition, Compiled] | _Prepared:
+        """The call's tool in the caller's current view and its compiled validator, or its refusal as unknown."""
+        view = self._view_for(call.caller)
+        definition = view.get(call.tool)
         if definition is None or (offered is not None and call.tool not in offered):
-            names = sorted(offered) if offered is not None else self._view_for(call.caller).names()
+            names = sorted(offered) if offered is not None else view.names()
             close = ", ".join(difflib.get_close_matches(call.tool, names, n=3))
             detail = message("host.did-you-mean", names=close) if close else ""
             refused = error_result(call, "unknown-tool", dispatched=False, detail=detail)
             return _Prepared(spec=None, handler=None, refused=refused)
-        return definition
+        return definition, view.validator(call.tool)
 
     def _checked(self, call: ToolCall, definition: ToolDefinition, problems: list[str]) -> _Prepared:
         spec = definition.spec

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, cast
 
 import attrs
@@ -46,6 +46,10 @@ from hookspecs.types import (
 
 _log = logging.getLogger(__name__)
 
+_PLAIN_HOOKEXEC = pluggy.PluginManager("probe")._inner_hookexec
+"""What a plugin manager runs hooks with while no call monitoring (``add_hookcall_monitoring``, tracing)
+is installed: pluggy's own multicall."""
+
 
 def error_result(call: ToolCall, code: str, *, dispatched: bool, detail: str = "") -> ToolResult:
     """A non-ok result with a localized message for ``tool-error.<code>``."""
@@ -67,6 +71,8 @@ class HookFacade:
         self.pm = pm
         self.reports: list[str] = []
         """Exceptions from seams whose failure must not stop the host (reported, not raised)."""
+        self._plans: dict[str, tuple[list[pluggy.HookImpl], _PlainPlan | None]] = {}
+        """Per hook: the implementations last seen and how to call them past pluggy (``None``: through it)."""
         for impl in pm.hook.agent_host_tool_execute.get_hookimpls():
             if impl.hookwrapper:
                 raise TypeError(f"{impl.plugin_name}: agent_host_tool_execute needs wrapper=True, not hookwrapper")
@@ -161,9 +167,40 @@ class HookFacade:
         return [m for batch in self.pm.hook.agent_host_context_messages(step=step, services=services) for m in batch]
 
     # -- tool dispatch ------------------------------------------------------------
+    def _per_call(self, hook: str, kwargs: dict[str, Any]) -> Any:
+        """Call ``hook`` as ``pm.hook.<hook>(**kwargs)`` would, past pluggy's wrapper chain when nothing needs it.
+
+        The seams every nested call passes (guard, result) mostly have plain implementations only; then
+        pluggy's call is a loop over them, newest first, stopping at the first result of a
+        ``firstresult`` hook, and this runs that loop itself (ADR 0123). A wrapper (new or old style), call
+        monitoring (tracing), or an argument default in the spec sends the call through pluggy as
+        before, so they still see every call.
+        """
+        caller = getattr(self.pm.hook, hook)
+        impls = caller.get_hookimpls()
+        plan = self._plans.get(hook)
+        if plan is None or plan[0] != impls:  # registrations changed since (or first call): plan again
+            plan = (impls, _plain_plan(caller, impls))
+            self._plans[hook] = plan
+        calls = plan[1]
+        if calls is None or self.pm._inner_hookexec is not _PLAIN_HOOKEXEC:
+            return caller(**kwargs)
+        first, functions = calls
+        results: list[Any] = []
+        for function, names in functions:
+            # Each implementation's arguments are named by the spec, so ``kwargs`` holds them all.
+            result = function(*map(kwargs.__getitem__, names))
+            if result is not None:
+                if first:
+                    return result
+                results.append(result)
+        return None if first else results
+
     def guard(self, call: ToolCall, spec: ToolSpec, services: HostServices) -> Refusal | None:
         try:
-            return cast(Refusal | None, self.pm.hook.agent_host_guard(call=call, spec=spec, services=services))
+            return cast(
+                Refusal | None, self._per_call("agent_host_guard", {"call": call, "spec": spec, "services": services})
+            )
         except Exception as exc:
             _log.warning("agent_host_guard failed; the call is refused", exc_info=exc)
             return Refusal(code="guard-error", reason=f"{type(exc).__name__}: {exc}")
@@ -185,7 +222,9 @@ class HookFacade:
     def tool_result(self, call: ToolCall, result: ToolResult, services: HostServices) -> ToolResult:
         """Apply every annotation: metadata merged in call order, first presentation wins."""
         try:
-            annotations = self.pm.hook.agent_host_tool_result(call=call, result=result, services=services)
+            annotations = self._per_call(
+                "agent_host_tool_result", {"call": call, "result": result, "services": services}
+            )
         except Exception as exc:
             _log.warning("agent_host_tool_result failed", exc_info=exc)
             self.reports.append(f"agent_host_tool_result: {type(exc).__name__}: {exc}")
@@ -210,6 +249,20 @@ class HookFacade:
             _log.warning("agent_host_command failed for /%s", request.name, exc_info=exc)
             text = message("host.command-failed", name=request.name, detail=f"{type(exc).__name__}: {exc}")
             return CommandReceipt(status=ReceiptStatus.FAILED, text=text)
+
+
+_PlainPlan = tuple[bool, tuple[tuple[Callable[..., Any], tuple[str, ...]], ...]]
+"""``(firstresult, ((function, argument names), ...))`` in pluggy's calling order (newest first)."""
+
+
+def _plain_plan(caller: pluggy.HookCaller, impls: Sequence[pluggy.HookImpl]) -> _PlainPlan | None:
+    """How to call ``impls`` as pluggy's multicall would, or ``None`` if that takes pluggy itself: a
+    wrapper of either style, keyword arguments with defaults, or no spec."""
+    spec = caller.spec
+    if spec is None or spec.kwargdefaults or any(i.wrapper or i.hookwrapper or i.kwargnames for i in impls):
+        return None
+    functions = tuple((impl.function, tuple(impl.argnames)) for impl in reversed(impls))
+    return bool(spec.opts.get("firstresult", False)), functions
 
 
 async def _drive(impls: Sequence[pluggy.HookImpl], kwargs: dict[str, Any]) -> ToolResult:

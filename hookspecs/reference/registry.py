@@ -13,6 +13,7 @@ from jsonschema.protocols import Validator
 
 from hookspecs.i18n import message
 from hookspecs.reference.errors import HostError
+from hookspecs.reference.plain_schema import Check, plain_check
 from hookspecs.services import ToolDefinition
 from hookspecs.types import JSONObject, ToolSpec
 
@@ -31,15 +32,22 @@ class ToolView:
 
     def __init__(self, definitions: Iterable[ToolDefinition] = ()) -> None:
         self._definitions: dict[str, ToolDefinition] = {}
+        self._validators: dict[str, Compiled] = {}
         for definition in definitions:
             name = definition.spec.name
             if name in self._definitions:
                 raise HostError("HOST-0201", name=name)
-            _validator(_schema_key(definition.spec.input_schema))
+            # A view is one revision of the contract (rebuilt when tools change): its validators are compiled
+            # here, once, from the schemas' content, so a call pays no schema serialisation (ADR 0123).
+            self._validators[name] = _compiled(_schema_key(definition.spec.input_schema))
             self._definitions[name] = definition
 
     def get(self, name: str) -> ToolDefinition | None:
         return self._definitions.get(name)
+
+    def validator(self, name: str) -> Compiled:
+        """The compiled validator of tool ``name``'s input schema as it was when this view was built."""
+        return self._validators[name]
 
     def __iter__(self) -> Iterator[ToolDefinition]:
         return iter(self._definitions.values())
@@ -57,15 +65,32 @@ class ToolView:
         return list(self._definitions)
 
 
-def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
+class Compiled:
+    """One input schema compiled: jsonschema's validator and, for a plain schema, a direct check equal to
+    its verdict (:mod:`hookspecs.reference.plain_schema`) that answers valid arguments without it."""
+
+    __slots__ = ("plain", "validator")
+
+    def __init__(self, validator: Validator, plain: Check | None) -> None:
+        self.validator = validator
+        self.plain = plain
+
+
+def validation_errors(spec: ToolSpec, arguments: Mapping[str, Any], compiled: Compiled | None = None) -> list[str]:
     """Problems of ``arguments`` against ``spec.input_schema`` as ``path: message`` lines (empty: valid).
+
+    ``compiled``: the schema compiled, when the caller holds it (:meth:`ToolView.validator`); else it is
+    looked up by the schema's content.
 
     At most :data:`MAX_ERRORS` are reported, each cut to :data:`MAX_ERROR_CHARS`, and validation
     stops once it found one more than that (a last line says that more were left out): an argument
     of a million wrong items costs a few errors, not a million (ADR 0087).
     """
-    validator = _validator(_schema_key(spec.input_schema))
-    errors = list(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS + 1))
+    if compiled is None:
+        compiled = _compiled(_schema_key(spec.input_schema))
+    if compiled.plain is not None and compiled.plain(arguments):
+        return []  # the verdict jsonschema gives, without its machinery (ADR 0123)
+    errors = list(itertools.islice(compiled.validator.iter_errors(arguments), MAX_ERRORS + 1))
     if not errors:
         return []
     more = len(errors) > MAX_ERRORS
@@ -96,3 +121,11 @@ def _validator(key: bytes) -> Validator:
         raise HostError("HOST-0202", name=schema.get("title", "?"), reason=exc.message) from exc
     validator: Validator = cls(schema)
     return validator
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(key: bytes) -> Compiled:
+    validator = _validator(key)
+    # jsonschema picks the draft from ``$schema``; the direct check knows Draft 2020-12 only.
+    default = validator.__class__ is jsonschema.Draft202012Validator
+    return Compiled(validator, plain_check(orjson.loads(key)) if default else None)

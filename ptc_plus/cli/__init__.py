@@ -96,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:  # click's answer, without importing click or reading a message catalog
         return _version()
+    if args in (["--help"], ["-h"]):  # click's text, without importing click (ADR 0123)
+        from ptc_plus.cli.fast_help import top_level_help
+
+        text = top_level_help()
+        if text is not None:
+            return _print(text)
     from ptc_plus.cli.click_words import localized_click
     from ptc_plus.cli.output import wants_json
 
@@ -112,8 +118,13 @@ def usage_errors(*kinds: type[PtcError]) -> contextlib.AbstractContextManager[No
 
 
 def _version() -> int:
+    return _print(f"ptc-plus {__version__}")
+
+
+def _print(text: str) -> int:
+    """Print ``text`` and a newline as click's ``echo`` would; 1 if the reader went away."""
     try:
-        print(f"ptc-plus {__version__}")
+        print(text)
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()

@@ -49,9 +49,9 @@ async def test_large_arguments_are_validated_off_the_loop_in_submission_order(
     threads: dict[int, str] = {}
     real = validation_errors
 
-    def watched(spec: ToolSpec, arguments: Any) -> list[str]:
+    def watched(spec: ToolSpec, arguments: Any, *rest: Any) -> list[str]:
         threads[len(arguments.get("numbers", ()))] = threading.current_thread().name
-        return real(spec, arguments)
+        return real(spec, arguments, *rest)  # the view's compiled validator too (ADR 0123)
 
     monkeypatch.setattr(dispatch, "validation_errors", watched)
     guarded: list[str] = []
