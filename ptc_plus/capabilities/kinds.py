@@ -113,6 +113,12 @@ def kind_row(kind: CapabilityKind | str) -> KindRow | None:
         return None
 
 
+def as_kind(value: CapabilityKind | str | None) -> CapabilityKind | None:
+    """The kind ``value`` names (a kind or its persisted value); ``None`` for ``None`` or ``""`` (no kind: a
+    capability the host does not offer). Raises ``ValueError`` for a value no kind has."""
+    return None if value is None or value == "" else CapabilityKind(value)
+
+
 def kinds_delivered(delivery: Delivery) -> frozenset[CapabilityKind]:
     return frozenset(k for k, row in KINDS.items() if row.delivery is delivery)
 

@@ -9,7 +9,7 @@ import attrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from hookspecs.serialization import converter
-from ptc_plus.capabilities import CapabilityKind
+from ptc_plus.capabilities import CapabilityKind, as_kind
 from ptc_plus.config import Disclosure
 
 PLAN_VERSION = 1
@@ -77,7 +77,7 @@ class PlanEntry:
     disclosure: Disclosure | None
     reason: Reason
     name: str = ""
-    kind: CapabilityKind | None = None
+    kind: CapabilityKind | None = attrs.field(default=None, converter=as_kind)
     """Persisted as the kind's value, ``""`` for none (a capability the host does not offer): :func:`kind_value`."""
     revision: str = ""
     cost_tokens: int = 0
