@@ -16,7 +16,7 @@ import attrs
 
 from hookspecs import JSONValue
 from ptc_plus.i18n import message
-from ptc_plus.runtime.run_shape import RunShape
+from ptc_plus.runtime.run_shape import RunError, RunShape
 
 
 class OutcomeKind(enum.StrEnum):
@@ -161,9 +161,23 @@ class RunOutcome:
         parts.extend(message("runtime.report.note", lang, note=note) + "\n" for note in self.notes)
         return "".join(parts).rstrip("\n")
 
+    def shape(self, lang: str | None = None) -> RunShape:
+        """The one projection of this run (:class:`~ptc_plus.runtime.run_shape.RunShape`), its message in ``lang``."""
+        error = None
+        if self.failure is not None:
+            error = RunError(
+                kind=str(self.failure.kind),
+                code=self.failure.code,
+                message=self.failure.message(lang),
+                traceback=self.failure.traceback or None,
+                tool_name=self.failure.tool_name,
+            )
+        logs = tuple(entry.to_json() for entry in self.logs)
+        return RunShape(value=self.value, error=error, logs=logs, calls=self.calls, notes=self.notes)
+
     def to_json(self, lang: str | None = None) -> dict[str, JSONValue]:
         """The shape ``ptc-plus exec --json`` prints, with the traceback (:meth:`.run_shape.RunShape.to_json`)."""
-        return RunShape.of(self, lang).to_json()
+        return self.shape(lang).to_json()
 
 
 def _line_ended(text: str) -> str:

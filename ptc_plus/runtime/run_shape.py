@@ -3,21 +3,19 @@
 A settled run (:class:`~ptc_plus.runtime.outcome.RunOutcome`) reaches three readers: the ``run_code`` tool
 returns its value (``{"value", "logs", "calls", "notes"}``) or fails with its data (``{"kind", "message",
 "traceback"?, "tool_name"?, "logs", "calls", "notes"}``); ``ptc-plus exec`` reads the host's settled result
-back into ``{"ok", "value", "error", "logs", "calls", "notes"}``. :class:`RunShape` is that shape once, with
-each reader's form as a method, so a field added to a run's outcome is added here (ADR 0122). Every form keeps
+back into ``{"ok", "value", "error", "logs", "calls", "notes"}``. :class:`RunShape` is that shape once
+(:meth:`RunOutcome.shape <ptc_plus.runtime.outcome.RunOutcome.shape>` builds it), with each reader's form as a
+method, so a field added to a run's outcome is added here (ADR 0122). Every form keeps
 the keys, their order and their values the three writers had.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from hookspecs import JSONValue, ResultStatus, ToolResult
-
-if TYPE_CHECKING:
-    from ptc_plus.runtime.outcome import RunOutcome
 
 
 @attrs.frozen(kw_only=True)
@@ -46,22 +44,6 @@ class RunShape:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-    @classmethod
-    def of(cls, outcome: RunOutcome, lang: str | None = None) -> RunShape:
-        """The shape of ``outcome``, its message in ``lang``."""
-        failure = outcome.failure
-        error = None
-        if failure is not None:
-            error = RunError(
-                kind=str(failure.kind),
-                code=failure.code,
-                message=failure.message(lang),
-                traceback=failure.traceback or None,
-                tool_name=failure.tool_name,
-            )
-        logs = tuple(entry.to_json() for entry in outcome.logs)
-        return cls(value=outcome.value, error=error, logs=logs, calls=outcome.calls, notes=outcome.notes)
 
     @classmethod
     def of_result(cls, result: ToolResult) -> RunShape:

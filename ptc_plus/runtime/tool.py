@@ -35,7 +35,6 @@ from ptc_plus.runtime.errors import InvalidTimeout, RuntimeClosed
 from ptc_plus.runtime.kernel.cells import KernelCell
 from ptc_plus.runtime.lane import NestedLane
 from ptc_plus.runtime.run_limits import KernelMode, RunLimits, resolve_timeout
-from ptc_plus.runtime.run_shape import RunShape
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 TOOL_NAME = "run_code"
@@ -141,7 +140,7 @@ def run_code_definition(
             )
         except RuntimeClosed as closed:
             raise ToolFailure(closed.code, closed.message()) from None
-        shape = RunShape.of(outcome)
+        shape = outcome.shape()
         if outcome.failure is None:
             return shape.tool_value()
         # Hosts show a failed tool's message to the model: the report is what it needs to go on.

@@ -64,7 +64,7 @@ OUTCOMES_TO_PROJECT = [
 
 @pytest.mark.parametrize("outcome", OUTCOMES_TO_PROJECT, ids=["value", "exception", "timeout", "protocol"])
 def test_what_run_code_returns_reads_back_into_its_outcomes_shape(outcome: RunOutcome) -> None:
-    shape = RunShape.of(outcome)
+    shape = outcome.shape()
     if outcome.failure is None:
         result = ToolResult(call_id="c", tool="run_code", status=ResultStatus.OK, value=shape.tool_value())
     else:
