@@ -1,6 +1,7 @@
 """Capabilities: the catalog and what its contracts cost.
 
-- :mod:`.capability` — the value types: identities, kinds, revisions, unmanaged marking;
+- :mod:`.kinds` — the table of capability kinds: identity prefix, delivery, reach, observed (ADR 0122);
+- :mod:`.capability` — the value types: identities, revisions, unmanaged marking;
 - :mod:`.catalog` — everything offered, sorted and checked unique;
 - :mod:`.contract` — delivered contract text (shared types once);
 - :mod:`.cost` — tokens of delivered text, unit named (:mod:`.o200k`: the shipped tokenizer);
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 from ptc_plus.capabilities.capability import (
     Capability,
-    CapabilityKind,
     ResourceEntry,
     ResourceSource,
     UnmanagedKind,
@@ -40,21 +40,39 @@ from ptc_plus.capabilities.disk_cache import (
     default_cache,
 )
 from ptc_plus.capabilities.errors import CatalogUnavailable
+from ptc_plus.capabilities.kinds import (
+    KINDS,
+    CapabilityKind,
+    Delivery,
+    KindRow,
+    Reach,
+    as_kind,
+    kind_row,
+    kinds_delivered,
+    kinds_reached,
+    observed_kinds,
+    tool_kind,
+)
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "KINDS",
     "Capability",
     "CapabilityKind",
     "Catalog",
     "CatalogUnavailable",
     "Cost",
     "DeferredCounter",
+    "Delivery",
     "DiskCache",
+    "KindRow",
+    "Reach",
     "ResourceEntry",
     "ResourceSource",
     "ToolTally",
     "UnmanagedKind",
     "UserCache",
+    "as_kind",
     "build_catalog",
     "cache_directory",
     "cache_key",
@@ -62,8 +80,13 @@ __all__ = [
     "chosen_cache",
     "default_cache",
     "delivery_text",
+    "kind_row",
+    "kinds_delivered",
+    "kinds_reached",
     "line_counter",
     "measure",
+    "observed_kinds",
     "offline_counter",
     "tool_identity",
+    "tool_kind",
 ]

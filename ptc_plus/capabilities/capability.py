@@ -1,4 +1,4 @@
-"""A capability and its value types: identity, kind, contract revision, unmanaged marking.
+"""A capability and its value types: identity, contract revision, unmanaged marking (kinds: :mod:`.kinds`).
 
 Identity (``host:read_file``, ``plugin:x/y``, ``mcp:github/create_issue``,
 ``skill:pdf``, ``mcp-resources:github``) names *where* a capability comes
@@ -20,17 +20,8 @@ from collections.abc import Mapping
 import attrs
 
 from hookspecs.types import ToolSpec
+from ptc_plus.capabilities.kinds import KINDS, CapabilityKind
 from ptc_plus.sdk import RenderedTool
-
-
-class CapabilityKind(enum.StrEnum):
-    TOOL = "tool"
-    """A host or plugin tool."""
-    MCP_TOOL = "mcp-tool"
-    SKILL = "skill"
-    """A catalog line; the body is loaded only when used."""
-    MCP_RESOURCES = "mcp-resources"
-    """One MCP server's resources and resource templates."""
 
 
 class UnmanagedKind(enum.StrEnum):
@@ -75,7 +66,7 @@ class ResourceSource:
 
     @property
     def identity(self) -> str:
-        return f"mcp-resources:{self.server}"
+        return KINDS[CapabilityKind.MCP_RESOURCES].prefix + self.server
 
 
 @attrs.frozen(kw_only=True)

@@ -15,7 +15,6 @@ from hookspecs.types import SkillSpec, ToolSpec
 from ptc_plus.capabilities.capability import (
     DEFAULT_UNMANAGED,
     Capability,
-    CapabilityKind,
     ResourceSource,
     UnmanagedKind,
     revision_of,
@@ -23,6 +22,7 @@ from ptc_plus.capabilities.capability import (
 from ptc_plus.capabilities.contract import resource_text, skill_text, tool_contract
 from ptc_plus.capabilities.disk_cache import DiskCache, UserCache, chosen_cache
 from ptc_plus.capabilities.errors import DuplicateCapability
+from ptc_plus.capabilities.kinds import KINDS, CapabilityKind, tool_kind
 from ptc_plus.sdk import LearnedResult, RenderedTool, decode_tools, encode_tools, render_tool, spec_inputs
 
 
@@ -80,7 +80,7 @@ def build_catalog(
         entries.append(
             Capability(
                 identity=spec.identity,
-                kind=CapabilityKind.MCP_TOOL if spec.source.startswith("mcp:") else CapabilityKind.TOOL,
+                kind=tool_kind(spec.source),
                 source=spec.source,
                 name=spec.name,
                 description=spec.description,
@@ -111,7 +111,7 @@ def build_catalog(
             Capability(
                 identity=source.identity,
                 kind=CapabilityKind.MCP_RESOURCES,
-                source=f"mcp:{source.server}",
+                source=KINDS[CapabilityKind.MCP_TOOL].prefix + source.server,
                 name=source.server,
                 description=" ".join(
                     [source.description, *(e.name + " " + e.description for e in source.entries)]

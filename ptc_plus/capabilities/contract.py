@@ -9,14 +9,16 @@ contract is simply the delivery of that capability alone.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from hookspecs.types import SkillSpec, ToolSpec
 from ptc_plus.capabilities.capability import Capability, ResourceSource
 from ptc_plus.capabilities.cost import LINE_START
+from ptc_plus.capabilities.kinds import Delivery, kinds_delivered
 from ptc_plus.sdk import RenderedTool, assemble, one_line, qualifier, render_tool, settle
 
 _SEPARATOR = "\n\n\n"
+_STUB_KINDS = kinds_delivered(Delivery.STUB)
 
 
 def tool_contract(tool: RenderedTool) -> str:
@@ -49,9 +51,18 @@ def resource_text(source: ResourceSource) -> str:
 def delivery_text(capabilities: Sequence[Capability]) -> str:
     """The text delivering ``capabilities`` together (any order; the text is sorted).
 
+    One block per :class:`~.kinds.Delivery`, in its order, of the capabilities whose kind delivers so.
     Tools whose type names clash with another delivered tool are re-rendered
     with a qualifier; every other tool reuses its catalog rendering.
     """
+    blocks: list[str] = []
+    for delivery in Delivery:
+        kinds = kinds_delivered(delivery)
+        blocks += _DELIVER[delivery]([c for c in capabilities if c.kind in kinds])
+    return _SEPARATOR.join(blocks) + "\n" if blocks else ""
+
+
+def _stubs(capabilities: Sequence[Capability]) -> list[str]:
     tools = sorted((c for c in capabilities if c.spec is not None), key=lambda c: c.identity)
     by_spec = {id(c.spec): c for c in tools}
 
@@ -61,19 +72,25 @@ def delivery_text(capabilities: Sequence[Capability]) -> str:
             return cached
         return render_tool(spec, qualifier=qualifier(spec, level), learned=cached.learned if cached else None)
 
-    blocks: list[str] = []
     specs = [c.spec for c in tools if c.spec is not None]
-    if specs:
-        blocks.append(assemble(settle(specs, render), header=False).rstrip("\n"))
-    skills = [
-        SkillSpec(name=c.name, description=c.description, source=c.source) for c in capabilities if c.kind == "skill"
-    ]
-    if skills:
-        blocks.append(skill_text(skills).rstrip("\n"))
-    blocks += [
-        c.contract.rstrip("\n") for c in sorted(capabilities, key=lambda c: c.identity) if c.kind == "mcp-resources"
-    ]
-    return _SEPARATOR.join(blocks) + "\n" if blocks else ""
+    return [assemble(settle(specs, render), header=False).rstrip("\n")] if specs else []
+
+
+def _catalog_lines(capabilities: Sequence[Capability]) -> list[str]:
+    skills = [SkillSpec(name=c.name, description=c.description, source=c.source) for c in capabilities]
+    return [skill_text(skills).rstrip("\n")] if skills else []
+
+
+def _listings(capabilities: Sequence[Capability]) -> list[str]:
+    return [c.contract.rstrip("\n") for c in sorted(capabilities, key=lambda c: c.identity)]
+
+
+_DELIVER: Mapping[Delivery, Callable[[Sequence[Capability]], list[str]]] = {
+    Delivery.STUB: _stubs,
+    Delivery.CATALOG_LINE: _catalog_lines,
+    Delivery.LISTING: _listings,
+}
+"""The blocks of a delivery, by how its kinds deliver: a new delivery adds its renderer here."""
 
 
 class ToolTally:
@@ -122,7 +139,7 @@ class ToolTally:
 
     def _join(self, capability: Capability) -> _Joined | None:
         tool = capability.tool
-        if capability.spec is None or tool is None or capability.kind in ("skill", "mcp-resources"):
+        if capability.spec is None or tool is None or capability.kind not in _STUB_KINDS:
             return None
         new_types: dict[str, str] = {}
         for decl in tool.types:

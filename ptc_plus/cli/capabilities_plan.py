@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 
 from ptc_plus.adapters.mcp import ToolsSnapshot, age_text
-from ptc_plus.capabilities import Catalog, CatalogUnavailable
+from ptc_plus.capabilities import KINDS, CapabilityKind, Catalog, CatalogUnavailable
 from ptc_plus.cli.invocation import ptc_command, usage_errors
 from ptc_plus.cli.options import json_option, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, styled, table
@@ -140,9 +140,9 @@ def _verbose_summary(plan: CapabilityPlan, unit: str) -> None:
 def _snapshot_of(identity: str, listed: Mapping[str, ToolsSnapshot]) -> ToolsSnapshot | None:
     """The snapshot ``identity``'s server was planned from (``mcp:<server>/<tool>``, ``mcp-resources:<server>``)."""
     source, _, member = identity.partition(":")
-    if source == "mcp":
+    if source == KINDS[CapabilityKind.MCP_TOOL].source:
         return listed.get(member.partition("/")[0])
-    if source == "mcp-resources":
+    if source == KINDS[CapabilityKind.MCP_RESOURCES].source:
         return listed.get(member)
     return None
 

@@ -44,7 +44,7 @@ import attrs
 import click
 import orjson
 
-from hookspecs import AgentRef, ResultStatus, ToolDefinition, ToolResult
+from hookspecs import AgentRef, ToolDefinition, ToolResult
 from ptc_plus.capabilities import build_catalog
 from ptc_plus.cli.invocation import WrongInvocation, ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
@@ -62,6 +62,7 @@ from ptc_plus.runtime import (
     OutputObserver,
     Recovery,
     RunLimits,
+    RunShape,
     SessionBusy,
     SessionDirInWorkspace,
     SessionDirRefused,
@@ -438,23 +439,10 @@ def result_shape(result: ToolResult) -> dict[str, Any]:
     """``{"ok", "value", "error", "logs", "calls", "notes"}`` from the host's settled ``run_code`` result.
 
     ``error`` is ``None`` or ``{"kind", "code", "message", "tool_name"?}`` (``code``: the outcome's stable
-    ``PTC-21xx``, or the host's code when the run never started); ``--json`` adds ``"version"``.
+    ``PTC-21xx``, or the host's code when the run never started); ``--json`` adds ``"version"``. The one
+    projection of a run's outcome (:class:`~ptc_plus.runtime.RunShape`); the traceback goes to standard error.
     """
-    if result.ok:
-        body = result.value
-        shape = {"ok": True, "value": body["value"], "error": None, "logs": body["logs"], "calls": body["calls"]}
-        return {**shape, "notes": list(body.get("notes", []))}
-    data = dict(result.error.data) if result.error is not None else {}
-    fallback = "abort" if result.status is ResultStatus.CANCELLED else "exception"
-    kind = str(data.get("kind", fallback))
-    # ``data["message"]``: the outcome's own message (the error's message is the model's full report).
-    text = data.get("message", result.error.message) if result.error else str(result.status)
-    code = result.error.code if result.error is not None else str(result.status)
-    error: dict[str, Any] = {"kind": kind, "code": code, "message": text}
-    if data.get("tool_name") is not None:
-        error["tool_name"] = data["tool_name"]
-    shape = {"ok": False, "value": None, "error": error, "logs": data.get("logs", []), "calls": data.get("calls", 0)}
-    return {**shape, "notes": list(data.get("notes", []))}
+    return RunShape.of_result(result).to_json(traceback=False)
 
 
 def _print_human(shape: dict[str, Any], result: ToolResult, terminal: _Terminal | None) -> None:

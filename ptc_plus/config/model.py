@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from ptc_plus.capabilities import KINDS, CapabilityKind
 from ptc_plus.runtime import KernelMode
 from ptc_plus.sandbox_policy import SandboxPolicy
 
@@ -470,9 +471,9 @@ def is_well_formed_identity(identity: str) -> bool:
     return _WELL_FORMED.fullmatch(identity) is not None and is_valid_identity(identity)
 
 
-MCP_SOURCE = "mcp"
+MCP_SOURCE = KINDS[CapabilityKind.MCP_TOOL].source
 """The source of an MCP tool's identity, ``mcp:<server>/<tool>``, and of a server unit, ``mcp:<server>``."""
-MCP_RESOURCES_SOURCE = "mcp-resources"
+MCP_RESOURCES_SOURCE = KINDS[CapabilityKind.MCP_RESOURCES].source
 """The source of an MCP server's resource source, ``mcp-resources:<server>``."""
 
 

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import attrs
 
+from ptc_plus.capabilities import CapabilityKind, as_kind
 from ptc_plus.config import PtcConfig
 
 
@@ -46,7 +47,7 @@ class PlanCandidate:
     identity: str
     cost_tokens: int
     name: str = ""
-    kind: str = ""
+    kind: CapabilityKind | None = attrs.field(default=None, converter=as_kind)
     revision: str = ""
     host_provided: bool = True
     managed: bool = True

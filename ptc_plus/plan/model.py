@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import attrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from hookspecs.serialization import converter
+from ptc_plus.capabilities import CapabilityKind, as_kind
 from ptc_plus.config import Disclosure
 
 PLAN_VERSION = 1
@@ -73,7 +77,8 @@ class PlanEntry:
     disclosure: Disclosure | None
     reason: Reason
     name: str = ""
-    kind: str = ""
+    kind: CapabilityKind | None = attrs.field(default=None, converter=as_kind)
+    """Persisted as the kind's value, ``""`` for none (a capability the host does not offer): :func:`kind_value`."""
     revision: str = ""
     cost_tokens: int = 0
     coverage: float | None = None
@@ -83,6 +88,25 @@ class PlanEntry:
     overage: bool = False
     window: int | None = None
     passed_over: tuple[Shortfall, ...] = ()
+
+
+def kind_value(kind: CapabilityKind | None) -> str:
+    """How a plan entry's kind is persisted: its value, ``""`` for none (the bytes of every plan written before
+    the kind was typed, ADR 0122)."""
+    return "" if kind is None else kind.value
+
+
+def _kind_of(value: Any, _: Any) -> CapabilityKind | None:
+    text = converter.structure(value, str)
+    return None if text == "" else converter.structure(text, CapabilityKind)
+
+
+converter.register_unstructure_hook(
+    PlanEntry, make_dict_unstructure_fn(PlanEntry, converter, kind=override(unstruct_hook=kind_value))
+)
+converter.register_structure_hook(
+    PlanEntry, make_dict_structure_fn(PlanEntry, converter, kind=override(struct_hook=_kind_of))
+)
 
 
 @attrs.frozen(kw_only=True)

@@ -3,7 +3,8 @@
 Public surface: :func:`run_code_definition` (the tool a host registers),
 :class:`CodeRuntime` (runs programs; close it on unload), :class:`RunLimits`
 and :class:`SandboxPolicy` (configuration), :class:`RunOutcome` and
-:class:`OutcomeKind` (what a run settles to), :data:`DiscoveryProvider`
+:class:`OutcomeKind` with its row in :data:`OUTCOMES` (what a run settles to), :class:`RunShape` (the one
+projection of a settled run, ADR 0122), :data:`DiscoveryProvider`
 (what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
 besides: the errors it reports, the sandbox probe and :func:`scratch_state_dir` (a short-lived host's state
@@ -33,14 +34,16 @@ from ptc_plus.runtime.kernel import (
 from ptc_plus.runtime.kernel import encode as encode_journal_record
 from ptc_plus.runtime.kernel.cells import KernelCell, Recovery
 from ptc_plus.runtime.ledger import OutputObserver
-from ptc_plus.runtime.outcome import LogEntry, OutcomeKind, RunFailure, RunOutcome
+from ptc_plus.runtime.outcome import OUTCOMES, LogEntry, OutcomeKind, OutcomeRow, RunFailure, RunOutcome, outcome_kinds
 from ptc_plus.runtime.run_limits import KernelMode, RunLimits, resolve_timeout
+from ptc_plus.runtime.run_shape import RunError, RunShape
 from ptc_plus.runtime.sandbox import probe as probe_sandbox
 from ptc_plus.runtime.state_dirs import scratch_state_dir
 from ptc_plus.runtime.tool import TOOL_NAME, KernelFor, run_code_definition
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 __all__ = [
+    "OUTCOMES",
     "TOOL_NAME",
     "CodeRuntime",
     "DirectoryStore",
@@ -55,11 +58,14 @@ __all__ = [
     "KernelMode",
     "LogEntry",
     "OutcomeKind",
+    "OutcomeRow",
     "OutputObserver",
     "Recovery",
+    "RunError",
     "RunFailure",
     "RunLimits",
     "RunOutcome",
+    "RunShape",
     "SandboxPolicy",
     "SessionBusy",
     "SessionDirInWorkspace",
@@ -67,6 +73,7 @@ __all__ = [
     "check_discovery_bounds",
     "encode_journal_record",
     "in_discovery_thread",
+    "outcome_kinds",
     "probe_sandbox",
     "resolve_timeout",
     "run_code_definition",

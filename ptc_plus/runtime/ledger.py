@@ -34,7 +34,7 @@ import attrs
 import orjson
 
 from ptc_plus.i18n import message
-from ptc_plus.runtime.outcome import PROGRAM_NAMES, PROGRAM_TEXTS, LogEntry, RunFailure
+from ptc_plus.runtime.outcome import LogEntry, RunFailure
 from ptc_plus.runtime.worker.foreign import NAME_CHARS
 
 _ENTRY_OVERHEAD = len(b'{"stream":"","text":""},')
@@ -113,7 +113,7 @@ class HostLedger:
         """
         params = dict(failure.params)
         pieces: list[_Piece] = []
-        for key in PROGRAM_NAMES.get(failure.kind, ()):
+        for key in failure.kind.row.program_names:
             if type(params.get(key)) is str:
                 pieces.append(_Piece(params[key], _keep_head, NAME_CHARS, functools.partial(params.__setitem__, key)))
         result = {"traceback": failure.traceback, "tool_name": failure.tool_name}
@@ -121,7 +121,7 @@ class HostLedger:
             pieces.append(
                 _Piece(failure.tool_name, _keep_head, NAME_CHARS, functools.partial(result.__setitem__, "tool_name"))
             )
-        for key in PROGRAM_TEXTS.get(failure.kind, ()):
+        for key in failure.kind.row.program_texts:
             if type(params.get(key)) is str:
                 pieces.append(_Piece(params[key], _keep_head, None, functools.partial(params.__setitem__, key)))
         if failure.traceback is not None:

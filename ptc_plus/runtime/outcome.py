@@ -9,15 +9,19 @@ of a failure (ADR 0052).
 from __future__ import annotations
 
 import enum
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import attrs
 
 from hookspecs import JSONValue
 from ptc_plus.i18n import message
+from ptc_plus.runtime.run_shape import RunError, RunShape
 
 
 class OutcomeKind(enum.StrEnum):
+    """How a failed run ended; what each kind carries is its row in :data:`OUTCOMES` (ADR 0122)."""
+
     EXCEPTION = "exception"
     TIMEOUT = "timeout"
     ABORT = "abort"
@@ -28,30 +32,55 @@ class OutcomeKind(enum.StrEnum):
     SANDBOX_UNAVAILABLE = "sandbox-unavailable"
 
     @property
+    def row(self) -> OutcomeRow:
+        return OUTCOMES[self]
+
+    @property
     def code(self) -> str:
-        return _CODES[self]
+        return OUTCOMES[self].code
 
 
-PROGRAM_NAMES: dict[OutcomeKind, tuple[str, ...]] = {OutcomeKind.EXCEPTION: ("type",)}
-"""Params naming something the program made (short; cut to a name's length)."""
-PROGRAM_TEXTS: dict[OutcomeKind, tuple[str, ...]] = {
-    OutcomeKind.EXCEPTION: ("message",),
-    OutcomeKind.INVALID_OUTPUT: ("detail",),
-    OutcomeKind.PROTOCOL: ("detail",),
+@attrs.frozen(kw_only=True)
+class OutcomeRow:
+    """What one outcome kind carries: its stable code and the flags the runtime decides by.
+
+    :ivar code: the error code (``PTC-21xx``); its message is ``error.<code>`` in both locales.
+    :ivar reported: the worker may report it in its ``done`` frame (the program ran to its end in a worker that
+        lived on); a ``done`` naming any other kind is a protocol violation. The worker writes these kinds as
+        literals (it imports the standard library only): ``worker/outcomes.py`` keeps them, checked equal.
+    :ivar cancels: nested calls still running are cancelled rather than drained by the host.
+    :ivar replayable: a kernel cell that ended so ends the same way when replayed with its recorded results.
+    :ivar program_names: params naming something the program made (short; cut to a name's length).
+    :ivar program_texts: params whose text the program (or its process) controls: diagnostics, charged to the
+        output budget with the traceback and the tool name (ADR 0052). Other params are the host's own text.
+    """
+
+    code: str
+    reported: bool = False
+    cancels: bool = False
+    replayable: bool = False
+    program_names: tuple[str, ...] = ()
+    program_texts: tuple[str, ...] = ()
+
+
+OUTCOMES: Mapping[OutcomeKind, OutcomeRow] = {
+    OutcomeKind.EXCEPTION: OutcomeRow(
+        code="PTC-2101", reported=True, replayable=True, program_names=("type",), program_texts=("message",)
+    ),
+    OutcomeKind.TIMEOUT: OutcomeRow(code="PTC-2102", cancels=True),
+    OutcomeKind.ABORT: OutcomeRow(code="PTC-2103", cancels=True),
+    OutcomeKind.WORKER_EXIT: OutcomeRow(code="PTC-2104"),
+    OutcomeKind.INVALID_OUTPUT: OutcomeRow(code="PTC-2105", reported=True, replayable=True, program_texts=("detail",)),
+    OutcomeKind.OUTPUT_LIMIT: OutcomeRow(code="PTC-2106", reported=True, replayable=True),
+    OutcomeKind.PROTOCOL: OutcomeRow(code="PTC-2107", program_texts=("detail",)),
+    OutcomeKind.SANDBOX_UNAVAILABLE: OutcomeRow(code="PTC-2108"),
 }
-"""Params whose text the program (or its process) controls: diagnostics, charged to the output budget
-with the traceback and the tool name (ADR 0052). Other params are the host's own short text."""
+"""Every outcome kind's row: a new kind adds its member and its row, and the runtime's decisions follow."""
 
-_CODES = {
-    OutcomeKind.EXCEPTION: "PTC-2101",
-    OutcomeKind.TIMEOUT: "PTC-2102",
-    OutcomeKind.ABORT: "PTC-2103",
-    OutcomeKind.WORKER_EXIT: "PTC-2104",
-    OutcomeKind.INVALID_OUTPUT: "PTC-2105",
-    OutcomeKind.OUTPUT_LIMIT: "PTC-2106",
-    OutcomeKind.PROTOCOL: "PTC-2107",
-    OutcomeKind.SANDBOX_UNAVAILABLE: "PTC-2108",
-}
+
+def outcome_kinds(flag: Literal["reported", "cancels", "replayable"]) -> frozenset[OutcomeKind]:
+    """The kinds whose row has ``flag`` (``reported``, ``cancels``, ``replayable``) set."""
+    return frozenset(kind for kind, row in OUTCOMES.items() if getattr(row, flag))
 
 
 @attrs.frozen(kw_only=True)
@@ -132,23 +161,23 @@ class RunOutcome:
         parts.extend(message("runtime.report.note", lang, note=note) + "\n" for note in self.notes)
         return "".join(parts).rstrip("\n")
 
-    def to_json(self, lang: str | None = None) -> dict[str, JSONValue]:
-        """The shape ``ptc-plus exec --json`` prints (the model sees the value shape, or :meth:`report`)."""
-        error: dict[str, JSONValue] | None = None
+    def shape(self, lang: str | None = None) -> RunShape:
+        """The one projection of this run (:class:`~ptc_plus.runtime.run_shape.RunShape`), its message in ``lang``."""
+        error = None
         if self.failure is not None:
-            error = {"kind": str(self.failure.kind), "code": self.failure.code, "message": self.failure.message(lang)}
-            if self.failure.traceback:
-                error["traceback"] = self.failure.traceback
-            if self.failure.tool_name is not None:
-                error["tool_name"] = self.failure.tool_name
-        return {
-            "ok": self.ok,
-            "value": self.value,
-            "error": error,
-            "logs": [entry.to_json() for entry in self.logs],
-            "calls": self.calls,
-            "notes": list(self.notes),
-        }
+            error = RunError(
+                kind=str(self.failure.kind),
+                code=self.failure.code,
+                message=self.failure.message(lang),
+                traceback=self.failure.traceback or None,
+                tool_name=self.failure.tool_name,
+            )
+        logs = tuple(entry.to_json() for entry in self.logs)
+        return RunShape(value=self.value, error=error, logs=logs, calls=self.calls, notes=self.notes)
+
+    def to_json(self, lang: str | None = None) -> dict[str, JSONValue]:
+        """The shape ``ptc-plus exec --json`` prints, with the traceback (:meth:`.run_shape.RunShape.to_json`)."""
+        return self.shape(lang).to_json()
 
 
 def _line_ended(text: str) -> str:

@@ -51,7 +51,7 @@ from ptc_plus.runtime.errors import DiscoveryUnavailable
 from ptc_plus.runtime.lane import ExpiringLane, Lane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded, OutputObserver
-from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome
+from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome, outcome_kinds
 from ptc_plus.runtime.process import ChildGone, WorkerProcess
 from ptc_plus.runtime.protocol import (
     VERSION,
@@ -69,9 +69,9 @@ from ptc_plus.runtime.protocol import encode as encode_frame
 from ptc_plus.runtime.run_limits import ResolvedTimeout
 from ptc_plus.runtime.worker import messages as worker_messages
 
-_CHILD_KINDS = {OutcomeKind.EXCEPTION, OutcomeKind.INVALID_OUTPUT, OutcomeKind.OUTPUT_LIMIT}
+_CHILD_KINDS = outcome_kinds("reported")
 _VALUE_LIMIT_KEYS = ("max_message_bytes", "max_output_bytes", "memory_bytes")
-_CANCELLING = {OutcomeKind.TIMEOUT, OutcomeKind.ABORT}
+_CANCELLING = outcome_kinds("cancels")
 """Kinds on which nested calls still running are cancelled rather than drained by the host (so are they
 when the host refused one of the program's frames: it stops serving a program that broke the protocol)."""
 _OUTPUT_TURNS = 3

@@ -140,13 +140,10 @@ def run_code_definition(
             )
         except RuntimeClosed as closed:
             raise ToolFailure(closed.code, closed.message()) from None
-        shape = outcome.to_json()
+        shape = outcome.shape()
         if outcome.failure is None:
-            return {"value": shape["value"], "logs": shape["logs"], "calls": shape["calls"], "notes": shape["notes"]}
-        failure = shape["error"]
-        data = {key: failure[key] for key in ("kind", "message", "traceback", "tool_name") if key in failure}
-        data.update(logs=shape["logs"], calls=shape["calls"], notes=shape["notes"])
+            return shape.tool_value()
         # Hosts show a failed tool's message to the model: the report is what it needs to go on.
-        raise ToolFailure(outcome.failure.code, outcome.report(), data)
+        raise ToolFailure(outcome.failure.code, outcome.report(), shape.tool_data())
 
     return ToolDefinition(spec=spec, handler=handler)

@@ -22,7 +22,7 @@ import attrs
 
 from hookspecs import SkillSpec, TokenCounter, ToolCall, ToolSpec
 from ptc_plus.adapters.mcp import RESOURCE_TOOLS
-from ptc_plus.capabilities import CapabilityKind, Catalog
+from ptc_plus.capabilities import KINDS, CapabilityKind, Catalog, Reach, kinds_reached
 from ptc_plus.config import Disclosure
 from ptc_plus.discovery import DEFAULT_DISCOVERY_BUDGET, CatalogSnapshot, build_snapshot
 from ptc_plus.plan import CapabilityPlan, Scope
@@ -31,10 +31,10 @@ from ptc_plus.runtime import TOOL_NAME
 from ptc_plus.session.environment import Environment
 from ptc_plus.workflow import OWN_TOOLS as WORKFLOW_TOOLS
 
-_TOOL_KINDS = frozenset({CapabilityKind.TOOL.value, CapabilityKind.MCP_TOOL.value})
-_SKILL_KINDS = frozenset({CapabilityKind.SKILL.value})
-_RESOURCES = CapabilityKind.MCP_RESOURCES.value
-_RESOURCES_PREFIX = "mcp-resources:"
+_TOOL_KINDS = kinds_reached(Reach.TOOL_NAME)
+"""Kinds reached by tool name: the guard, the natively offered tools and the program's namespace know them."""
+_SKILL_KINDS = kinds_reached(Reach.LOADER)
+_RESOURCE_KINDS = kinds_reached(Reach.RESOURCE_READER)
 
 
 def full_tools(environment: Environment) -> frozenset[str]:
@@ -104,7 +104,7 @@ class ResourceReads:
         if call.tool not in RESOURCE_TOOLS or call.arguments.get("server") is None:
             return None
         server = str(call.arguments["server"])
-        return None if server in self.allowed else _RESOURCES_PREFIX + server
+        return None if server in self.allowed else KINDS[CapabilityKind.MCP_RESOURCES].prefix + server
 
 
 @attrs.frozen(kw_only=True)
@@ -171,7 +171,7 @@ def freeze_membership(
     # The plugin's own tools: run_code, read_spill (reading previewed results, ADR 0069) and the MCP
     # resource readers (ADR 0072: the guard refuses servers the plan keeps out, by argument).
     own = frozenset({TOOL_NAME, READ_TOOL_NAME, *RESOURCE_TOOLS, *WORKFLOW_TOOLS})
-    unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind.value in _TOOL_KINDS) | own
+    unmanaged = frozenset(c.name for c in catalog.unmanaged() if c.kind in _TOOL_KINDS) | own
     full = full_tools(environment) if direct else frozenset()
     plan_skills = {e.name: e.identity in effective for e in plan.entries if e.kind in _SKILL_KINDS and e.name}
     loads = SkillLoads(
@@ -180,9 +180,9 @@ def freeze_membership(
         allowed=frozenset((s.loader, s.name) for s in skills if plan_skills.get(s.name)),
     )
     sources = {
-        e.identity.removeprefix(_RESOURCES_PREFIX): e.identity in effective
+        KINDS[e.kind].member(e.identity): e.identity in effective
         for e in plan.entries
-        if e.kind == _RESOURCES
+        if e.kind is not None and e.kind in _RESOURCE_KINDS
     }
     reads = ResourceReads(known=frozenset(sources), allowed=frozenset(s for s, on in sources.items() if on))
     snapshot = None

@@ -129,7 +129,7 @@ def candidates(
                 identity=c.identity,
                 cost_tokens=counter.count(c.contract),
                 name=c.name,
-                kind=c.kind.value,
+                kind=c.kind,
                 revision=c.revision,
                 workspace=local,
                 user=user,

@@ -33,7 +33,7 @@ from hookspecs import (
     ToolSpec,
 )
 from hookspecs.serialization import structure, unstructure
-from ptc_plus.capabilities import CapabilityKind, Catalog
+from ptc_plus.capabilities import KINDS, Catalog, observed_kinds
 from ptc_plus.config import Disclosure
 from ptc_plus.session.environment import Environment
 from ptc_plus.statistics import (
@@ -53,9 +53,9 @@ if TYPE_CHECKING:
 KIND = "ptc-family-usage/v1"
 VERSION = 1
 
-UNOBSERVABLE = frozenset({CapabilityKind.MCP_RESOURCES.value})
-"""Kinds whose use no host fact reports (contract 1.2 has no resource-read seam): never evidence, so they
-show "no sample" instead of a 0 % that only says we could not see."""
+UNOBSERVABLE = frozenset(KINDS) - observed_kinds()
+"""Kinds whose use no host fact reports (:attr:`~ptc_plus.capabilities.KindRow.observed`): never evidence, so
+they show "no sample" instead of a 0 % that only says we could not see."""
 
 _log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def agent_offers(
                 learn_shape=learn(c.identity, c.revision),
             )
             for c in catalog.managed()
-            if c.kind.value not in UNOBSERVABLE
+            if c.kind not in UNOBSERVABLE
         }
     return AgentOffers(
         workspace=real_workspace(info.workspace),

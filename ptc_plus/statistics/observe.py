@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from hookspecs import ToolCall, ToolResult, ToolSpec
+from ptc_plus.capabilities import KINDS, CapabilityKind
 from ptc_plus.config import load_config
 from ptc_plus.errors import PtcError
 from ptc_plus.statistics.sample import Disclosure, Evidence, FamilySample
@@ -167,7 +168,7 @@ class FamilyObserver:
             learned[spec.identity] = (merge_shapes(shape, derive_shape(result.value)), count + 1)
         argument = agent.loaders.get(spec.name)
         if argument is not None and isinstance(skill := call.arguments.get(argument), str):
-            self._use(call, f"skill:{skill}")
+            self._use(call, KINDS[CapabilityKind.SKILL].prefix + skill)
 
     def _agent(self, call: ToolCall) -> AgentOffers | None:
         family = self._families.get(call.caller.family_id)

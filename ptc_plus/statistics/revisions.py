@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hookspecs.serialization import canonical_bytes
-from ptc_plus.capabilities import Capability, CapabilityKind
+from ptc_plus.capabilities import Capability, Reach, kinds_reached
 
 ANNOTATIONS: frozenset[str] = frozenset(
     {"description", "title", "examples", "example", "default", "$comment", "deprecated", "readOnly", "writeOnly"}
@@ -79,7 +79,7 @@ def tool_schema_revision(input_schema: Mapping[str, Any]) -> str:
 
 def schema_revision_of(capability: Capability) -> str:
     """The schema revision of a catalog entry: a tool's required call shape; a constant for skills and resources."""
-    if capability.kind in (CapabilityKind.TOOL, CapabilityKind.MCP_TOOL) and capability.spec is not None:
+    if capability.kind in kinds_reached(Reach.TOOL_NAME) and capability.spec is not None:
         return tool_schema_revision(capability.spec.input_schema)
     return _digest(_NO_CALL_SHAPE)
 

@@ -18,13 +18,14 @@ from hookspecs import Concurrency, JSONObject, JSONValue, ToolContext, ToolDefin
 from ptc_plus.adapters.mcp.errors import RequestFailed, ToolReportedError
 from ptc_plus.adapters.mcp.hub import HUB, Server
 from ptc_plus.adapters.mcp.snapshots import SnapshotTool
+from ptc_plus.capabilities import KINDS, CapabilityKind
 from ptc_plus.errors import PtcError
 
 if TYPE_CHECKING:  # the SDK is imported when a tool is called (ADR 0105)
     import mcp.types as mt
     from mcp import ClientSession
 
-MCP_SOURCE = "mcp"
+MCP_SOURCE = KINDS[CapabilityKind.MCP_TOOL].source
 
 
 def source_of(server: str) -> str:

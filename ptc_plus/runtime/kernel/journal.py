@@ -35,12 +35,13 @@ from hookspecs import JSONObject, JSONValue
 from hookspecs.serialization import Rejected
 from hookspecs.serialization import converter as _strict
 from ptc_plus.runtime.kernel.store import Unreadable
+from ptc_plus.runtime.outcome import outcome_kinds
 
 VERSION = 1
 
-REPLAYABLE = frozenset({"ok", "exception", "invalid-output", "output-limit"})
+REPLAYABLE = frozenset({"ok", *(str(kind) for kind in outcome_kinds("replayable"))})
 """Outcomes of a cell that ran to its end in a worker that lived on (it returned, raised, or returned a value the
-host refused): a replay with the recorded tool results ends the same way."""
+host refused): a replay with the recorded tool results ends the same way (the outcome kinds' ``replayable``)."""
 
 UNCONFIRMED = "unconfirmed"
 """Volatility kind of a cell that entered the kernel but whose settled record is missing or unreadable."""

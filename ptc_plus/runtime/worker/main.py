@@ -24,7 +24,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from . import foreign, frames, kernel, lossless, messages, program, reaper, rlimits
+from . import foreign, frames, kernel, lossless, messages, outcomes, program, reaper, rlimits
 from .capabilities import DiscoveryError, build_capabilities
 from .channel import ChildChannel, ToolArgumentError
 from .ledger import CaptureText, LedgerHandler, OutputLedger
@@ -174,11 +174,11 @@ async def execute(
             return _too_large(budget, floor, key, fields)
         frame = frames.encode({"type": "done", "ok": True, "value": value, **fields})
     except lossless.NotLossless as error:
-        return _error_frame("invalid-output", f"{error.path}: {error.reason}", fields)
+        return _error_frame(outcomes.INVALID_OUTPUT, f"{error.path}: {error.reason}", fields)
     except MemoryError:  # the value fits the budget but its encoding does not fit the run's memory
         return _too_large(budget, floor, "memory_bytes", fields)
     except BaseException:  # a program thread changed the value between the check and the encoding
-        return _error_frame("invalid-output", messages.text("runtime.worker.value_changed"), fields)
+        return _error_frame(outcomes.INVALID_OUTPUT, messages.text("runtime.worker.value_changed"), fields)
     if len(frame) > budget:
         return _too_large(budget, len(frame), key, fields)
     return frame
@@ -186,7 +186,7 @@ async def execute(
 
 def _too_large(budget: int, size: int, key: str, fields: dict[str, Any]) -> bytes:
     """``output-limit`` naming the size (at least) and the ``[runtime]`` key that stopped the value."""
-    error = {"kind": "output-limit", "message": str(budget), "size": size, "key": key}
+    error = {"kind": outcomes.OUTPUT_LIMIT, "message": str(budget), "size": size, "key": key}
     return frames.encode({"type": "done", "ok": False, "error": error, **fields})
 
 
@@ -195,7 +195,7 @@ def _error_frame(kind: str, message: str, fields: dict[str, Any]) -> bytes:
 
 
 def _exception_frame(error: BaseException, limit: int, fields: dict[str, Any]) -> bytes:
-    summary: dict[str, Any] = {"kind": "exception", **program.error_summary(error, limit)}
+    summary: dict[str, Any] = {"kind": outcomes.EXCEPTION, **program.error_summary(error, limit)}
     if type(error) is ToolCallError:  # exactly ours: a subclass could compute tool_name
         try:
             tool_name = foreign.plain(error.tool_name)
