@@ -5,7 +5,7 @@ lower layer, never one above it, and never a sibling in the same layer::
 
     hookspecs < hookspecs.reference < ptc_plus (errors, gate_values, i18n, migration, sandbox_policy) < sdk
       < capabilities < discovery < runtime < preview < config < statistics < gate | plan < adapters.mcp < workflow
-      < session < plugin < demo < cli < adapters.llm
+      < session < plugin < doors < doors.mcp < demo < evaluation < cli < doors.llm
 
 Across units an import goes through the target's face: its package
 ``__init__`` (a name listed in ``__all__``) or a module the unit declares
@@ -32,11 +32,6 @@ import attrs
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ptc_plus", "hookspecs")
 
-SERVE = "ptc_plus.adapters.mcp.serve*"
-"""``ptc-plus mcp-serve``: the ``serve*`` modules of the MCP adapter run the plugin in an embedded host, so they
-sit above the plugin while the rest of the adapter (MCP servers as sources) sits below the session (ADR 0072).
-A unit ending in ``*`` holds every module whose name starts with what precedes the star."""
-
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("hookspecs",),
     ("hookspecs.reference",),
@@ -53,14 +48,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ptc_plus.workflow",),
     ("ptc_plus.session",),
     ("ptc_plus.plugin",),
-    (SERVE,),
+    ("ptc_plus.doors",),
+    ("ptc_plus.doors.mcp",),
     ("ptc_plus.demo",),
     ("ptc_plus.evaluation",),
     ("ptc_plus.cli",),
-    ("ptc_plus.adapters.llm",),
+    ("ptc_plus.doors.llm",),
 )
-"""Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it; the llm plugin sits
-above ``cli`` because it embeds a host that loads the plugin and mounts ``ptc-plus capabilities`` (ADR 0074).
+"""Units, lowest layer first. ``cli`` sits above ``demo`` because ``ptc-plus demo`` runs it. MCP servers as sources
+(``adapters.mcp``) sit below the session; the front doors above the plugin: ``doors`` (the embedded host every front
+door opens), then ``mcp-serve`` (``doors.mcp``); the llm plugin sits above ``cli`` because it mounts ``ptc-plus
+capabilities`` (ADR 0074, 0121): the one import of a package above its own (:func:`upward_edges`).
 The evaluation runs whole sessions on the reference host with the plugin, so it sits above the plugin; ``ptc-plus
 eval`` runs it (ADR 0079). Discovery searches the catalog and sits just above it (ADR 0110)."""
 
@@ -116,9 +114,9 @@ PUBLIC_MODULES: Mapping[str, frozenset[str]] = {
             "ptc_plus.evaluation.task",
         }
     ),
-    # A star unit has no package of its own: each of its modules is its face.
-    SERVE: frozenset(
-        {"ptc_plus.adapters.mcp.serve", "ptc_plus.adapters.mcp.serve_errors", "ptc_plus.adapters.mcp.serve_session"}
+    # mcp-serve is public module by module: the command imports the MCP SDK's side (``serve``) only when serving.
+    "ptc_plus.doors.mcp": frozenset(
+        {"ptc_plus.doors.mcp.serve", "ptc_plus.doors.mcp.serve_errors", "ptc_plus.doors.mcp.serve_session"}
     ),
 }
 """Modules other units may import besides the unit's own package; each unit's ``__init__`` is always public."""
@@ -268,6 +266,33 @@ def violations(modules: Mapping[str, Module]) -> list[str]:
     return sorted(found)
 
 
+def package_of(unit: str) -> str:
+    """The package a unit belongs to: its first two names (``ptc_plus.adapters.mcp`` → ``ptc_plus.adapters``)."""
+    return ".".join(unit.removesuffix("*").split(".")[:2])
+
+
+def upward_edges(modules: Mapping[str, Module]) -> list[str]:
+    """Every import from one package into a package above it, each package placed at its lowest unit's layer.
+
+    The layers allow them (a unit of the package sits higher), but such a package is not one layer: what it
+    holds must be read as two (ADR 0121).
+    """
+    place: dict[str, int] = {}
+    for unit, rank in RANK.items():
+        place[package_of(unit)] = min(rank, place.get(package_of(unit), rank))
+    found: list[str] = []
+    for module in modules.values():
+        source_unit = unit_of(module.name)
+        for edge in edges(module):
+            target_unit = unit_of(edge.target)
+            if source_unit is None or target_unit is None:
+                continue
+            importer, target = package_of(source_unit), package_of(target_unit)
+            if importer != target and place[target] > place[importer]:
+                found.append(f"{edge.importer}:{edge.line} imports {edge.target}: {target} is above {importer}")
+    return sorted(found)
+
+
 def import_cycles(modules: Mapping[str, Module], *, type_only: bool = True) -> list[list[str]]:
     """Module-level import cycles (strongly connected components of more than one module).
 
@@ -326,6 +351,15 @@ def _with(scratch: str, source: str) -> dict[str, Module]:
 
 def test_the_layers_hold() -> None:
     assert violations(load_modules()) == []
+
+
+def test_only_the_llm_plugin_imports_a_package_above_its_own() -> None:
+    # ``llm ptc`` mounts the ``ptc-plus capabilities`` commands (ADR 0074); every other front door sits above
+    # what it imports, and MCP servers as sources below the session import nothing above it (ADR 0121).
+    found = upward_edges(load_modules())
+    print("\n".join(found))
+    assert found and all(line.startswith("ptc_plus.doors.llm.") for line in found)
+    assert {line.rpartition(": ")[2] for line in found} == {"ptc_plus.cli is above ptc_plus.doors"}
 
 
 def test_no_module_imports_itself_round_a_cycle() -> None:

@@ -59,6 +59,7 @@ from hookspecs.reference.openai_client import OpenAIChatModel, RequestUsage
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session import Session
 from hookspecs.reference.session_log import read_events
+from hookspecs.reference.surface import seat_text
 
 __all__ = [
     "BLOCKLIST_ENV",
@@ -79,4 +80,5 @@ __all__ = [
     "ScriptedModel",
     "Session",
     "read_events",
+    "seat_text",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from hookspecs.types import (
     CommandReceipt,
     CommandRequest,
     CompactionInfo,
+    ContextMessage,
     PromptContext,
     PromptSection,
     ReceiptStatus,
@@ -153,15 +154,8 @@ class Session:
         total_calls = 0
         max_steps = self.max_steps or self.host.max_steps
         for step_number in range(1, max_steps + 1):
-            step = StepInfo(agent=self.agent, turn=turn, step=step_number)
-            self.host.invalidate_views(self.agent)  # the view is rebuilt before every model step
             # Context messages go before new work: on the first step, before the user's message.
-            for msg in self.host.facade.context_messages(step, self.host.services):
-                self.append(
-                    "context-message",
-                    {"provenance": msg.provenance, "text": msg.text, "turn": turn, "step": step_number},
-                    durable=True,
-                )
+            self.offer_step(turn, step_number)
             if step_number == 1:
                 self.append("user-message", {"turn": turn, "text": text})
             request = ModelRequest(
@@ -179,18 +173,7 @@ class Session:
                 )
                 for i, c in enumerate(answer.tool_calls)
             ]
-            self.append(
-                "assistant-message",
-                {
-                    "turn": turn,
-                    "step": step_number,
-                    "text": answer.text,
-                    # A copy: the tool gets c.arguments and may mutate it; the surface must not follow.
-                    "tool_calls": [
-                        {"call_id": c.call_id, "tool": c.tool, "arguments": detached(c.arguments)} for c in calls
-                    ],
-                },
-            )
+            self._answered(turn, step_number, answer.text, calls)
             if not calls:
                 summary = TurnSummary(
                     agent=self.agent, turn=turn, steps=step_number, tool_calls=total_calls, final_text=answer.text
@@ -205,6 +188,52 @@ class Session:
             )
             total_calls += len(calls)
         raise HostError("HOST-0303", steps=max_steps)
+
+    def offer_step(self, turn: int, step: int) -> list[ContextMessage]:
+        """The context-message seam of one model step: the view rebuilt (as before every step), then the
+        messages the plugins offer committed to the log, in order; returns them.
+
+        :meth:`run_turn` runs it before each of its model requests; a client in the model's seat (mcp-serve,
+        the llm plugin, ADR 0073) runs it where its model would read them (opening, after each call).
+        """
+        self.host.invalidate_views(self.agent)
+        messages = self.host.facade.context_messages(
+            StepInfo(agent=self.agent, turn=turn, step=step), self.host.services
+        )
+        for msg in messages:
+            data = {"provenance": msg.provenance, "text": msg.text, "turn": turn, "step": step}
+            self.append("context-message", data, durable=True)
+        return messages
+
+    async def seat_call(
+        self, *, turn: int, step: int, call_id: str, tool: str, arguments: Mapping[str, Any]
+    ) -> ToolResult:
+        """One model step whose single call a client in the model's seat made: logged as the assistant's
+        message, dispatched top-level with the tools the session offers now (validation, guard and plan
+        exactly as for a model's call), as work of the family (its end may settle it). Never raises for the
+        tool's failure: the result says it.
+        """
+        call = ToolCall(call_id=call_id, tool=tool, arguments=detached(dict(arguments)), caller=self.agent)
+        offered = frozenset(spec.name for spec in self.model_tools())
+        self._answered(turn, step, "", [call])
+        dispatcher = self.host.dispatcher
+        with self.host.families.work(self):
+            return await dispatcher.dispatch(call, dispatcher.new_lane(), top_level=True, offered=offered)
+
+    def _answered(self, turn: int, step: int, text: str, calls: Sequence[ToolCall]) -> None:
+        """The model's answer of one step on the log: its text and the calls it made."""
+        self.append(
+            "assistant-message",
+            {
+                "turn": turn,
+                "step": step,
+                "text": text,
+                # A copy: the tool gets c.arguments and may mutate it; the surface must not follow.
+                "tool_calls": [
+                    {"call_id": c.call_id, "tool": c.tool, "arguments": detached(c.arguments)} for c in calls
+                ],
+            },
+        )
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Dispatch one call directly (not from the model) through the full pipeline.

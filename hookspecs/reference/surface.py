@@ -17,6 +17,8 @@ import attrs
 import orjson
 
 from hookspecs.reference.session_log import Event
+from hookspecs.serialization import canonical_bytes
+from hookspecs.types import ToolResult
 
 
 @attrs.frozen(kw_only=True)
@@ -94,3 +96,18 @@ def presented(result: dict[str, Any]) -> str:
         return orjson.dumps(result["value"], option=orjson.OPT_SORT_KEYS).decode()
     error = result.get("error") or {}
     return orjson.dumps({"error": error.get("code"), "message": error.get("message")}).decode()
+
+
+def seat_text(result: ToolResult) -> str:
+    """What a client in the model's seat (mcp-serve, the llm plugin, ADR 0073) is shown of ``result``: its
+    presentation, else its value (text as is, else canonical JSON), else the error with its code once."""
+    if result.presentation is not None:
+        return result.presentation
+    if result.ok:
+        return result.value if isinstance(result.value, str) else canonical_bytes(result.value).decode()
+    if result.error is None:
+        return str(result.status)
+    # A message that names its code already (run_code's "exception (PTC-2101): …") is not prefixed again.
+    if result.error.code in result.error.message:
+        return result.error.message
+    return f"{result.error.code}: {result.error.message}"

@@ -16,7 +16,6 @@ endpoint failed in one-shot mode, 2 usage error, 130 interrupted.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import os
 import sys
 import urllib.parse
@@ -31,6 +30,7 @@ from ptc_plus.cli.chat_loop import CANCELLED, FAILED, interactive, prompt_reader
 from ptc_plus.cli.chat_view import CallObserver, ChatView, report_config_issues
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import read_tool_set, tools_option, workspace_option
+from ptc_plus.doors import embedded, login_name
 from ptc_plus.i18n import message
 from ptc_plus.plugin import desk, held
 from ptc_plus.workflow import ProgressEvent
@@ -114,13 +114,6 @@ def _model(
     return OpenAIChatModel(base_url=url, model=name, api_key=key, stream=stream, max_retries=retries)
 
 
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return ""
-
-
 async def _chat(
     model: OpenAIChatModel,
     workspace: Path,
@@ -138,11 +131,11 @@ async def _chat(
     unreached: Path | None = None  # a new session's log, when none of its requests reached the model
     try:
         providers = {"": ChildProvider(make=lambda request: children)} if children is not None else None
-        async with ReferenceHost(
-            workspace=workspace,
+        async with embedded(
+            workspace,
             tools=definitions,
             plugins=[CallObserver(view)],
-            user_id=_user(),
+            user=login_name(),
             approver=guard,
             child_providers=providers,
         ) as host:

@@ -67,7 +67,6 @@ from ptc_plus.runtime import (
     SessionDirInWorkspace,
     SessionDirRefused,
     run_code_definition,
-    scratch_state_dir,
 )
 from ptc_plus.sdk import ToolSet
 from ptc_plus.session import KernelSession, configured_limits, tighten_policy
@@ -388,7 +387,7 @@ async def _execute(
 ) -> tuple[ToolResult, bool]:
     """The settled ``run_code`` result, and whether Ctrl-C cancelled it (``discovery``: default a snapshot of
     ``tools``)."""
-    from hookspecs.reference import ReferenceHost
+    from ptc_plus.doors import Scratch, embedded
 
     runtime = runtime or CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,), observer=observer)
     discovery = discovery if discovery is not None else discovery_for(tools)
@@ -405,19 +404,14 @@ async def _execute(
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals off the main thread
         loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
-        with scratch_state_dir("ptc-exec-") as state:
-            host = ReferenceHost(
-                workspace=workspace,
-                state_dir=Path(state),
-                tools=[*tools, definition],
-                load_entry_points=False,
-            )
-            try:
-                async with host:
-                    session = await host.start_session(user_id="exec", title="ptc-plus exec")
-                    return await session.call_tool("run_code", arguments), interrupted
-            finally:
-                await runtime.aclose()
+        try:
+            async with embedded(
+                workspace, tools=[*tools, definition], state=Scratch("ptc-exec-"), entry_points=False
+            ) as host:
+                session = await host.start_session(user_id="exec", title="ptc-plus exec")
+                return await session.call_tool("run_code", arguments), interrupted
+        finally:
+            await runtime.aclose()
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(signal.SIGINT)

@@ -14,7 +14,6 @@ not be opened, 2 usage error, 130 interrupted.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,14 +22,13 @@ from typing import Any
 import click
 
 from hookspecs import ToolDefinition
-from ptc_plus.adapters.mcp.serve_errors import ServeNotOpened
-from ptc_plus.adapters.mcp.serve_session import ServedSession
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import json_option, read_tool_set, tools_option, workspace_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json
+from ptc_plus.doors import login_name
+from ptc_plus.doors.mcp.serve_session import ServedSession, served
 from ptc_plus.errors import UsageError
 from ptc_plus.i18n import message
-from ptc_plus.runtime import scratch_state_dir
 from ptc_plus.session import configured_limits
 
 
@@ -54,7 +52,7 @@ def run(workspace: Path, tools: str | None, check: bool, as_json: bool) -> int:
     configured = configured_limits(workspace)
     for issue in configured.loaded.issues:  # on stderr: the client's log, never the MCP wire
         click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
-    user = _user()
+    user = login_name()
     printed = {message("ptc.report.config-issue", issue=issue.message()) for issue in configured.loaded.issues}
 
     def report(served: ServedSession) -> None:
@@ -70,39 +68,25 @@ def run(workspace: Path, tools: str | None, check: bool, as_json: bool) -> int:
         return 0
     if sys.stdin.isatty():
         click.echo(message("cli.mcp-serve.terminal"), err=True)
-    from ptc_plus.adapters.mcp.serve import serve_stdio  # the SDK's server, loaded when serving (ADR 0105)
+    from ptc_plus.doors.mcp.serve import serve_stdio  # the SDK's server, loaded when serving (ADR 0105)
 
     asyncio.run(serve_stdio(workspace, definitions, user_id=user, opened=report))
     return 0
-
-
-def _user() -> str:
-    """The person the gate and the statistics see: the login name, else nobody in particular."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return ""
 
 
 async def _check(
     workspace: Path, tools: Sequence[ToolDefinition], user: str, report: Callable[[ServedSession], None]
 ) -> dict[str, Any]:
     """What a client connecting now would be offered, read from a session opened as for it."""
-    from hookspecs.reference import ReferenceHost
-    from ptc_plus.adapters.mcp.serve import PROMPT_REFRESH, PROMPT_SHOW
+    from ptc_plus.doors.mcp.serve import PROMPT_REFRESH, PROMPT_SHOW
 
-    with scratch_state_dir("ptc-mcp-check-") as state:
-        async with ReferenceHost(workspace=workspace, state_dir=Path(state), tools=tools, user_id=user) as host:
-            try:
-                served = await ServedSession.open(host, user_id=user)
-            except Exception as error:
-                raise ServeNotOpened(detail=f"{type(error).__name__}: {error}") from error
-            report(served)
-            return {
-                "tools": [{"name": t.name, "description": t.description} for t in served.tools()],
-                "prompts": [PROMPT_SHOW, PROMPT_REFRESH],
-                "instructions": served.instructions,
-            }
+    async with served(workspace, tools, user_id=user, scratch="ptc-mcp-check-") as session:
+        report(session)
+        return {
+            "tools": [{"name": t.name, "description": t.description} for t in session.tools()],
+            "prompts": [PROMPT_SHOW, PROMPT_REFRESH],
+            "instructions": session.instructions,
+        }
 
 
 def _print_check(offered: dict[str, Any], as_json: bool) -> None:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
+import pluggy
 
-from hookspecs.reference import HostBuiltins, ReferenceHost
+from hookspecs.reference import HostBuiltins
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import json_option
 from ptc_plus.cli.output import JSON_VERSION, emit_json, on_terminal, paint, table
+from ptc_plus.doors import embedded
 from ptc_plus.i18n import message
 
 
@@ -59,10 +62,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 
 def _rows() -> list[dict[str, Any]]:
-    # The same loading path a reference host uses, with its built-ins first.
-    with tempfile.TemporaryDirectory() as tmp:
-        host = ReferenceHost(workspace=Path(tmp))
-        pm = host.facade.pm
+    # The same loading path every front door's host uses, with its built-ins first.
+    pm = asyncio.run(_loaded())
     rows: list[dict[str, Any]] = []
     for name, plugin in pm.list_name_plugin():
         if plugin is None:  # named in the blocklist: registered as blocked, never loaded
@@ -80,3 +81,10 @@ def _rows() -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+async def _loaded() -> pluggy.PluginManager:
+    """The plugin manager of a host embedded in an empty workspace (opened and closed: no session starts)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        async with embedded(Path(tmp)) as host:
+            return host.facade.pm

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from hookspecs.reference import Model, ReferenceHost
+from hookspecs.reference import Model
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.demo.scripted_model import DemoModel
 from ptc_plus.demo.workspace import demo_workspace
+from ptc_plus.doors import embedded
 from ptc_plus.i18n import message
 
 CODE = "code"
@@ -37,9 +38,7 @@ class Bill(Protocol):
 async def run_native_twin(bill: Bill, user_id: str) -> None:
     """Answer the demo's two questions with native tool calls in a temporary workspace, recorded as :data:`NATIVE`."""
     with demo_workspace(None) as (root, _temporary):
-        async with ReferenceHost(
-            workspace=root, tools=demo_tool_definitions(root), plugins=(), load_entry_points=False, user_id=user_id
-        ) as host:
+        async with embedded(root, tools=demo_tool_definitions(root), entry_points=False, user=user_id) as host:
             session = await host.start_session(
                 title="demo-native", model=bill.record(DemoModel.named("native.jsonl"), NATIVE)
             )

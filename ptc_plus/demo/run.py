@@ -24,6 +24,7 @@ from ptc_plus.demo.native_twin import CODE, Bill, run_native_twin
 from ptc_plus.demo.scripted_model import DemoModel
 from ptc_plus.demo.view import Printer, View
 from ptc_plus.demo.workspace import demo_workspace
+from ptc_plus.doors import embedded
 from ptc_plus.i18n import message
 from ptc_plus.plan import reason_text
 from ptc_plus.plugin import controller
@@ -171,9 +172,7 @@ async def _session(workspace: Path, view: View, bill: Bill | None, *, keep: bool
     """
     change = ConfigChange()
     try:
-        async with ReferenceHost(
-            workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER
-        ) as host:
+        async with embedded(workspace, tools=demo_tool_definitions(workspace), user=DEMO_USER) as host:
             view.detail(message("demo.plugins", names=", ".join(loaded_plugins(host))))
             model = DemoModel.named("ptc.jsonl")
             session = await host.start_session(title="demo", model=model)
@@ -197,9 +196,7 @@ async def _session(workspace: Path, view: View, bill: Bill | None, *, keep: bool
             await _turn(session, message("demo.question.units"), view)
             _print_receipt("/compact", session.command("/compact"), view)
             session_id = session.agent.session_id
-        async with ReferenceHost(
-            workspace=workspace, tools=demo_tool_definitions(workspace), user_id=DEMO_USER
-        ) as host:
+        async with embedded(workspace, tools=demo_tool_definitions(workspace), user=DEMO_USER) as host:
             resumed = await host.resume_session(session_id)
             view.line(message("demo.resumed", events=len(resumed.log.events), visible=len(resumed.surface.entries)))
     finally:

@@ -23,6 +23,7 @@ import attrs
 from hookspecs import AgentRef, JSONObject, JSONValue, ToolContext, ToolDefinition, ToolFailure
 from hookspecs.reference import HostError, Model, ModelRequest, ReferenceHost
 from hookspecs.types import ToolSpec
+from ptc_plus.doors import embedded
 from ptc_plus.errors import PtcError
 from ptc_plus.evaluation.agent_tool import agent_tool
 from ptc_plus.evaluation.driver import RUN_CODE, TOOL_SEARCH, ExchangeLog, RecordingModel, SessionIds
@@ -309,13 +310,13 @@ async def _session(
     agent = agent_tool(lambda: holder[0], child_model, keep=keep, failures=failures)
     host_tools = catalog_tools(suite, [*own, agent], catalog, failures, task)
     schemas.update({d.spec.name: d.spec.output_schema is not None for d in host_tools})
-    async with ReferenceHost(
-        workspace=workspace,
-        state_dir=state,
+    async with embedded(
+        workspace,
+        state=state,
         tools=host_tools,
         plugins=plugins,
-        load_entry_points=False,
-        user_id=USER_ID,
+        entry_points=False,
+        user=USER_ID,
         max_steps=MAX_STEPS,
     ) as host:
         holder.append(host)

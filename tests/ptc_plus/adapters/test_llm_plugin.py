@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 from llm.cli import cli
 
-from ptc_plus.adapters.llm import plugin
-from ptc_plus.adapters.llm.chain_context import latest_conversation
-from ptc_plus.adapters.llm.host_tools import TOOL_SET
+from ptc_plus.doors.llm import plugin
+from ptc_plus.doors.llm.chain_context import latest_conversation
+from ptc_plus.doors.llm.host_tools import TOOL_SET
 from ptc_plus.i18n import message
 from tests.scaffolding import isolate_from_the_machine
 
@@ -128,7 +128,7 @@ def _run_result(output: str) -> dict[str, Any]:
 def test_the_plugin_is_an_llm_entry_point() -> None:
     from importlib.metadata import entry_points
 
-    assert [ep.value for ep in entry_points(group="llm", name="ptc_plus")] == ["ptc_plus.adapters.llm.plugin"]
+    assert [ep.value for ep in entry_points(group="llm", name="ptc_plus")] == ["ptc_plus.doors.llm.plugin"]
 
 
 def test_run_code_calls_two_llm_tools_in_parallel_and_returns_an_aggregate(workspace: Path) -> None:

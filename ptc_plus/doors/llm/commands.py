@@ -24,9 +24,9 @@ import llm
 import orjson
 
 from hookspecs import CommandReceipt, ReceiptStatus
-from ptc_plus.adapters.llm import host_tools
-from ptc_plus.adapters.llm.chain_context import ChainContext, latest_conversation
-from ptc_plus.adapters.llm.errors import NoConversation
+from ptc_plus.doors.llm import host_tools
+from ptc_plus.doors.llm.chain_context import ChainContext, latest_conversation
+from ptc_plus.doors.llm.errors import NoConversation
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 
@@ -101,8 +101,8 @@ def capabilities_group(tools: ToolSource) -> click.Group:
     @click.option("--budget", type=click.IntRange(min=1), default=None)
     @click.option("--json", "as_json", is_flag=True, help=message("ptc.llm.capabilities.search.json"))
     def search(query: str, conversation: str | None, limit: int, budget: int | None, as_json: bool) -> None:
-        from ptc_plus.adapters.llm.conversation import blocking
         from ptc_plus.cli import print_search
+        from ptc_plus.doors.llm.conversation import blocking
 
         snapshot, found = blocking(lambda: _search(tools, _conversation(conversation), query, limit, budget))
         if as_json:
@@ -124,7 +124,7 @@ def _conversation(given: str | None) -> str:
 
 
 def _command(tools: ToolSource, given: str | None, text: str) -> CommandReceipt:
-    from ptc_plus.adapters.llm.conversation import blocking, opened
+    from ptc_plus.doors.llm.conversation import blocking, opened
 
     conversation = _conversation(given)
 
@@ -141,8 +141,8 @@ async def _search(
 ) -> tuple[Any, dict[str, Any]]:
     """The conversation's snapshot (``None`` without discovery) and its discovery answer for ``query``."""
     from ptc_plus import discovery
-    from ptc_plus.adapters.llm.conversation import opened
     from ptc_plus.discovery import InvalidBudget, InvalidDiscoveryArgument
+    from ptc_plus.doors.llm.conversation import opened
 
     async with opened(conversation, host_tools.definitions(tools(), ChainContext()), create=False) as session:
         snapshot = session.snapshot()

@@ -16,19 +16,21 @@ the plugin's own controller (a discovery request is never a tool dispatch).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 import orjson
 
-from hookspecs import AgentRef, CommandReceipt, ReceiptStatus, StepInfo, ToolCall, ToolResult, ToolSpec
-from hookspecs.reference import ReferenceHost, Session
-from hookspecs.serialization import canonical_bytes, detached
+from hookspecs import AgentRef, CommandReceipt, ReceiptStatus, ToolDefinition, ToolSpec
+from hookspecs.reference import ReferenceHost, Session, seat_text
 from ptc_plus import discovery
-from ptc_plus.adapters.mcp.serve_errors import SearchArguments, SearchUnavailable
 from ptc_plus.discovery import InvalidBudget, InvalidDiscoveryArgument
+from ptc_plus.doors import Scratch, embedded
+from ptc_plus.doors.mcp.serve_errors import SearchArguments, SearchUnavailable, ServeNotOpened
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
 from ptc_plus.plugin import controller
@@ -72,6 +74,23 @@ class Refreshed:
     @property
     def applied(self) -> bool:
         return self.receipt.status is ReceiptStatus.APPLIED
+
+
+@contextlib.asynccontextmanager
+async def served(
+    workspace: Path, tools: Sequence[ToolDefinition], *, user_id: str, scratch: str
+) -> AsyncIterator[ServedSession]:
+    """One client's session on a host embedded for it, its state in a scratch directory named ``scratch…``
+    (a served session is never resumed); host and directory go when the block ends.
+
+    :raises ServeNotOpened: the host or a plugin failed to open the session.
+    """
+    async with embedded(workspace, tools=tools, state=Scratch(scratch), user=user_id) as host:
+        try:
+            session = await ServedSession.open(host, user_id=user_id)
+        except Exception as error:  # a plugin's or the host's failure: one clear line, not a dead pipe
+            raise ServeNotOpened(detail=f"{type(error).__name__}: {error}") from error
+        yield session
 
 
 class ServedSession:
@@ -131,23 +150,11 @@ class ServedSession:
             return self._take(await self.search(arguments))
         step = next(self._steps)
         call_id = f"mcp-{next(self._calls)}"
-        call = ToolCall(call_id=call_id, tool=name, arguments=detached(dict(arguments)), caller=self.agent)
-        offered = frozenset(spec.name for spec in self.session.model_tools())
-        self.session.append(
-            "assistant-message",
-            {
-                "turn": TURN,
-                "step": step,
-                "text": "",
-                "tool_calls": [{"call_id": call_id, "tool": name, "arguments": detached(dict(arguments))}],
-            },
-        )
-        dispatcher = self.host.dispatcher
-        with self.host.families.work(self.session):  # its end settles the family: one sample, revised
-            result = await dispatcher.dispatch(call, dispatcher.new_lane(), top_level=True, offered=offered)
+        # Its end settles the family: one sample, revised.
+        result = await self.session.seat_call(turn=TURN, step=step, call_id=call_id, tool=name, arguments=arguments)
         # The step after the call is where the model reads its result: what the plugin owes then goes with it.
         after = _step(self.session, next(self._steps))
-        return self._take(Served(text=_presented(result), is_error=not result.ok, owed=tuple(after)))
+        return self._take(Served(text=seat_text(result), is_error=not result.ok, owed=tuple(after)))
 
     def _take(self, served: Served) -> Served:
         """``served`` with what was owed before it (once)."""
@@ -211,16 +218,8 @@ class ServedSession:
 
 
 def _step(session: Session, number: int) -> list[str]:
-    """Run the context-message seam for one step, commit its messages to the log; their texts."""
-    host = session.host
-    host.invalidate_views(session.agent)  # as before any model step: the view is rebuilt
-    step = StepInfo(agent=session.agent, turn=TURN, step=number)
-    texts: list[str] = []
-    for msg in host.facade.context_messages(step, host.services):
-        data = {"provenance": msg.provenance, "text": msg.text, "turn": TURN, "step": number}
-        session.append("context-message", data, durable=True)
-        texts.append(msg.text)
-    return texts
+    """The context-message seam for one step of the served turn (committed to the log); the messages' texts."""
+    return [msg.text for msg in session.offer_step(TURN, number)]
 
 
 def _plugin_sections(session: Session) -> str:
@@ -234,22 +233,6 @@ def _instructions(session: Session, opening: Sequence[str]) -> str:
     if not any(spec.name == RUN_CODE for spec in session.model_tools()) and (sections := _plugin_sections(session)):
         parts.insert(0, sections)
     return "\n\n".join(parts)
-
-
-def _presented(result: ToolResult) -> str:
-    """What a model sees of ``result``: its presentation, else its value (text as is, else JSON), else the error."""
-    if result.presentation is not None:
-        return result.presentation
-    if result.ok:
-        if isinstance(result.value, str):
-            return result.value
-        return canonical_bytes(result.value).decode()
-    if result.error is None:
-        return str(result.status)
-    # A message that names its code already (run_code's "exception (PTC-2101): …") is not prefixed again.
-    if result.error.code in result.error.message:
-        return result.error.message
-    return f"{result.error.code}: {result.error.message}"
 
 
 def _search_text(snapshot: Any, query: str | list[str], budget: int | None, limit: int) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import getpass
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,13 +28,12 @@ from typing import Any, TypeVar
 import attrs
 import llm
 
-from hookspecs import CommandReceipt, StepInfo, ToolCall, ToolDefinition, ToolResult, ToolSpec
-from hookspecs.reference import Approver, ReferenceHost, Session
-from hookspecs.serialization import canonical_bytes, detached
-from ptc_plus.adapters.llm.errors import NoSession, SessionNotOpened
+from hookspecs import CommandReceipt, ToolDefinition, ToolSpec
+from hookspecs.reference import Approver, ReferenceHost, Session, seat_text
 from ptc_plus.discovery import CatalogSnapshot
+from ptc_plus.doors import Scratch, embedded, login_name
+from ptc_plus.doors.llm.errors import NoSession, SessionNotOpened
 from ptc_plus.plugin import controller
-from ptc_plus.runtime import scratch_state_dir
 
 STATE = "ptc-plus"
 """The directory under llm's user directory holding the sessions (and their spilled text)."""
@@ -74,14 +72,6 @@ def state_dir() -> Path:
 
 def session_id(conversation_id: str) -> str:
     return f"llm-{conversation_id}"
-
-
-def user() -> str:
-    """The person the gate and the statistics see: the login name, else nobody in particular."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return ""
 
 
 def blocking(work: Callable[[], Awaitable[T]]) -> T:
@@ -148,22 +138,12 @@ class Conversation:
             # so the call's step proves it (a resume cannot carry an unproven offer over).
             self._run_step()
         step = self._next_step()
-        call = ToolCall(call_id=call_id, tool=name, arguments=detached(dict(arguments)), caller=self.session.agent)
-        offered = frozenset(spec.name for spec in self.session.model_tools())
-        self.session.append(
-            "assistant-message",
-            {
-                "turn": self.session.turn,
-                "step": step,
-                "text": "",
-                "tool_calls": [{"call_id": call_id, "tool": name, "arguments": detached(dict(arguments))}],
-            },
+        # Its end settles the family: the conversation's sample.
+        result = await self.session.seat_call(
+            turn=self.session.turn, step=step, call_id=call_id, tool=name, arguments=arguments
         )
-        dispatcher = self.host.dispatcher
-        with self.host.families.work(self.session):  # its end settles the family: the conversation's sample
-            result = await dispatcher.dispatch(call, dispatcher.new_lane(), top_level=True, offered=offered)
         owed = self._run_step()
-        return Answer(text=_presented(result), ok=result.ok, owed=tuple(owed))
+        return Answer(text=seat_text(result), ok=result.ok, owed=tuple(owed))
 
     def command(self, text: str) -> CommandReceipt:
         """A slash command through the host's command path: the receipt the person reads."""
@@ -181,15 +161,7 @@ class Conversation:
         """The context-message seam for the next step; its messages are committed to the log."""
         number = self._next_step()
         self._stepped = True
-        host, turn = self.host, self.session.turn
-        host.invalidate_views(self.session.agent)  # as before any model step: the view is rebuilt
-        step = StepInfo(agent=self.session.agent, turn=turn, step=number)
-        texts: list[str] = []
-        for msg in host.facade.context_messages(step, host.services):
-            data = {"provenance": msg.provenance, "text": msg.text, "turn": turn, "step": number}
-            self.session.append("context-message", data, durable=True)
-            texts.append(msg.text)
-        return texts
+        return [msg.text for msg in self.session.offer_step(self.session.turn, number)]
 
 
 @contextlib.asynccontextmanager
@@ -210,21 +182,19 @@ async def opened(
     :raises SessionNotOpened: the host or a plugin failed to open it.
     """
     where = Path.cwd() if workspace is None else workspace
-    with contextlib.ExitStack() as stack:
-        state = stack.enter_context(scratch_state_dir("ptc-llm-")) if conversation_id is None else state_dir()
-        host = ReferenceHost(workspace=where, state_dir=state, tools=tools, approver=approver, user_id=user())
-        async with host:
-            sid = session_id(conversation_id) if conversation_id is not None else None
-            if sid is not None and not host.log_path(sid).exists() and not create:
-                raise NoSession(conversation=conversation_id)
-            try:
-                if sid is not None and host.log_path(sid).exists():
-                    session = await host.resume_session(sid)
-                else:
-                    session = await host.start_session(user_id=user(), title="llm", session_id=sid)
-            except Exception as error:  # a plugin's or the host's failure: one clear line
-                raise SessionNotOpened(detail=f"{type(error).__name__}: {error}") from error
-            yield Conversation(host, session)
+    state = Scratch("ptc-llm-") if conversation_id is None else state_dir()
+    async with embedded(where, tools=tools, approver=approver, state=state, user=login_name()) as host:
+        sid = session_id(conversation_id) if conversation_id is not None else None
+        if sid is not None and not host.log_path(sid).exists() and not create:
+            raise NoSession(conversation=conversation_id)
+        try:
+            if sid is not None and host.log_path(sid).exists():
+                session = await host.resume_session(sid)
+            else:
+                session = await host.start_session(user_id=login_name(), title="llm", session_id=sid)
+        except Exception as error:  # a plugin's or the host's failure: one clear line
+            raise SessionNotOpened(detail=f"{type(error).__name__}: {error}") from error
+        yield Conversation(host, session)
 
 
 def _last_step(session: Session) -> int:
@@ -235,20 +205,6 @@ def _last_step(session: Session) -> int:
         if e.data.get("turn") == session.turn and isinstance(e.data.get("step"), int)
     ]
     return max(steps, default=0)
-
-
-def _presented(result: ToolResult) -> str:
-    """What a model sees of ``result``: its presentation, else its value (text as is, else JSON), else the error."""
-    if result.presentation is not None:
-        return result.presentation
-    if result.ok:
-        return result.value if isinstance(result.value, str) else canonical_bytes(result.value).decode()
-    if result.error is None:
-        return str(result.status)
-    # A message that names its code already (run_code's "exception (PTC-2101): …") is not prefixed again.
-    if result.error.code in result.error.message:
-        return result.error.message
-    return f"{result.error.code}: {result.error.message}"
 
 
 __all__ = ["Answer", "Conversation", "Offered", "blocking", "opened", "session_id", "state_dir"]

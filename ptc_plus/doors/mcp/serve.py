@@ -38,13 +38,11 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hookspecs import ToolDefinition
-from hookspecs.reference import ReferenceHost
 from hookspecs.serialization import canonical_bytes
 from ptc_plus import __version__
-from ptc_plus.adapters.mcp.serve_errors import ServeNotOpened
-from ptc_plus.adapters.mcp.serve_session import ServedSession, ServedTool
+from ptc_plus.doors.mcp.serve_session import ServedSession, ServedTool
+from ptc_plus.doors.mcp.serve_session import served as served_session
 from ptc_plus.i18n import message
-from ptc_plus.runtime import scratch_state_dir
 
 SERVER_NAME = "ptc-plus"
 PROMPT_SHOW = "capabilities"
@@ -71,18 +69,13 @@ async def serve_stdio(
 
     :raises ServeNotOpened: the host could not open the session.
     """
-    with scratch_state_dir("ptc-mcp-serve-") as state:
-        async with ReferenceHost(workspace=workspace, state_dir=Path(state), tools=tools, user_id=user_id) as host:
-            try:
-                served = await ServedSession.open(host, user_id=user_id)
-            except Exception as error:  # a plugin's or the host's failure: one clear line, not a dead pipe
-                raise ServeNotOpened(detail=f"{type(error).__name__}: {error}") from error
-            if opened is not None:
-                opened(served)
-            server = build_server(served)
-            options = server.create_initialization_options(NotificationOptions(tools_changed=True))
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, options)
+    async with served_session(workspace, tools, user_id=user_id, scratch="ptc-mcp-serve-") as served:
+        if opened is not None:
+            opened(served)
+        server = build_server(served)
+        options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, options)
 
 
 def build_server(served: ServedSession) -> Server[Any]:

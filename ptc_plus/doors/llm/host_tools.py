@@ -23,13 +23,13 @@ from typing import Any
 import llm
 
 from hookspecs import JSONObject, JSONValue, Refusal, ToolCall, ToolContext, ToolDefinition, ToolFailure, ToolSpec
-from ptc_plus.adapters.llm.chain_context import ChainContext
-from ptc_plus.adapters.llm.errors import NestedCallCancelled
+from ptc_plus.doors.llm.chain_context import ChainContext
+from ptc_plus.doors.llm.errors import NestedCallCancelled
 from ptc_plus.i18n import message
 
 PLUGIN_TOOLS = frozenset({"run_code", "read_spill"})
 """The tools the plugin registers in llm; never host tools of its own sessions."""
-TOOL_SET = "ptc_plus.adapters.llm.host_tools:tool_set"
+TOOL_SET = "ptc_plus.doors.llm.host_tools:tool_set"
 """llm's tools as a ``--tools`` factory, the default of the mounted ``llm capabilities plan``."""
 NESTED_MARK = ":ptc:"
 """Nested call ids are ``<outer-call-id>:ptc:<n>`` (CONTEXT: *Nested call*)."""

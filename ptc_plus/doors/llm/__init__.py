@@ -1,6 +1,6 @@
 """PTC Plus as an llm plugin (ADR 0074): code mode with the plan for every llm conversation.
 
-llm loads :mod:`ptc_plus.adapters.llm.plugin` from its entry-point group
+llm loads :mod:`ptc_plus.doors.llm.plugin` from its entry-point group
 ``llm`` (``llm install ptc-plus``, or ``pip install ptc-plus`` into llm's
 environment). Each conversation is one session of the embedded reference host
 with PTC Plus loaded (:mod:`.conversation`), its host tools llm's other

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 import click
 import llm
 
-from ptc_plus.adapters.llm import host_tools
-from ptc_plus.adapters.llm.chain_context import ChainContext, current_call, current_gathering
-from ptc_plus.adapters.llm.commands import capabilities_group
-from ptc_plus.adapters.llm.errors import RunFailed
+from ptc_plus.doors.llm import host_tools
+from ptc_plus.doors.llm.chain_context import ChainContext, current_call, current_gathering
+from ptc_plus.doors.llm.commands import capabilities_group
+from ptc_plus.doors.llm.errors import RunFailed
 from ptc_plus.errors import PtcError
 
 if TYPE_CHECKING:
-    from ptc_plus.adapters.llm.conversation import Answer, Offered
+    from ptc_plus.doors.llm.conversation import Answer, Offered
 
 # The session machinery (:mod:`.conversation`: the embedded host and the plugin) is imported when a tool is
 # gathered or called, never at llm's start, which loads this module for every llm command.
@@ -39,7 +39,7 @@ def register_tools(register: Callable[..., None]) -> None:
         return  # a prompt that does not use PTC Plus opens no session (llm gathers tools for every prompt)
     conversation = gathering.conversation_id
     if conversation is None or conversation not in _offered:
-        from ptc_plus.adapters.llm.conversation import blocking
+        from ptc_plus.doors.llm.conversation import blocking
 
         try:
             _offered[conversation] = blocking(lambda: _offer(conversation, host_tools.other_tools()))
@@ -58,7 +58,7 @@ def register_tools(register: Callable[..., None]) -> None:
 
 
 async def _offer(conversation: str | None, tools: dict[str, llm.Tool]) -> list[Offered]:
-    from ptc_plus.adapters.llm.conversation import opened
+    from ptc_plus.doors.llm.conversation import opened
 
     async with opened(conversation, host_tools.definitions(tools, ChainContext())) as session:
         session.open_turn()
@@ -67,7 +67,7 @@ async def _offer(conversation: str | None, tools: dict[str, llm.Tool]) -> list[O
 
 def _implementation(name: str) -> Callable[..., str]:
     def implementation(llm_tool_call: llm.ToolCall, **arguments: Any) -> str:
-        from ptc_plus.adapters.llm.conversation import blocking
+        from ptc_plus.doors.llm.conversation import blocking
 
         chain = current_call()  # read here, on llm's own stack, before the host's thread takes over
         call_id = llm_tool_call.tool_call_id or f"llm-{name}"
@@ -81,7 +81,7 @@ def _implementation(name: str) -> Callable[..., str]:
 
 
 async def _call(chain: ChainContext, name: str, arguments: dict[str, Any], call_id: str) -> Answer:
-    from ptc_plus.adapters.llm.conversation import opened
+    from ptc_plus.doors.llm.conversation import opened
 
     tools = host_tools.other_tools()
     definitions = host_tools.definitions(tools, chain)
