@@ -52,6 +52,14 @@ class ArgumentConflict(PtcError):
     code = "PTC-2007"
 
 
+class DispatchFailed(PtcError):
+    """The host's ``dispatch`` raised instead of returning a result for a nested call (params ``tool``,
+    ``detail``): the call settles with this error, so the program can go on instead of waiting for a reply
+    that would never come."""
+
+    code = "PTC-2009"
+
+
 class DiscoveryRequestTooLarge(PtcError):
     """A ``capabilities.*`` request exceeds the host's request bounds (params ``method``, ``argument``,
     ``size``, ``limit``); the program gets it as a catchable ``DiscoveryError`` with this code."""

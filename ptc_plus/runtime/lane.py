@@ -31,7 +31,7 @@ from typing import Protocol, runtime_checkable
 
 from hookspecs import HostServices, JSONObject, ResultStatus, ToolCall, ToolError, ToolResult
 from ptc_plus.runtime.arguments import SpecLookup, real_arguments
-from ptc_plus.runtime.errors import ArgumentConflict
+from ptc_plus.runtime.errors import ArgumentConflict, DispatchFailed
 
 ReplyHandler = Callable[[ToolResult], None]
 
@@ -122,7 +122,14 @@ class NestedLane:
             call = ToolCall(
                 call_id=call_id, tool=tool, arguments=arguments, caller=outer.caller, parent_call_id=outer.call_id
             )
-            on_settled(await self._services.dispatch(call))
+            try:
+                result = await self._services.dispatch(call)
+            except Exception as failure:  # a host defect: settle the call, never leave the program waiting
+                _log.exception("the host's dispatch raised for %s", call_id)
+                failed = DispatchFailed(tool=tool, detail=f"{type(failure).__name__}: {failure}")
+                error = ToolError(code=failed.code, message=failed.message())
+                result = ToolResult(call_id=call_id, tool=tool, status=ResultStatus.ERROR, error=error)
+            on_settled(result)
         finally:
             self._tasks.pop(call_id, None)
 

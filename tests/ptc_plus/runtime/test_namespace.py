@@ -80,3 +80,35 @@ def test_namespace_is_read_only_and_refuses_positional_arguments() -> None:
     with pytest.raises(TypeError, match="keyword arguments only"):
         call.send(None)
     assert list(tools) == ["a"] and len(tools) == 1
+
+
+class _RaisingServices(FakeServices):
+    """A host whose dispatch itself raises (a host defect), for one tool."""
+
+    async def dispatch(self, call: Any) -> Any:
+        if call.tool == "boom":
+            raise RuntimeError("registry exploded")
+        return await super().dispatch(call)
+
+
+@pytest.mark.asyncio
+async def test_a_dispatch_that_raises_settles_the_call_with_a_catchable_error(
+    make_runtime: RuntimeFactory, workspace: Path
+) -> None:
+    # Before, the raise ended the lane's task without a reply: the program waited for its deadline.
+    services = _RaisingServices(workspace, [tool("boom", _echo_name), tool("read_file", _echo_name)])
+    lane = NestedLane(services, outer_context(services).call)
+    code = (
+        "try:\n"
+        "    await tools.boom()\n"
+        "except ToolCallError as error:\n"
+        "    caught = [error.code, error.message]\n"
+        "caught.append(await tools.read_file())\n"  # the lane keeps going
+        "return caught\n"
+    )
+    outcome = await make_runtime().run(code, workspace=workspace, tool_names=("boom", "read_file"), lane=lane)
+    assert outcome.ok, outcome.to_json()
+    code_, message, after = outcome.value
+    assert code_ == "PTC-2009"
+    assert "tools.boom()" in message and "RuntimeError: registry exploded" in message
+    assert after == "read_file"
