@@ -398,7 +398,7 @@ async def test_hook_agent_host_shutdown(make_reference_host: Callable[..., Refer
     # so the host has not closed the session logs yet.
     assert not closing.done() and calls == ["shutdown", "draining"]
     release.set()
-    await asyncio.wait_for(closing, timeout=10)
+    await asyncio.wait_for(closing, timeout=120)
     await host.aclose()  # idempotent: the hook runs once
     assert calls == ["shutdown", "draining"]
     assert [r for r in host.facade.reports if r.startswith("agent_host_shutdown")] == [

@@ -29,7 +29,7 @@ async def spin(rounds: int = 20) -> None:
 
 async def bounded(awaitable: Awaitable[T]) -> T:
     """Await with a generous hang guard: a deadlock fails the test instead of hanging the suite."""
-    return await asyncio.wait_for(awaitable, timeout=10)
+    return await asyncio.wait_for(awaitable, timeout=120)
 
 
 class Pool:
