@@ -41,9 +41,6 @@ def pytest_configure(config: pytest.Config) -> None:
     _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-", dir=root)]
     scratch = Path(_SCRATCH_CACHE[0])
     os.environ["PTC_PLUS_CACHE_DIR"] = str(scratch)
-    # A test that drops every PTC_* variable (tests/scaffolding.py) falls back to $XDG_CACHE_HOME/ptc-plus:
-    # this process's scratch too, never the developer's ~/.cache shared with every other process (ADR 0124).
-    os.environ["XDG_CACHE_HOME"] = str(scratch / "xdg-cache")
     # Likewise the user state (MCP tools/list snapshots, ADR 0097); isolated tests get their own per test.
     os.environ["XDG_STATE_HOME"] = str(scratch / "state")
     _private_temporary_directory(scratch / "tmp")
