@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Under the machine's temporary directory, never under a parent process's private one (pytest-xdist's
     # workers inherit its TMPDIR): paths stay short, as AF_UNIX socket paths must.
     root = os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
-    _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-", dir=root)]
+    _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-cache-", dir=root)]
     scratch = Path(_SCRATCH_CACHE[0])
     os.environ["PTC_PLUS_CACHE_DIR"] = str(scratch)
     # Likewise the user state (MCP tools/list snapshots, ADR 0097); isolated tests get their own per test.
@@ -59,7 +59,11 @@ def _private_temporary_directory(path: Path) -> None:
     or for someone's minutes-long evaluation. pytest's own ``tmp_path`` stays under the machine's
     (``PYTEST_DEBUG_TEMPROOT``, set by the caller), kept after a run for a reader, as pytest keeps it.
     """
-    path.mkdir(mode=0o700)
+    # As the machine's is: sticky and open to every user (a test drops to another uid and its host keeps
+    # files there); the scratch above it only traversable.
+    path.parent.chmod(0o711)
+    path.mkdir()
+    path.chmod(0o1777)
     os.environ["TMPDIR"] = str(path)
     tempfile.tempdir = None  # gettempdir() caches its answer: ask again
 

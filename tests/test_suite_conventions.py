@@ -118,7 +118,7 @@ def test_each_test_process_has_a_temporary_directory_of_its_own() -> None:
     mine = Path(tempfile.gettempdir()).resolve()
     assert os.environ["TMPDIR"] == tempfile.gettempdir()
     assert mine != machine and machine in mine.parents
-    assert stat.S_IMODE(mine.stat().st_mode) == 0o700 and mine.stat().st_uid == os.geteuid()
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o1777 and mine.stat().st_uid == os.geteuid()  # as /tmp is
     with run_directory() as runs:
         assert runs.parent.resolve() == mine
     assert (mine / f"{runs.name}.lock").is_file()
