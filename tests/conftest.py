@@ -35,13 +35,37 @@ _SCRATCH_CACHE: list[str] = []
 def pytest_configure(config: pytest.Config) -> None:
     # The catalog disk cache (ADR 0078) of every test and the subprocesses it starts goes to a scratch
     # directory, never to the developer's own ~/.cache/ptc-plus (a test that wants another sets its own).
-    _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-cache-")]
-    os.environ["PTC_PLUS_CACHE_DIR"] = _SCRATCH_CACHE[0]
+    # Under the machine's temporary directory, never under a parent process's private one (pytest-xdist's
+    # workers inherit its TMPDIR): paths stay short, as AF_UNIX socket paths must.
+    root = os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+    _SCRATCH_CACHE[:] = [tempfile.mkdtemp(prefix="ptc-plus-test-cache-", dir=root)]
+    scratch = Path(_SCRATCH_CACHE[0])
+    os.environ["PTC_PLUS_CACHE_DIR"] = str(scratch)
     # Likewise the user state (MCP tools/list snapshots, ADR 0097); isolated tests get their own per test.
-    os.environ["XDG_STATE_HOME"] = str(Path(_SCRATCH_CACHE[0]) / "state")
+    os.environ["XDG_STATE_HOME"] = str(scratch / "state")
+    _private_temporary_directory(scratch / "tmp")
     config.addinivalue_line(
         "markers", f"needs_bwrap: needs bubblewrap; skipped without it, a failure when {BWRAP_REQUIRED}=1"
     )
+
+
+def _private_temporary_directory(path: Path) -> None:
+    """Point this process's (and its children's) temporary directory at ``path`` (ADR 0124).
+
+    The suite runs in parallel (pytest-xdist, one process per core) on machines where other people run
+    ``ptc-plus`` too. What the product keeps at one fixed place per user in the temporary directory (the
+    evaluation's run directory and its lock, ``ptc-plus-eval-<uid>``; the sweep of stale scratch state
+    directories) is then shared by every process: a test's ``ptc-plus eval`` waited for another worker's,
+    or for someone's minutes-long evaluation. pytest's own ``tmp_path`` stays under the machine's
+    (``PYTEST_DEBUG_TEMPROOT``, set by the caller), kept after a run for a reader, as pytest keeps it.
+    """
+    # As the machine's is: sticky and open to every user (a test drops to another uid and its host keeps
+    # files there); the scratch above it only traversable.
+    path.parent.chmod(0o711)
+    path.mkdir()
+    path.chmod(0o1777)
+    os.environ["TMPDIR"] = str(path)
+    tempfile.tempdir = None  # gettempdir() caches its answer: ask again
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NESTED = "PTC_PLUS_IN_FRESH_CLONE_TEST"
 # Set by whoever runs the outer pytest; the inner run must see only what a reader's shell has.
-NOT_INHERITED = {"PYTEST_ADDOPTS", "PYTHONPATH", "VIRTUAL_ENV"}
+NOT_INHERITED = {"PYTEST_ADDOPTS", "PYTHONPATH", "VIRTUAL_ENV", "PYTEST_DEBUG_TEMPROOT"}
 
 
 def readme_command(repo: Path, marker: str) -> str:
@@ -35,6 +35,7 @@ def test_the_readme_test_command_passes_alone_in_a_fresh_clone(tmp_path: Path) -
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=300)
     command = readme_command(clone, "test-command")
     env = {key: value for key, value in os.environ.items() if key not in NOT_INHERITED}
+    env["TMPDIR"] = os.environ["PYTEST_DEBUG_TEMPROOT"]  # the machine's, not this test process's own (ADR 0124)
     done = subprocess.run(
         ["bash", "-c", command],
         cwd=clone,

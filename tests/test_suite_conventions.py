@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,45 @@ def test_no_module_defines_the_empty_workspace_again() -> None:
     )
     copies = [p for p in (ROOT / "tests" / "ptc_plus").rglob("*.py") if again.search(p.read_text())]
     assert sorted(str(p.relative_to(ROOT)) for p in copies) == []
+
+
+def test_each_test_process_has_a_temporary_directory_of_its_own() -> None:
+    """The suite runs in parallel beside other people's ``ptc-plus`` (ADR 0124): what the product keeps at one
+    fixed place of the temporary directory (the evaluation's run directory and its lock) is this process's."""
+    from ptc_plus.cli.eval import run_directory
+
+    machine = Path(os.environ["PYTEST_DEBUG_TEMPROOT"]).resolve()
+    mine = Path(tempfile.gettempdir()).resolve()
+    assert os.environ["TMPDIR"] == tempfile.gettempdir()
+    assert mine != machine and machine in mine.parents
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o1777 and mine.stat().st_uid == os.geteuid()  # as /tmp is
+    with run_directory() as runs:
+        assert runs.parent.resolve() == mine
+    assert (mine / f"{runs.name}.lock").is_file()
+
+
+def test_parallel_workers_are_given_their_own_temporary_directories(tmp_path: Path) -> None:
+    """Two pytest-xdist workers over the suite's conftest: each its own temporary directory, none the parent's."""
+    for n in range(4):
+        (tmp_path / f"test_where_{n}.py").write_text(
+            "import os, tempfile\n\n\n"
+            f"def test_where_{n}():\n"
+            "    with open(os.environ['WHERE'], 'a') as out:\n"
+            "        out.write(tempfile.gettempdir() + '\\n')\n",
+            encoding="utf-8",
+        )
+    where = tmp_path / "where.txt"
+    argv = ["-q", "-p", "no:cacheprovider", "-p", "tests.conftest", "-n", "2", "--dist", "loadfile", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *argv],
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8"}
+        | {"WHERE": str(where), "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = set(where.read_text(encoding="utf-8").split())
+    assert len(seen) == 2, seen  # the two workers', one each
+    assert all(Path(d).parent.parent == tmp_path for d in seen), seen  # scratch under the machine's, not nested
