@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.cli_runner import CliRun, CliRunner
 
@@ -27,6 +28,11 @@ from tests.cli_runner import CliRun, CliRunner
 # other projects' pytest runs; a project that wants them names the plugin, as we do here.
 pytest_plugins = ["hookspecs.reference.pytest_plugin"]
 
+
+# A property's verdict must not depend on the machine's speed (CI may run on a loaded 2-core machine):
+# no per-example deadline and no too_slow health check anywhere, unless a test asks for one itself.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 BWRAP_REQUIRED = "TESTS_REQUIRE_BWRAP"
 _SCRATCH_CACHE: list[str] = []

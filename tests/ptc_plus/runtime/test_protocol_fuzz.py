@@ -74,7 +74,9 @@ async def _run(workspace: Path, blob: Path) -> RunOutcome:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(sequence=st.lists(frames, max_size=12))
 def test_random_frames_always_end_with_an_outcome(workspace: Path, sequence: list[bytes]) -> None:
     blob = workspace / "frames.bin"
