@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ptc_plus.config.bindings import UserBindings, bindings_fingerprint, load_bindings
 from ptc_plus.config.editor import INHERIT, set_capability
+from ptc_plus.config.effective import EffectiveKey, effective_keys
 from ptc_plus.config.errors import (
     CapabilityIdentityInvalid,
     ConfigFileExists,
@@ -59,7 +60,7 @@ from ptc_plus.config.model import (
     unit_server,
 )
 from ptc_plus.config.paths import WORKSPACE_DIR, Scope, user_config_file, workspace_config_file
-from ptc_plus.config.report import ConfigReport, inspect_config, problem_line
+from ptc_plus.config.report import ConfigFile, ConfigReport, inspect_config, problem_line
 from ptc_plus.config.revision import config_revision
 from ptc_plus.config.schema import config_schema, schema_uri
 from ptc_plus.config.starter import starter_text
@@ -74,12 +75,14 @@ __all__ = [
     "WORKSPACE_DIR",
     "CapabilityChoice",
     "CapabilityIdentityInvalid",
+    "ConfigFile",
     "ConfigFileExists",
     "ConfigIssue",
     "ConfigReport",
     "ContextSection",
     "Disclosure",
     "DisclosureValueInvalid",
+    "EffectiveKey",
     "GateBlocker",
     "GateSection",
     "LoadedConfig",
@@ -108,6 +111,7 @@ __all__ = [
     "bindings_fingerprint",
     "check_server_name",
     "combine",
+    "effective_keys",
     "config_revision",
     "config_schema",
     "fingerprint",

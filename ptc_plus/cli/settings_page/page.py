@@ -1,0 +1,129 @@
+"""The page as HTML, rendered on the server: every text from the message catalogs, every value escaped.
+
+No script: the language switch is a pair of links, the tables are plain tables, readable without colour
+(an overage says so in words) and at 390 pixels (tables scroll sideways inside their own box).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from urllib.parse import urlencode
+
+from hookspecs.i18n import LOCALES
+from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER
+from ptc_plus.cli.settings_page.view import KeyRow, SettingsView
+from ptc_plus.config import EffectiveKey, problem_line, toml_literal
+from ptc_plus.i18n import message
+
+_STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1rem;color:#111;background:#fff}
+h1{font-size:1.4rem;margin:.2rem 0 .6rem}h2{font-size:1.15rem;margin:1.4rem 0 .4rem}
+nav{float:right}nav a,nav strong{margin-left:.6rem}
+.scroll{overflow-x:auto;border:1px solid #bbb}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;
+border-bottom:1px solid #ddd}th{background:#f2f2f2}code{font-size:.92em;overflow-wrap:anywhere}
+.unset{color:#666}.file{display:block;color:#555;font-size:.85em;overflow-wrap:anywhere}
+.over{font-weight:bold}ul{padding-left:1.2rem}li{overflow-wrap:anywhere}
+.note{color:#444}
+"""
+
+
+def render(view: SettingsView, lang: str, token: str) -> str:
+    """The whole page for ``view`` in ``lang``; links keep ``token`` so the language switch stays allowed."""
+
+    def say(key: str, **params: object) -> str:
+        return escape(message(key, lang, **params))
+
+    parts = [
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{say('cli.settings.page.title')}</title><style>{_STYLE}</style></head><body>",
+        _languages(lang, token),
+        f"<h1>{say('cli.settings.page.title')}</h1>",
+        f"<p>{say('cli.settings.page.workspace', workspace=str(view.workspace))}</p>",
+        f'<p class="note">{say("cli.settings.page.read-only")}</p>',
+        f"<h2>{say('cli.settings.page.files')}</h2><ul>",
+        *(
+            "<li>"
+            + say(
+                "config.show.file",
+                scope=message(f"config.scope.{file.scope.value}", lang),
+                path=file.path,
+                state=file.state_text(lang),
+            )
+            + "</li>"
+            for file in view.files
+        ),
+        "</ul>",
+        _problems(view, lang),
+        f"<h2>{say('cli.settings.page.settings')}</h2>",
+        _keys_table(view.keys, lang),
+        f"<h2>{say('cli.settings.page.plan')}</h2><ul>",
+        *(f"<li>{escape(line)}</li>" for line in view.summary),
+        "</ul>",
+        _plan_table(view, lang),
+        "</body></html>",
+    ]
+    return "".join(parts)
+
+
+def _languages(lang: str, token: str) -> str:
+    links = []
+    for code in LOCALES:
+        name = escape(message(f"cli.settings.page.lang-{code}", lang))
+        href = escape("?" + urlencode({TOKEN_PARAMETER: token, "lang": code}))
+        links.append(f"<strong>{name}</strong>" if code == lang else f'<a href="{href}" hreflang="{code}">{name}</a>')
+    label = escape(message("cli.settings.page.language", lang))
+    return f'<nav aria-label="{label}">{label}: {"".join(links)}</nav>'
+
+
+def _problems(view: SettingsView, lang: str) -> str:
+    if not view.problems:
+        return f"<p>{escape(message('cli.settings.page.no-problems', lang))}</p>"
+    items = "".join(f"<li>{escape(problem_line(problem, lang))}</li>" for problem in view.problems)
+    return f"<h2>{escape(message('cli.settings.page.problems', lang))}</h2><ul>{items}</ul>"
+
+
+def _keys_table(rows: tuple[KeyRow, ...], lang: str) -> str:
+    headers = ("col-key", "col-workspace", "col-user", "col-effective", "col-source")
+    head = "".join(f'<th scope="col">{escape(message(f"cli.settings.page.{name}", lang))}</th>' for name in headers)
+    body = []
+    for row in rows:
+        source = escape(message(f"config.scope.{row.effective.source}", lang))
+        if row.effective.file:
+            source += f'<span class="file">{escape(row.effective.file)}</span>'
+        cells = [
+            f'<th scope="row"><code>{escape(row.key)}</code></th>',
+            f"<td>{_value(row.workspace, lang)}</td>",
+            f"<td>{_value(row.user, lang)}</td>",
+            f"<td>{_value(row.effective, lang)}</td>",
+            f"<td>{source}</td>",
+        ]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<div class="scroll"><table id="settings"><tr>{head}</tr>{"".join(body)}</table></div>'
+
+
+def _value(key: EffectiveKey | None, lang: str) -> str:
+    if key is None or key.value is None:
+        return f'<span class="unset">{escape(message("cli.settings.page.not-set", lang))}</span>'
+    return f"<code>{escape(toml_literal(key.value))}</code>"
+
+
+def _plan_table(view: SettingsView, lang: str) -> str:
+    if not view.plan:
+        return f"<p>{escape(message('cli.settings.page.no-capabilities', lang))}</p>"
+    headers = ("col-capability", "col-disclosure", "col-reason")
+    head = "".join(f'<th scope="col">{escape(message(f"cli.settings.page.{name}", lang))}</th>' for name in headers)
+    absent = message("ptc.report.absent", lang)
+    body = []
+    for row in view.plan:
+        reason = escape(row.reason)
+        if row.overage:
+            reason = f'<span class="over">{escape(message("cli.capabilities.plan.over-budget", lang, reason=row.reason))}</span>'
+        cells = (
+            f'<th scope="row"><code>{escape(row.identity)}</code></th>',
+            f"<td>{escape(row.disclosure or absent)}</td>",
+            f"<td>{reason}</td>",
+        )
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<div class="scroll"><table id="plan"><tr>{head}</tr>{"".join(body)}</table></div>'
