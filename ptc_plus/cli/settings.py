@@ -1,8 +1,8 @@
 """``ptc-plus settings``: serve the settings and inspection page for a workspace (issue 34, ADR 0126).
 
 Prints the page's address (with its token) and opens it in a browser when one is available and
-``--no-open`` is not given; serves until Ctrl-C, which stops it cleanly (exit 0, not the 130 of an interrupted command: it is
-how this one ends).
+``--no-open`` is not given; serves until Ctrl-C, which stops it cleanly (exit 0, not the 130 of an
+interrupted command: Ctrl-C is how this one ends).
 """
 
 from __future__ import annotations
@@ -23,9 +23,7 @@ from ptc_plus.i18n import message
 def command() -> click.Command:
     @ptc_command("settings", help=message("cli.settings.help"), epilog=message("cli.settings.examples"))
     @workspace_option()
-    @click.option(
-        "--port", type=click.IntRange(0, 65535), default=0, metavar="N", help=message("cli.settings.port")
-    )
+    @click.option("--port", type=click.IntRange(0, 65535), default=0, metavar="N", help=message("cli.settings.port"))
     @click.option("--no-open", is_flag=True, help=message("cli.settings.no-open"))
     def settings(workspace: Path, port: int, no_open: bool) -> int:
         try:

@@ -1,7 +1,7 @@
 """The page as HTML, rendered on the server: every text from the message catalogs, every value escaped.
 
 No script: the language switch is a pair of links, the tables are plain tables, readable without colour
-(an overage says so in words) and at 390 pixels (tables scroll sideways inside their own box).
+(an overage says so in words); below 700 pixels each row becomes a block whose cells name their column.
 """
 
 from __future__ import annotations
@@ -21,10 +21,15 @@ h1{font-size:1.4rem;margin:.2rem 0 .6rem}h2{font-size:1.15rem;margin:1.4rem 0 .4
 nav{float:right}nav a,nav strong{margin-left:.6rem}
 .scroll{overflow-x:auto;border:1px solid #bbb}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;
-border-bottom:1px solid #ddd}th{background:#f2f2f2}code{font-size:.92em;overflow-wrap:anywhere}
+border-bottom:1px solid #ddd}th{background:#f2f2f2}.head th{white-space:nowrap}
+code{font-size:.92em;overflow-wrap:anywhere}
 .unset{color:#666}.file{display:block;color:#555;font-size:.85em;overflow-wrap:anywhere}
 .over{font-weight:bold}ul{padding-left:1.2rem}li{overflow-wrap:anywhere}
 .note{color:#444}
+@media (max-width:700px){table,tbody,tr,th,td{display:block;width:auto}tr.head{display:none}
+tr{border-bottom:2px solid #bbb;padding:.3rem 0}th,td{border:0;padding:.15rem .5rem}
+td::before{content:attr(data-label) ": ";font-weight:bold}
+nav{float:none;margin-bottom:.4rem}nav a,nav strong{margin:0 .6rem 0 0}}
 """
 
 
@@ -87,6 +92,7 @@ def _problems(view: SettingsView, lang: str) -> str:
 def _keys_table(rows: tuple[KeyRow, ...], lang: str) -> str:
     headers = ("col-key", "col-workspace", "col-user", "col-effective", "col-source")
     head = "".join(f'<th scope="col">{escape(message(f"cli.settings.page.{name}", lang))}</th>' for name in headers)
+    label = [escape(message(f"cli.settings.page.{name}", lang), quote=True) for name in headers]
     body = []
     for row in rows:
         source = escape(message(f"config.scope.{row.effective.source}", lang))
@@ -94,13 +100,13 @@ def _keys_table(rows: tuple[KeyRow, ...], lang: str) -> str:
             source += f'<span class="file">{escape(row.effective.file)}</span>'
         cells = [
             f'<th scope="row"><code>{escape(row.key)}</code></th>',
-            f"<td>{_value(row.workspace, lang)}</td>",
-            f"<td>{_value(row.user, lang)}</td>",
-            f"<td>{_value(row.effective, lang)}</td>",
-            f"<td>{source}</td>",
+            f'<td data-label="{label[1]}">{_value(row.workspace, lang)}</td>',
+            f'<td data-label="{label[2]}">{_value(row.user, lang)}</td>',
+            f'<td data-label="{label[3]}">{_value(row.effective, lang)}</td>',
+            f'<td data-label="{label[4]}">{source}</td>',
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<div class="scroll"><table id="settings"><tr>{head}</tr>{"".join(body)}</table></div>'
+    return f'<div class="scroll"><table id="settings"><tr class="head">{head}</tr>{"".join(body)}</table></div>'
 
 
 def _value(key: EffectiveKey | None, lang: str) -> str:
@@ -114,16 +120,18 @@ def _plan_table(view: SettingsView, lang: str) -> str:
         return f"<p>{escape(message('cli.settings.page.no-capabilities', lang))}</p>"
     headers = ("col-capability", "col-disclosure", "col-reason")
     head = "".join(f'<th scope="col">{escape(message(f"cli.settings.page.{name}", lang))}</th>' for name in headers)
+    label = [escape(message(f"cli.settings.page.{name}", lang), quote=True) for name in headers]
     absent = message("ptc.report.absent", lang)
     body = []
     for row in view.plan:
         reason = escape(row.reason)
         if row.overage:
-            reason = f'<span class="over">{escape(message("cli.capabilities.plan.over-budget", lang, reason=row.reason))}</span>'
+            over = message("cli.capabilities.plan.over-budget", lang, reason=row.reason)
+            reason = f'<span class="over">{escape(over)}</span>'
         cells = (
             f'<th scope="row"><code>{escape(row.identity)}</code></th>',
-            f"<td>{escape(row.disclosure or absent)}</td>",
-            f"<td>{reason}</td>",
+            f'<td data-label="{label[1]}">{escape(row.disclosure or absent)}</td>',
+            f'<td data-label="{label[2]}">{reason}</td>',
         )
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<div class="scroll"><table id="plan"><tr>{head}</tr>{"".join(body)}</table></div>'
+    return f'<div class="scroll"><table id="plan"><tr class="head">{head}</tr>{"".join(body)}</table></div>'

@@ -77,10 +77,11 @@ def test_the_page_shows_each_key_beside_its_file_and_the_plan_with_reasons(works
     workspace_file = str(workspace / ".ptc-plus" / "config.toml")
     user_file = str(Path(workspace.parent, "xdg", "ptc-plus", "config.toml"))
     row = _row(text, "management.budget_tokens")
-    assert "<td><code>1234</code></td>" in row and message("config.scope.workspace", "en") in row
+    assert 'data-label="Workspace file"><code>1234</code>' in row and message("config.scope.workspace", "en") in row
     assert workspace_file in row
     row = _row(text, "statistics.window")
-    assert "<td><code>40</code></td>" in row and user_file in row
+    assert 'data-label="User file"><code>40</code>' in row and user_file in row
+    assert 'data-label="Workspace file"><span class="unset">' in row
     row = _row(text, 'capabilities."host:write_file".disclosure')
     assert '"off"' in row
     computed = new_session_plan(workspace)  # what `ptc-plus capabilities plan` computes
@@ -111,8 +112,15 @@ def test_the_command_prints_its_address_and_stops_cleanly_on_ctrl_c(workspace: P
     import signal
 
     child = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from ptc_plus.cli import main; sys.exit(main())", "settings",
-         "--workspace", str(workspace), "--no-open"],
+        [
+            sys.executable,
+            "-c",
+            "import sys; from ptc_plus.cli import main; sys.exit(main())",
+            "settings",
+            "--workspace",
+            str(workspace),
+            "--no-open",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
