@@ -19,6 +19,7 @@ from ptc_plus.config.editor import INHERIT, set_capability
 from ptc_plus.config.effective import EffectiveKey, effective_keys
 from ptc_plus.config.errors import (
     CapabilityIdentityInvalid,
+    ConfigEditConflict,
     ConfigFileExists,
     DisclosureValueInvalid,
     McpEnvInvalid,
@@ -64,6 +65,7 @@ from ptc_plus.config.report import ConfigFile, ConfigReport, inspect_config, pro
 from ptc_plus.config.revision import config_revision
 from ptc_plus.config.schema import config_schema, schema_uri
 from ptc_plus.config.starter import starter_text
+from ptc_plus.config.switch_editor import set_management_enabled
 from ptc_plus.config.validate import WHOLE_FILE, GateBlocker
 from ptc_plus.sandbox_policy import SandboxPolicy
 
@@ -75,6 +77,7 @@ __all__ = [
     "WORKSPACE_DIR",
     "CapabilityChoice",
     "CapabilityIdentityInvalid",
+    "ConfigEditConflict",
     "ConfigFile",
     "ConfigFileExists",
     "ConfigIssue",
@@ -129,6 +132,7 @@ __all__ = [
     "server_cwd",
     "server_unit",
     "set_capability",
+    "set_management_enabled",
     "starter_text",
     "toml_literal",
     "unit_server",

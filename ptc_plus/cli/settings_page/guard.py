@@ -38,12 +38,18 @@ class RequestGuard:
         self._hosts = frozenset(f"{name}:{port}" for name in LOCAL_NAMES)
         self._origins = frozenset(f"http://{host}" for host in self._hosts)
 
-    def refusal(self, headers: MutableMapping[str, str], query: bytes) -> str | None:
-        """Why a request with these (lower-cased) ``headers`` and raw ``query`` is refused; ``None``: it is not."""
+    def refusal(self, method: str, headers: MutableMapping[str, str], query: bytes) -> str | None:
+        """Why a request with these (lower-cased) ``headers`` and raw ``query`` is refused; ``None``: it is not.
+
+        A write (any method but GET and HEAD) must name its origin: browsers send ``Origin`` with every
+        form post, so one without it did not come from the page.
+        """
         if headers.get("host") not in self._hosts:
             return "host"
         origin = headers.get("origin")
         if origin is not None and origin not in self._origins:
+            return "origin"
+        if origin is None and method not in ("GET", "HEAD"):
             return "origin"
         given = parse_qs(query.decode("latin-1")).get(TOKEN_PARAMETER, [""])
         if len(given) != 1 or not hmac.compare_digest(given[0].encode(), self._token):
@@ -55,7 +61,7 @@ class RequestGuard:
             await self._app(scope, receive, send)
             return
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-        why = self.refusal(headers, scope.get("query_string", b""))
+        why = self.refusal(scope["method"], headers, scope.get("query_string", b""))
         if why is None:
             await self._app(scope, receive, send)
             return

@@ -15,6 +15,8 @@ from ptc_plus.cli.settings_page.view import KeyRow, SettingsView
 from ptc_plus.config import EffectiveKey, problem_line, toml_literal
 from ptc_plus.i18n import message
 
+SWITCH_KEY = "management.enabled"
+
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1rem;color:#111;background:#fff}
 h1{font-size:1.4rem;margin:.2rem 0 .6rem}h2{font-size:1.15rem;margin:1.4rem 0 .4rem}
@@ -25,7 +27,8 @@ border-bottom:1px solid #ddd}th{background:#f2f2f2}.head th{white-space:nowrap}
 code{font-size:.92em;overflow-wrap:anywhere}
 .unset{color:#666}.file{display:block;color:#555;font-size:.85em;overflow-wrap:anywhere}
 .over{font-weight:bold}ul{padding-left:1.2rem}li{overflow-wrap:anywhere}
-.note{color:#444}
+.note{color:#444}.conflict{border:2px solid #000;padding:.5rem;font-weight:bold}
+form{margin:.4rem 0 .8rem}select,button{font:inherit;margin:0 .4rem}
 @media (max-width:700px){table,tbody,tr,th,td{display:block;width:auto}tr.head{display:none}
 tr{border-bottom:2px solid #bbb;padding:.3rem 0}th,td{border:0;padding:.15rem .5rem}
 td::before{content:attr(data-label) ": ";font-weight:bold}
@@ -33,8 +36,12 @@ nav{float:none;margin-bottom:.4rem}nav a,nav strong{margin:0 .6rem 0 0}}
 """
 
 
-def render(view: SettingsView, lang: str, token: str) -> str:
-    """The whole page for ``view`` in ``lang``; links keep ``token`` so the language switch stays allowed."""
+def render(view: SettingsView, lang: str, token: str, *, form_token: str, conflict: str | None = None) -> str:
+    """The whole page for ``view`` in ``lang``; links keep ``token`` so the language switch stays allowed.
+
+    ``form_token`` is this rendering's own token for its form (:class:`.FormTokens`); ``conflict`` is the
+    value another edit left in the file when a save was refused (TOML, or ``None`` for a plain page).
+    """
 
     def say(key: str, **params: object) -> str:
         return escape(message(key, lang, **params))
@@ -47,6 +54,7 @@ def render(view: SettingsView, lang: str, token: str) -> str:
         f"<h1>{say('cli.settings.page.title')}</h1>",
         f"<p>{say('cli.settings.page.workspace', workspace=str(view.workspace))}</p>",
         f'<p class="note">{say("cli.settings.page.read-only")}</p>',
+        "" if conflict is None else f'<p role="alert" class="conflict">{_conflict_text(conflict, lang)}</p>',
         f"<h2>{say('cli.settings.page.files')}</h2><ul>",
         *(
             "<li>"
@@ -62,6 +70,7 @@ def render(view: SettingsView, lang: str, token: str) -> str:
         "</ul>",
         _problems(view, lang),
         f"<h2>{say('cli.settings.page.settings')}</h2>",
+        _switch_form(view, lang, token, form_token),
         _keys_table(view.keys, lang),
         f"<h2>{say('cli.settings.page.plan')}</h2><ul>",
         *(f"<li>{escape(line)}</li>" for line in view.summary),
@@ -135,3 +144,31 @@ def _plan_table(view: SettingsView, lang: str) -> str:
         )
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table id="plan"><tr class="head">{head}</tr>{"".join(body)}</table></div>'
+
+
+def _switch_form(view: SettingsView, lang: str, token: str, form_token: str) -> str:
+    """The management switch of the workspace file, saved only if the file still says what it says now."""
+    row = next((row for row in view.keys if row.key == SWITCH_KEY), None)
+    seen = row.workspace.value if row is not None and row.workspace is not None else None
+    effective = row.effective.value if row is not None else True
+    expected = "" if seen is None else toml_literal(seen)
+    action = escape("/switch?" + urlencode({TOKEN_PARAMETER: token}))
+    options = "".join(
+        f'<option value="{value}"{" selected" if effective is chosen else ""}>'
+        f"{escape(message(f'cli.settings.page.switch-{value}', lang))}</option>"
+        for value, chosen in (("true", True), ("false", False))
+    )
+    return (
+        f'<form method="post" action="{action}" id="switch">'
+        f'<input type="hidden" name="form_token" value="{escape(form_token)}">'
+        f'<input type="hidden" name="expected" value="{escape(expected)}">'
+        f'<input type="hidden" name="lang" value="{escape(lang)}">'
+        f'<label for="enabled">{escape(message("cli.settings.page.switch-label", lang))}</label>'
+        f'<select id="enabled" name="enabled">{options}</select>'
+        f'<button type="submit">{escape(message("cli.settings.page.switch-save", lang))}</button></form>'
+    )
+
+
+def _conflict_text(theirs: str, lang: str) -> str:
+    shown = theirs or message("cli.settings.page.not-set", lang)
+    return escape(message("cli.settings.page.conflict", lang, setting=SWITCH_KEY, theirs=shown))

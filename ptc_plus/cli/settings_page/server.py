@@ -5,18 +5,22 @@ from __future__ import annotations
 import secrets
 import socket
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode
 
 import attrs
 import uvicorn
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from hookspecs.i18n import LOCALES, current_locale
+from ptc_plus.cli.settings_page.form_tokens import FormTokens
 from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER, RequestGuard
 from ptc_plus.cli.settings_page.page import render
 from ptc_plus.cli.settings_page.view import gather
+from ptc_plus.config import ConfigEditConflict, set_management_enabled
 
 HOST = "127.0.0.1"
 """The only address the page listens on: never another machine's reach."""
@@ -43,6 +47,7 @@ class SettingsServer:
     workspace: Path
     sock: socket.socket
     token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
+    forms: FormTokens = attrs.field(factory=FormTokens)
     _server: uvicorn.Server = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -60,15 +65,37 @@ class SettingsServer:
 
     def app(self) -> RequestGuard:
         def page(request: Request) -> HTMLResponse:  # sync: Starlette runs it in a worker thread
-            asked = request.query_params.get("lang")
-            lang = asked if asked in LOCALES else current_locale()
-            view = gather(self.workspace, lang)
-            return HTMLResponse(
-                render(view, lang, self.token),
-                headers={"cache-control": "no-store", "referrer-policy": "no-referrer", "x-frame-options": "DENY"},
-            )
+            return self._page(_lang(request.query_params.get("lang")))
 
-        return RequestGuard(Starlette(routes=[Route("/", page)]), token=self.token, port=self.port)
+        async def switch(request: Request) -> Response:
+            form = {key: values[-1] for key, values in parse_qs((await request.body()).decode()).items()}
+            if not self.forms.spend(form.get("form_token", "")):
+                return PlainTextResponse("refused: form token\n", status_code=403)
+            expected, enabled = form.get("expected", ""), form.get("enabled")
+            if expected not in ("", "true", "false") or enabled not in ("true", "false"):
+                return PlainTextResponse("refused: value\n", status_code=400)
+            lang = _lang(form.get("lang"))
+            try:
+                await run_in_threadpool(
+                    set_management_enabled,
+                    self.workspace,
+                    enabled == "true",
+                    expected=None if expected == "" else expected == "true",
+                )
+            except ConfigEditConflict as conflict:  # another edit came first: show it, never overwrite it
+                return await run_in_threadpool(self._page, lang, str(conflict.params["theirs"]), 409)
+            return RedirectResponse("/?" + urlencode({TOKEN_PARAMETER: self.token, "lang": lang}), status_code=303)
+
+        routes = [Route("/", page), Route("/switch", switch, methods=["POST"])]
+        return RequestGuard(Starlette(routes=routes), token=self.token, port=self.port)
+
+    def _page(self, lang: str, conflict: str | None = None, status: int = 200) -> HTMLResponse:
+        view = gather(self.workspace, lang)
+        return HTMLResponse(
+            render(view, lang, self.token, form_token=self.forms.issue(), conflict=conflict),
+            status_code=status,
+            headers={"cache-control": "no-store", "referrer-policy": "same-origin", "x-frame-options": "DENY"},
+        )
 
     def run(self) -> None:
         """Serve until stopped; in the main thread, uvicorn turns Ctrl-C into a clean shutdown."""
@@ -77,3 +104,7 @@ class SettingsServer:
     def stop(self) -> None:
         """Ask a running :meth:`run` to finish its requests and return."""
         self._server.should_exit = True
+
+
+def _lang(asked: str | None) -> str:
+    return asked if asked in LOCALES else current_locale()

@@ -2,7 +2,8 @@
 
 Loads the page in English and in Chinese at 1280 and at 390 pixels wide, checks what a reader sees there
 (the plan's capabilities, the language switch working from the page itself, no sideways scroll of the
-page at 390 pixels) and saves the screenshots under ``docs/settings/``. Skipped, with the reason, when the
+page at 390 pixels), saves the screenshots under ``docs/settings/``, then saves the management switch
+from the page. Skipped, with the reason, when the
 browser is missing and ``TESTS_REQUIRE_BROWSER`` is unset; ``scripts/test`` run as root installs it and
 sets that variable, so there a missing browser fails the run.
 """
@@ -64,6 +65,8 @@ def driver() -> Iterator[object]:
 def test_the_page_in_chromium_in_both_languages_at_both_widths(workspace: Path, driver: object) -> None:  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     assert isinstance(driver, WebDriver)
     identities = [entry.identity for entry in new_session_plan(workspace).plan.entries]
@@ -87,3 +90,12 @@ def test_the_page_in_chromium_in_both_languages_at_both_widths(workspace: Path, 
                 driver.set_window_size(width, min(int(height) + 120, 6000))
                 assert driver.save_screenshot(str(SHOTS / f"settings-{lang}-{width}.png"))
                 driver.set_window_size(width, 1000)
+        # The switch saved from the page, as a reader would: choose "off", press Save, see the file say so.
+        driver.get(server.url + "&lang=en")
+        Select(driver.find_element(By.ID, "enabled")).select_by_value("false")
+        button = driver.find_element(By.CSS_SELECTOR, "#switch button")
+        button.click()
+        WebDriverWait(driver, START_TIMEOUT_S).until(staleness_of(button))  # the page after the save's redirect
+        cell = driver.find_element(By.CSS_SELECTOR, '#settings td[data-label="Workspace file"]')
+        assert cell.text == "false"
+    assert "enabled = false" in (workspace / ".ptc-plus" / "config.toml").read_text(encoding="utf-8")
