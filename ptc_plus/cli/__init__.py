@@ -58,6 +58,7 @@ COMMANDS: tuple[str, ...] = (
     "plugins",
     "gate",
     "config",
+    "settings",
     "mcp",
     "mcp_serve",
     "chat",

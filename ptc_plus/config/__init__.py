@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from ptc_plus.config.bindings import UserBindings, bindings_fingerprint, load_bindings
 from ptc_plus.config.editor import INHERIT, set_capability
+from ptc_plus.config.effective import EffectiveKey, effective_keys
 from ptc_plus.config.errors import (
     CapabilityIdentityInvalid,
+    ConfigEditConflict,
     ConfigFileExists,
     DisclosureValueInvalid,
     McpEnvInvalid,
@@ -59,10 +61,11 @@ from ptc_plus.config.model import (
     unit_server,
 )
 from ptc_plus.config.paths import WORKSPACE_DIR, Scope, user_config_file, workspace_config_file
-from ptc_plus.config.report import ConfigReport, inspect_config, problem_line
+from ptc_plus.config.report import ConfigFile, ConfigReport, inspect_config, problem_line
 from ptc_plus.config.revision import config_revision
 from ptc_plus.config.schema import config_schema, schema_uri
 from ptc_plus.config.starter import starter_text
+from ptc_plus.config.switch_editor import set_management_enabled
 from ptc_plus.config.validate import WHOLE_FILE, GateBlocker
 from ptc_plus.sandbox_policy import SandboxPolicy
 
@@ -74,12 +77,15 @@ __all__ = [
     "WORKSPACE_DIR",
     "CapabilityChoice",
     "CapabilityIdentityInvalid",
+    "ConfigEditConflict",
+    "ConfigFile",
     "ConfigFileExists",
     "ConfigIssue",
     "ConfigReport",
     "ContextSection",
     "Disclosure",
     "DisclosureValueInvalid",
+    "EffectiveKey",
     "GateBlocker",
     "GateSection",
     "LoadedConfig",
@@ -110,6 +116,7 @@ __all__ = [
     "combine",
     "config_revision",
     "config_schema",
+    "effective_keys",
     "fingerprint",
     "init_config",
     "inspect_config",
@@ -125,6 +132,7 @@ __all__ = [
     "server_cwd",
     "server_unit",
     "set_capability",
+    "set_management_enabled",
     "starter_text",
     "toml_literal",
     "unit_server",

@@ -71,6 +71,14 @@ class ConfigFileExists(ConfigError):
     code = "PTC-4023"
 
 
+class ConfigEditConflict(ConfigError):
+    """A save from a page that loaded the file earlier: the key no longer holds what the page showed, so
+    saving would lose an edit made elsewhere (params: ``file``, ``setting``, ``theirs``: the value now, as TOML,
+    ``""`` when not set)."""
+
+    code = "PTC-4024"
+
+
 class McpConfigError(ConfigError):
     """Root of the ``[mcp.servers]`` and ``ptc-plus mcp`` errors (PTC-4300..PTC-4399, ADR 0071)."""
 

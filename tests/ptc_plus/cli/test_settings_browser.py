@@ -1,0 +1,101 @@
+"""The settings page in Debian's headless Chromium, through chromium-driver (issue 34, ADR 0126).
+
+Loads the page in English and in Chinese at 1280 and at 390 pixels wide, checks what a reader sees there
+(the plan's capabilities, the language switch working from the page itself, no sideways scroll of the
+page at 390 pixels), saves the screenshots under ``docs/settings/``, then saves the management switch
+from the page. Skipped, with the reason, when the
+browser is missing and ``TESTS_REQUIRE_BROWSER`` is unset; ``scripts/test`` run as root installs it and
+sets that variable, so there a missing browser fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ptc_plus.cli.workspace_plan import new_session_plan
+from ptc_plus.i18n import message
+from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, running_server
+from tests.ptc_plus.cli.test_settings_page import workspace  # noqa: F401 (the fixture)
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+REQUIRED = "TESTS_REQUIRE_BROWSER"
+SHOTS = Path(__file__).resolve().parents[3] / "docs" / "settings"
+WIDTHS = (1280, 390)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def driver() -> Iterator[object]:
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        if os.environ.get(REQUIRED):
+            pytest.fail(f"{REQUIRED}=1 but {CHROMIUM} or {CHROMEDRIVER} is missing")
+        pytest.skip(f"no {CHROMIUM} and {CHROMEDRIVER} (apt-get install chromium chromium-driver, as root)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    with tempfile.TemporaryDirectory() as profile:
+        for flag in (
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+        ):
+            options.add_argument(flag)
+        service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
+        browser = webdriver.Chrome(options=options, service=service)
+        browser.set_page_load_timeout(START_TIMEOUT_S)
+        try:
+            yield browser
+        finally:
+            browser.quit()
+
+
+def test_the_page_in_chromium_in_both_languages_at_both_widths(workspace: Path, driver: object) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    assert isinstance(driver, WebDriver)
+    identities = [entry.identity for entry in new_session_plan(workspace).plan.entries]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with running_server(workspace) as server:
+        for width in WIDTHS:
+            driver.set_window_size(width, 1000)
+            driver.get(server.url + "&lang=en")
+            for lang in ("en", "zh"):
+                if lang == "zh":  # switched from the page itself, as a reader would, the token kept by the link
+                    driver.find_element(By.CSS_SELECTOR, 'a[hreflang="zh"]').click()
+                assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == lang
+                assert driver.find_element(By.TAG_NAME, "h1").text == message("cli.settings.page.title", lang)
+                shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#plan th[scope=row]")]
+                assert shown == identities
+                # Usable at this width: the page itself never scrolls sideways (wide tables scroll in their box).
+                page_width = driver.execute_script("return document.documentElement.scrollWidth")
+                view_width = driver.execute_script("return document.documentElement.clientWidth")
+                assert page_width <= view_width, (width, lang, page_width, view_width)
+                height = driver.execute_script("return document.documentElement.scrollHeight")
+                driver.set_window_size(width, min(int(height) + 120, 6000))
+                assert driver.save_screenshot(str(SHOTS / f"settings-{lang}-{width}.png"))
+                driver.set_window_size(width, 1000)
+        # The switch saved from the page, as a reader would: choose "off", press Save, see the file say so.
+        driver.get(server.url + "&lang=en")
+        Select(driver.find_element(By.ID, "enabled")).select_by_value("false")
+        button = driver.find_element(By.CSS_SELECTOR, "#switch button")
+        button.click()
+        WebDriverWait(driver, START_TIMEOUT_S).until(staleness_of(button))  # the page after the save's redirect
+        cell = driver.find_element(By.CSS_SELECTOR, '#settings td[data-label="Workspace file"]')
+        assert cell.text == "false"
+    assert "enabled = false" in (workspace / ".ptc-plus" / "config.toml").read_text(encoding="utf-8")
