@@ -2,10 +2,11 @@
 
 Loads the page in English and in Chinese at 1280 and at 390 pixels wide, checks what a reader sees there
 (the plan's capabilities, the language switch working from the page itself, no sideways scroll of the
-page at 390 pixels), saves the screenshots under ``docs/settings/``, then saves the management switch
-from the page. Skipped, with the reason, when the
-browser is missing and ``TESTS_REQUIRE_BROWSER`` is unset; ``scripts/test`` run as root installs it and
-sets that variable, so there a missing browser fails the run.
+page at 390 pixels), takes the screenshots, then saves the management switch from the page. The
+screenshots go to the test's temporary directory, so a test run never rewrites tracked files;
+``SETTINGS_SCREENSHOTS=docs/settings`` writes them where the docs show them (how they were made).
+Skipped, with the reason, when the browser is missing and ``TESTS_REQUIRE_BROWSER`` is unset;
+``scripts/test`` run as root installs it and sets that variable, so there a missing browser fails the run.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tests.ptc_plus.cli.test_settings_page import workspace  # noqa: F401 (the f
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 REQUIRED = "TESTS_REQUIRE_BROWSER"
-SHOTS = Path(__file__).resolve().parents[3] / "docs" / "settings"
+SHOTS_TO = "SETTINGS_SCREENSHOTS"
 WIDTHS = (1280, 390)
 
 pytestmark = pytest.mark.slow
@@ -62,7 +63,11 @@ def driver() -> Iterator[object]:
             browser.quit()
 
 
-def test_the_page_in_chromium_in_both_languages_at_both_widths(workspace: Path, driver: object) -> None:  # noqa: F811
+def test_the_page_in_chromium_in_both_languages_at_both_widths(
+    workspace: Path,  # noqa: F811
+    driver: object,
+    tmp_path: Path,
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.remote.webdriver import WebDriver
     from selenium.webdriver.support.expected_conditions import staleness_of
@@ -70,7 +75,8 @@ def test_the_page_in_chromium_in_both_languages_at_both_widths(workspace: Path, 
 
     assert isinstance(driver, WebDriver)
     identities = [entry.identity for entry in new_session_plan(workspace).plan.entries]
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    shots = Path(os.environ.get(SHOTS_TO) or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
     with running_server(workspace) as server:
         for width in WIDTHS:
             driver.set_window_size(width, 1000)
@@ -88,7 +94,7 @@ def test_the_page_in_chromium_in_both_languages_at_both_widths(workspace: Path, 
                 assert page_width <= view_width, (width, lang, page_width, view_width)
                 height = driver.execute_script("return document.documentElement.scrollHeight")
                 driver.set_window_size(width, min(int(height) + 120, 6000))
-                assert driver.save_screenshot(str(SHOTS / f"settings-{lang}-{width}.png"))
+                assert driver.save_screenshot(str(shots / f"settings-{lang}-{width}.png"))
                 driver.set_window_size(width, 1000)
         # The switch saved from the page, as a reader would: choose "off", press Save, see the file say so.
         driver.get(server.url + "&lang=en")
