@@ -6,6 +6,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from ptc_plus.capabilities import CapabilityKind
 from ptc_plus.config import Disclosure
 from ptc_plus.plan import CapabilityPlan, PlanEntry, Reason, plan_diff
 
@@ -22,8 +23,12 @@ def plan(*entries: PlanEntry) -> CapabilityPlan:
     )
 
 
+# A host tool's identity starts with its source (``host:``), not with its kind (ADR 0122).
+KIND_OF = {"host": CapabilityKind.TOOL, "skill": CapabilityKind.SKILL, "mcp-resources": CapabilityKind.MCP_RESOURCES}
+
+
 def entry(identity: str, disclosure: Disclosure | None, revision: str = "sha256:1", **more: object) -> PlanEntry:
-    kind = identity.split(":", 1)[0]
+    kind = KIND_OF[identity.split(":", 1)[0]]
     return PlanEntry(
         identity=identity,
         disclosure=disclosure,
