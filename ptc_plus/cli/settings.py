@@ -2,7 +2,9 @@
 
 Prints the page's address (with its token) and opens it in a browser when one is available and
 ``--no-open`` is not given; serves until Ctrl-C, which stops it cleanly (exit 0, not the 130 of an
-interrupted command: Ctrl-C is how this one ends).
+interrupted command: Ctrl-C is how this one ends). ``--check`` builds the page once, as its first request
+would, prints the config's problems and exits (1 with problems, else 0) without serving, as
+``ptc-plus mcp-serve --check`` does for its session.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import click
 from ptc_plus.cli.errors import SettingsPortUnavailable
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import workspace_option
-from ptc_plus.cli.settings_page import SettingsServer, bind_local
+from ptc_plus.cli.settings_page import SettingsServer, bind_local, check_page
 from ptc_plus.i18n import message
 
 
@@ -25,7 +27,10 @@ def command() -> click.Command:
     @workspace_option()
     @click.option("--port", type=click.IntRange(0, 65535), default=0, metavar="N", help=message("cli.settings.port"))
     @click.option("--no-open", is_flag=True, help=message("cli.settings.no-open"))
-    def settings(workspace: Path, port: int, no_open: bool) -> int:
+    @click.option("--check", is_flag=True, help=message("cli.settings.check-option"))
+    def settings(workspace: Path, port: int, no_open: bool, check: bool) -> int:
+        if check:
+            return check_page(workspace)
         try:
             sock = bind_local(port)
         except OSError as error:

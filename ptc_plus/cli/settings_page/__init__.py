@@ -14,7 +14,8 @@ must), comes from the page's own origin (cross-site forms and scripts fail): :mo
 
 from __future__ import annotations
 
+from ptc_plus.cli.settings_page.check import check_page
 from ptc_plus.cli.settings_page.guard import RequestGuard
 from ptc_plus.cli.settings_page.server import SettingsServer, bind_local
 
-__all__ = ["RequestGuard", "SettingsServer", "bind_local"]
+__all__ = ["RequestGuard", "SettingsServer", "bind_local", "check_page"]

@@ -53,6 +53,7 @@ SAMPLE_ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("completion",): ["bash"],
     ("mcp", "add"): ["time", "mcp-server-time"],
     ("mcp-serve",): ["--check"],  # serving would wait for a client on stdin: the check opens the same session
+    ("settings",): ["--check"],  # serving would wait for Ctrl-C: the check builds the same page once
     # One-shot against a closed port: the session opens as in use, the model endpoint fails at once (PTC-7304).
     ("chat",): ["-p", "hello", "--model", "m", "--base-url", "http://127.0.0.1:1/v1", "--retries", "0"],
 }

@@ -18,6 +18,7 @@ from ptc_plus.cli.workspace_plan import new_session_plan
 from ptc_plus.i18n import message
 from ptc_plus.plan import reason_text
 from ptc_plus.session import plan_lines
+from tests.cli_runner import CliRunner
 from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, get, running_server
 
 WORKSPACE_CONFIG = '[management]\nbudget_tokens = 1234\n\n[capabilities."host:write_file"]\ndisclosure = "off"\n'
@@ -152,3 +153,18 @@ def test_the_command_prints_its_address_and_stops_cleanly_on_ctrl_c(workspace: P
 def _row(page: str, key: str) -> str:
     start = page.index(f"<code>{key}</code>")
     return page[start : page.index("</tr>", start)]
+
+
+def test_check_builds_the_page_once_and_serves_nothing(workspace: Path, run_cli: CliRunner) -> None:
+    done = run_cli("settings", "--workspace", str(workspace), "--check")
+    plan = new_session_plan(workspace).plan
+    assert done.code == 0, done.err
+    assert done.out.strip() == message("cli.settings.checked", "en", plan=len(plan.entries), problems=0)
+    assert "Settings page: http" not in done.out  # nothing listened
+
+
+def test_check_reports_a_config_problem_with_its_code_and_exit_1(workspace: Path, run_cli: CliRunner) -> None:
+    (workspace / ".ptc-plus" / "config.toml").write_bytes(b"version = 1\n# caf\xe9 latin-1\n")
+    done = run_cli("settings", "--workspace", str(workspace), "--check")
+    assert done.code == 1, done.out + done.err
+    assert "PTC-4001" in done.err
