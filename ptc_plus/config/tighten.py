@@ -220,26 +220,26 @@ def tighten_only(layer: CleanLayer, below: Mapping[str, Any]) -> CleanLayer:
 
 def without_consent(layer: CleanLayer) -> CleanLayer:
     """A workspace ``layer`` without ``[mcp.consent]``: a repository cannot allow its own servers (ADR 0071)."""
-    mcp = layer.data.get("mcp")
-    if not mcp or "consent" not in mcp:
-        return layer
-    kept = {key: value for key, value in mcp.items() if key != "consent"}
-    if not mcp["consent"]:  # an empty table allows nothing: nothing to report
-        return attrs.evolve(layer, data={**layer.data, "mcp": kept})
-    issue = ConfigIssue(file=layer.file, path="mcp.consent", reason="user-only")
-    return attrs.evolve(layer, data={**layer.data, "mcp": kept}, issues=(*layer.issues, issue))
+    return _without_user_only(layer, "mcp", "consent", "user-only")
 
 
 def without_prices(layer: CleanLayer) -> CleanLayer:
     """A workspace ``layer`` without ``[workflow] prices``: a repository must not price its own work (ADR 0125)."""
-    workflow = layer.data.get("workflow")
-    if not workflow or "prices" not in workflow:
+    return _without_user_only(layer, "workflow", "prices", "prices-user-only")
+
+
+def _without_user_only(layer: CleanLayer, section: str, key: str, reason: str) -> CleanLayer:
+    """``layer`` without ``[section] key``, which only the user file may set; a problem (``reason``) when the
+    workspace file set it to something (an empty table sets nothing: nothing to report)."""
+    table = layer.data.get(section)
+    if not table or key not in table:
         return layer
-    kept = {key: value for key, value in workflow.items() if key != "prices"}
-    if not workflow["prices"]:  # an empty table prices nothing: nothing to report
-        return attrs.evolve(layer, data={**layer.data, "workflow": kept})
-    issue = ConfigIssue(file=layer.file, path="workflow.prices", reason="prices-user-only")
-    return attrs.evolve(layer, data={**layer.data, "workflow": kept}, issues=(*layer.issues, issue))
+    kept = {name: value for name, value in table.items() if name != key}
+    data = {**layer.data, section: kept}
+    if not table[key]:
+        return attrs.evolve(layer, data=data)
+    issue = ConfigIssue(file=layer.file, path=f"{section}.{key}", reason=reason)
+    return attrs.evolve(layer, data=data, issues=(*layer.issues, issue))
 
 
 def _matches(data: Mapping[str, Any], pattern: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
