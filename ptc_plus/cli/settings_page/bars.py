@@ -2,7 +2,7 @@
 
 Each bar is a ``<meter>`` whose number is also written beside it in words, so it reads without colour, in
 a screen reader and in a text browser alike; a capability no statistics decided says "no sample" instead
-of a bar at zero (no denominator is never 0 %, SPEC §6). The statistics' silence is the plan's own state,
+of a bar at zero (no denominator is "no sample", never 0 %, ADR 0066). The statistics' silence is the plan's own state,
 in the words ``ptc-plus capabilities plan`` prints (``plan.statistics.*``, ``ptc.report.statistics-detail``);
 why one capability fell back is its reason (:func:`~ptc_plus.plan.reason_text`), in the reason column.
 """
@@ -37,14 +37,16 @@ def samples_cell(entry: PlanEntry, lang: str) -> str:
 
 
 def budget_section(plan: CapabilityPlan, unit: str, lang: str) -> str:
-    """The budget used as a bar (the ``/capabilities`` budget line written beside it) and any overage in words."""
+    """The budget used as a bar with its numbers written beside it (the summary above has the ``/capabilities``
+    budget line), and any overage in words."""
+    percent = f"{plan.used_tokens / plan.budget_tokens:.0%}" if plan.budget_tokens else "-"
     line = message(
-        "ptc.report.budget",
+        "cli.settings.page.budget-used",
         lang,
         used=plan.used_tokens,
         budget=plan.budget_tokens,
         unit=unit,
-        overage=plan.overage_tokens,
+        percent=percent,
     )
     parts = [f'<div id="budget">{_meter(min(plan.used_tokens, plan.budget_tokens), max(plan.budget_tokens, 1), line)}']
     if plan.overage_tokens:
@@ -82,7 +84,9 @@ def _none(lang: str) -> str:
 
 BAR_STYLE = """
 .bar{display:inline-flex;align-items:center;gap:.4rem;white-space:nowrap}
-.bar meter{width:5rem;height:.9rem}.bar-text{white-space:normal}
+.bar meter{width:4.5rem;height:.9rem}.bar-text{white-space:normal}
+@media (min-width:701px){#plan th[scope=row] code,#plan tr>td:nth-child(2),.bar-text{white-space:nowrap;
+overflow-wrap:normal}}
 #budget{margin:.2rem 0 .6rem}#budget .bar meter{width:12rem}
 #statistics-note{border-left:4px solid #555;padding:.2rem .6rem;margin:.4rem 0 .8rem}#statistics-note p{margin:.2rem 0}
 """

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from hookspecs.i18n import LOCALES
 from ptc_plus.cli.settings_page.bars import BAR_STYLE, budget_section, coverage_cell, samples_cell, statistics_note
 from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER
+from ptc_plus.cli.settings_page.paths import shown as shown_path
 from ptc_plus.cli.settings_page.session_section import SESSION_STYLE, Shown, sessions_section
 from ptc_plus.cli.settings_page.view import KeyRow, SettingsView
 from ptc_plus.config import EffectiveKey, problem_line, toml_literal
@@ -63,7 +64,7 @@ def render(
         f"<title>{say('cli.settings.page.title')}</title><style>{_STYLE}{BAR_STYLE}{SESSION_STYLE}</style></head><body>",
         _languages(lang, token),
         f"<h1>{say('cli.settings.page.title')}</h1>",
-        f"<p>{say('cli.settings.page.workspace', workspace=str(view.workspace))}</p>",
+        f"<p>{say('cli.settings.page.workspace', workspace=shown_path(view.workspace))}</p>",
         f'<p class="note">{say("cli.settings.page.read-only")}</p>',
         "" if conflict is None else f'<p role="alert" class="conflict">{_conflict_text(conflict, lang)}</p>',
         f"<h2>{say('cli.settings.page.files')}</h2><ul>",
@@ -72,7 +73,7 @@ def render(
             + say(
                 "config.show.file",
                 scope=message(f"config.scope.{file.scope.value}", lang),
-                path=file.path,
+                path=shown_path(file.path),
                 state=file.state_text(lang),
             )
             + "</li>"
@@ -120,7 +121,7 @@ def _keys_table(rows: tuple[KeyRow, ...], lang: str) -> str:
     for row in rows:
         source = escape(message(f"config.scope.{row.effective.source}", lang))
         if row.effective.file:
-            source += f'<span class="file">{escape(row.effective.file)}</span>'
+            source += f'<span class="file">{escape(shown_path(row.effective.file))}</span>'
         cells = [
             f'<th scope="row"><code>{escape(row.key)}</code></th>',
             f'<td data-label="{label[1]}">{_value(row.workspace, lang)}</td>',

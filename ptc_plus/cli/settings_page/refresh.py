@@ -28,6 +28,7 @@ from hookspecs import CommandReceipt
 from hookspecs.reference import HostError
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.cli.errors import ConversationRefreshedByLlm, SessionLiveElsewhere, SessionNotListed
+from ptc_plus.cli.settings_page.paths import shown
 from ptc_plus.cli.settings_page.session_section import Shown
 from ptc_plus.cli.settings_page.sessions import HOST_STATE, Kind, SessionRow, find_session
 from ptc_plus.cli.workspace_plan import new_session_plan
@@ -61,7 +62,7 @@ def refresh_session(workspace: Path, row: SessionRow | None, session_id: str) ->
     if row.kind is Kind.LLM:
         raise ConversationRefreshedByLlm(session=row.session_id, conversation=row.session_id.removeprefix("llm-"))
     if row.live:
-        raise SessionLiveElsewhere(session=row.session_id, log=str(row.log))
+        raise SessionLiveElsewhere(session=row.session_id, log=shown(row.log))
     receipt = asyncio.run(_command(workspace, row))  # the caller's worker thread: a loop of its own
     return Refreshed(session_id=row.session_id, receipt=receipt)
 
@@ -73,7 +74,7 @@ async def _command(workspace: Path, row: SessionRow) -> CommandReceipt:
             session = await host.resume_session(row.session_id)
         except HostError as error:
             if error.code == LOCKED:  # taken since it was listed: a refresh, a chat or a host came first
-                raise SessionLiveElsewhere(session=row.session_id, log=str(row.log)) from None
+                raise SessionLiveElsewhere(session=row.session_id, log=shown(row.log)) from None
             raise
         return session.command(REFRESH_COMMAND)
 

@@ -71,7 +71,7 @@ def _session(row: SessionRow, lang: str, token: str, form_token: str) -> str:
     else:
         lines = frozen_lines(row, lang)
         summary_count = len(lines) - len(row.plan.entries)
-        parts.append(f'<p class="pending"><strong>{escape(row.pending or "")}</strong></p>')
+        parts.append(f'<p class="pending">{escape(row.pending or "")}</p>')
         items = "".join(f"<li>{escape(line)}</li>" for line in lines[summary_count:])
         head_lines = "".join(f"<p>{escape(line)}</p>" for line in lines[:summary_count])
         parts.append(
@@ -107,6 +107,7 @@ def _refresh_form(row: SessionRow, lang: str, token: str, form_token: str) -> st
 SESSION_STYLE = """
 .sessions{list-style:none;padding:0}.session{border:1px solid #bbb;padding:.4rem .7rem;margin:.5rem 0}
 .session h3{font-size:1rem;margin:.2rem 0;overflow-wrap:anywhere}.session p{margin:.25rem 0}
+.pending{border-left:3px solid #555;padding-left:.5rem;overflow-wrap:anywhere}
 .receipt{border:2px solid #000;padding:.4rem .7rem;margin:.6rem 0}.receipt h3{font-size:1rem;margin:.2rem 0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}details{margin:.3rem 0}summary{cursor:pointer}
 """

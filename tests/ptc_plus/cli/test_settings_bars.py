@@ -75,16 +75,15 @@ def test_the_budget_bar_and_an_overage_said_in_words(project: Path) -> None:
     plan = computed.plan
     assert plan.overage_tokens > 0  # two explicit full contracts do not fit 50 tokens
     page = _page(project)
-    budget = message(
-        "ptc.report.budget",
-        "en",
-        used=plan.used_tokens,
-        budget=50,
-        unit=computed.counter.unit,
-        overage=plan.overage_tokens,
-    )
-    assert '<div id="budget"><span class="bar"><meter min="0" max="50" value="50" aria-hidden="true">' in page
-    assert budget in page
+    unit = computed.counter.unit
+    percent = f"{plan.used_tokens / 50:.0%}"
+    used = message("cli.settings.page.budget-used", "en", used=plan.used_tokens, budget=50, unit=unit, percent=percent)
+    assert (
+        '<div id="budget"><span class="bar"><meter min="0" max="50" value="50" aria-hidden="true"></meter>'
+        f'<span class="bar-text">{used}</span>'
+    ) in page
+    line = message("ptc.report.budget", "en", used=plan.used_tokens, budget=50, unit=unit, overage=plan.overage_tokens)
+    assert f"<li>{line}</li>" in page  # the /capabilities budget line, in the summary above the bar
     over = message("cli.settings.page.overage", "en", overage=plan.overage_tokens, unit=computed.counter.unit)
     assert f'<p class="over" role="note">{over}</p>' in page
 
@@ -108,3 +107,14 @@ def test_why_statistics_decide_nothing_in_the_words_of_capabilities_plan(
     assert message(f"plan.statistics.{state}", "en") in note.group(1)
     zh = _page(project, "zh")
     assert message(f"plan.statistics.{state}", "zh") in zh
+
+
+def test_paths_under_the_home_directory_are_shown_from_tilde(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _configure(project, STATISTICS)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    page = _page(project)
+    assert message("cli.settings.page.workspace", "en", workspace="~/workspace") in page
+    assert "~/workspace/.ptc-plus/config.toml" in page
+    assert str(tmp_path) not in page  # no temporary (or user's) absolute path left on the page
