@@ -77,12 +77,22 @@ def llm_user_dir() -> Path:
 
 
 def workspace_sessions(workspace: Path, now: CapabilityPlan, lang: str) -> tuple[SessionRow, ...]:
-    """The workspace's root sessions, live ones first, then newest first, at most :data:`RECENT`."""
+    """The workspace's root sessions, live ones first, then newest first, at most :data:`RECENT`.
+
+    Which logs are live and how new they are is known without reading them; only the logs listed are read
+    (a child's log, or an llm conversation of another workspace, is read and passed over).
+    """
     root = workspace.resolve()
-    found = [*_directory(root / HOST_STATE / "sessions", root, now, lang, None)]
-    found += _directory(llm_user_dir() / LLM_STATE / "sessions", root, now, lang, Kind.LLM)
-    found.sort(key=lambda row: (not row.live, -row.modified, row.session_id))
-    return tuple(found[:RECENT])
+    logs = [*_logs(root / HOST_STATE / "sessions", None), *_logs(llm_user_dir() / LLM_STATE / "sessions", Kind.LLM)]
+    logs.sort(key=lambda log: (not log.live, -log.modified, log.path.name))
+    rows: list[SessionRow] = []
+    for log in logs:
+        if len(rows) == RECENT:
+            break
+        row = _row(log, root, now, lang)
+        if row is not None:
+            rows.append(row)
+    return tuple(rows)
 
 
 def find_session(workspace: Path, session_id: str, now: CapabilityPlan, lang: str) -> SessionRow | None:
@@ -90,31 +100,45 @@ def find_session(workspace: Path, session_id: str, now: CapabilityPlan, lang: st
     return next((row for row in workspace_sessions(workspace, now, lang) if row.session_id == session_id), None)
 
 
-def _directory(directory: Path, root: Path, now: CapabilityPlan, lang: str, kind: Kind | None) -> list[SessionRow]:
+@attrs.frozen
+class _Log:
+    path: Path
+    kind: Kind | None
+    """``None``: the host's or chat's, told apart by the session's title."""
+    modified: float
+    live: bool
+    problem: str = ""
+
+
+def _logs(directory: Path, kind: Kind | None) -> list[_Log]:
     if not directory.is_dir():
         return []
-    rows = []
+    found = []
     for path in sorted(directory.glob("*.jsonl")):
-        row = _row(path, root, now, lang, kind)
-        if row is not None:
-            rows.append(row)
-    return rows
+        try:
+            found.append(_Log(path, kind, path.stat().st_mtime, open_elsewhere(path)))
+        except (HostError, OSError) as error:  # gone since the listing, or not readable
+            if kind is not Kind.LLM:  # llm's directory is every workspace's: such a log names none
+                problem = error.message() if isinstance(error, HostError) else str(error)
+                found.append(_Log(path, kind, 0.0, False, problem))
+    return found
 
 
-def _row(path: Path, root: Path, now: CapabilityPlan, lang: str, kind: Kind | None) -> SessionRow | None:
-    """The session of the log at ``path`` if it is a root session of ``root`` (a child goes with its root)."""
+def _row(log: _Log, root: Path, now: CapabilityPlan, lang: str) -> SessionRow | None:
+    """The session of ``log`` if it is a root session of ``root`` (a child goes with its root)."""
+    path, kind = log.path, log.kind
+    unreadable = SessionRow(
+        session_id=path.stem, kind=Kind.HOST, title="", live=False, modified=0.0, log=path, state="unreadable",
+        detail=log.problem,
+    )  # fmt: skip
+    if log.problem:
+        return unreadable
     try:
         events = read_events(path)
-        modified = path.stat().st_mtime
-        live = open_elsewhere(path)
     except (HostError, OSError) as error:
         if kind is Kind.LLM:
-            return None  # llm's directory is every workspace's: an unreadable log there names no workspace
-        detail = error.message(lang) if isinstance(error, HostError) else str(error)
-        return SessionRow(
-            session_id=path.stem, kind=Kind.HOST, title="", live=False, modified=0.0, log=path, state="unreadable",
-            detail=detail,
-        )  # fmt: skip
+            return None
+        return attrs.evolve(unreadable, detail=error.message(lang) if isinstance(error, HostError) else str(error))
     if not events or events[0].type != "session-started":
         return None
     info = events[0].data.get("info", {})
@@ -133,8 +157,8 @@ def _row(path: Path, root: Path, now: CapabilityPlan, lang: str, kind: Kind | No
         session_id=path.stem,
         kind=kind or (Kind.CHAT if title == CHAT_TITLE else Kind.HOST),
         title=title,
-        live=live,
-        modified=modified,
+        live=log.live,
+        modified=log.modified,
         log=path,
         state=restored.status.value,
         detail=restored.detail,

@@ -15,6 +15,7 @@ from typing import TypeVar
 import pytest
 
 from hookspecs import CommandReceipt
+from hookspecs.i18n import message as host_message
 from hookspecs.reference import ReferenceHost
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.cli.settings_page import sessions as sessions_module
@@ -251,3 +252,24 @@ def test_llm_user_dir_is_where_llm_keeps_it(tmp_path: Path, monkeypatch: pytest.
 
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
     assert sessions_module.llm_user_dir() == Path(llm.user_dir())  # type: ignore[no-untyped-call]
+
+
+def test_a_session_from_before_the_plugin_and_a_damaged_log_are_listed_with_what_they_are(project: Path) -> None:
+    async def without_the_plugin() -> list[str]:
+        host = ReferenceHost(workspace=project, tools=demo_tool_definitions(project), load_entry_points=False)
+        async with host:
+            return [(await host.start_session(title="old")).agent.session_id for _ in range(2)]
+
+    by_page, by_person = _run(without_the_plugin)
+    damaged = project / ".agent-host" / "sessions" / "s-damaged.jsonl"
+    damaged.write_text('{"v": 2, "seq": 0, "type": "session-started"\nnot json\n{"v": 2}\n', encoding="utf-8")
+    with running_server(project) as server:
+        status, page = get(server, f"/?token={server.token}")
+        refreshed, after = _refresh(server, page, by_page)
+    assert status == 200
+    assert message("cli.settings.page.session-missing", "en") in _block(page, by_page)
+    corrupt = host_message("error.HOST-0104", "en", path=str(damaged), seq=0)  # the host's own words for it
+    assert message("cli.settings.page.session-unreadable", "en", detail=corrupt) in _block(page, "s-damaged")
+    typed = slash(project, by_person, "/capabilities refresh")
+    assert typed.status.value == "failed"  # no plan to refresh: the command's own answer
+    assert refreshed == 200 and _receipt(after) == typed.text
