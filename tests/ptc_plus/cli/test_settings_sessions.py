@@ -273,3 +273,10 @@ def test_a_session_from_before_the_plugin_and_a_damaged_log_are_listed_with_what
     typed = slash(project, by_person, "/capabilities refresh")
     assert typed.status.value == "failed"  # no plan to refresh: the command's own answer
     assert refreshed == 200 and _receipt(after) == typed.text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_refresh_buttons_accessible_name_holds_its_visible_label(lang: str) -> None:
+    # A person using speech input says what they see; the name also tells a screen reader which session.
+    label = message("cli.settings.page.refresh-label", lang, session="s-1")
+    assert message("cli.settings.page.refresh-button", lang) in label and "s-1" in label
