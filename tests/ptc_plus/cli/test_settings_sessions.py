@@ -280,3 +280,21 @@ def test_each_refresh_buttons_accessible_name_holds_its_visible_label(lang: str)
     # A person using speech input says what they see; the name also tells a screen reader which session.
     label = message("cli.settings.page.refresh-label", lang, session="s-1")
     assert message("cli.settings.page.refresh-button", lang) in label and "s-1" in label
+
+
+def test_two_tabs_refreshing_one_session_at_once_apply_it_once(project: Path) -> None:
+    import concurrent.futures
+
+    (session_id,) = start_sessions(project, 1)
+    (project / ".ptc-plus" / "config.toml").write_text(WRITER_OFF, encoding="utf-8")
+    log = project / ".agent-host" / "sessions" / f"{session_id}.jsonl"
+    with running_server(project) as server:
+        tabs = [get(server, f"/?token={server.token}")[1] for _ in range(2)]  # two renderings, two form tokens
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            answers = list(pool.map(lambda page: _refresh(server, page, session_id), tabs))
+    # Whichever came first applied it; the other waited for it (never refused, never half) and found nothing left.
+    assert [status for status, _ in answers] == [200, 200]
+    receipts = sorted(_receipt(page).split(":")[0] for _, page in answers)
+    assert receipts == ["Refresh", "Refresh #1 applied"]
+    assert any(_receipt(page) == message("ptc.refresh.unchanged", "en") for _, page in answers)
+    assert log.read_text(encoding="utf-8").count('"ptc-capability-environment/v1"') == 2
