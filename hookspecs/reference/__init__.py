@@ -58,7 +58,7 @@ from hookspecs.reference.model import AssistantTurn, Model, ModelRequest, Reques
 from hookspecs.reference.openai_client import OpenAIChatModel, RequestUsage
 from hookspecs.reference.scheduler import LaneClosed, OrderedLane
 from hookspecs.reference.session import Session
-from hookspecs.reference.session_log import read_events
+from hookspecs.reference.session_log import open_elsewhere, read_events
 from hookspecs.reference.surface import seat_text
 
 __all__ = [
@@ -79,6 +79,7 @@ __all__ = [
     "RequestedCall",
     "ScriptedModel",
     "Session",
+    "open_elsewhere",
     "read_events",
     "seat_text",
 ]

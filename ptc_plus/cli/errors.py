@@ -15,3 +15,23 @@ class SettingsPortUnavailable(PtcError):
     """``ptc-plus settings --port N``: 127.0.0.1:N cannot be listened on (taken, or not allowed)."""
 
     code = "PTC-1004"
+
+
+class SessionLiveElsewhere(PtcError):
+    """The settings page was asked to refresh a session another process holds open (its log's lock): the
+    transition needs the session's host, and that host is the other process (ADR 0130)."""
+
+    code = "PTC-6005"
+
+
+class SessionNotListed(PtcError):
+    """The settings page was asked to refresh a session that is not one of the workspace's listed sessions."""
+
+    code = "PTC-6006"
+
+
+class ConversationRefreshedByLlm(PtcError):
+    """The settings page was asked to refresh an llm conversation: its host's tools are llm's, which only
+    ``llm capabilities refresh`` loads (the page sits below the llm plugin, ADR 0130)."""
+
+    code = "PTC-6007"

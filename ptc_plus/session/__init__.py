@@ -8,6 +8,7 @@ The names below are the package's face (ADR 0057); its modules are internal.
 from __future__ import annotations
 
 from ptc_plus.session.controller import PtcController
+from ptc_plus.session.inspection import REFRESH_COMMAND, Restored, RestoreStatus, frozen_environment, pending_summary
 from ptc_plus.session.membership import effective_snapshot
 from ptc_plus.session.provision import session_plan
 from ptc_plus.session.repl_journal import KernelSession
@@ -20,13 +21,18 @@ from ptc_plus.session.session_limits import (
 )
 
 __all__ = [
+    "REFRESH_COMMAND",
     "ConfiguredLimits",
     "KernelSession",
     "PolicyLooserThanConfig",
     "PtcController",
+    "RestoreStatus",
+    "Restored",
     "command_specs",
     "configured_limits",
     "effective_snapshot",
+    "frozen_environment",
+    "pending_summary",
     "plan_lines",
     "session_plan",
     "tighten_policy",

@@ -10,7 +10,10 @@ from html import escape
 from urllib.parse import urlencode
 
 from hookspecs.i18n import LOCALES
+from ptc_plus.cli.settings_page.bars import BAR_STYLE, budget_section, coverage_cell, samples_cell, statistics_note
 from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER
+from ptc_plus.cli.settings_page.paths import shown as shown_path
+from ptc_plus.cli.settings_page.session_section import SESSION_STYLE, Shown, sessions_section
 from ptc_plus.cli.settings_page.view import KeyRow, SettingsView
 from ptc_plus.config import EffectiveKey, problem_line, toml_literal
 from ptc_plus.i18n import message
@@ -36,11 +39,20 @@ nav{float:none;margin-bottom:.4rem}nav a,nav strong{margin:0 .6rem 0 0}}
 """
 
 
-def render(view: SettingsView, lang: str, token: str, *, form_token: str, conflict: str | None = None) -> str:
+def render(
+    view: SettingsView,
+    lang: str,
+    token: str,
+    *,
+    form_token: str,
+    conflict: str | None = None,
+    shown: Shown | None = None,
+) -> str:
     """The whole page for ``view`` in ``lang``; links keep ``token`` so the language switch stays allowed.
 
     ``form_token`` is this rendering's own token for its form (:class:`.FormTokens`); ``conflict`` is the
-    value another edit left in the file when a save was refused (TOML, or ``None`` for a plain page).
+    value another edit left in the file when a save was refused (TOML, or ``None`` for a plain page);
+    ``shown`` the receipt (or refusal) of a session refresh just asked for.
     """
 
     def say(key: str, **params: object) -> str:
@@ -49,10 +61,10 @@ def render(view: SettingsView, lang: str, token: str, *, form_token: str, confli
     parts = [
         f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{say('cli.settings.page.title')}</title><style>{_STYLE}</style></head><body>",
+        f"<title>{say('cli.settings.page.title')}</title><style>{_STYLE}{BAR_STYLE}{SESSION_STYLE}</style></head><body>",
         _languages(lang, token),
         f"<h1>{say('cli.settings.page.title')}</h1>",
-        f"<p>{say('cli.settings.page.workspace', workspace=str(view.workspace))}</p>",
+        f"<p>{say('cli.settings.page.workspace', workspace=shown_path(view.workspace))}</p>",
         f'<p class="note">{say("cli.settings.page.read-only")}</p>',
         "" if conflict is None else f'<p role="alert" class="conflict">{_conflict_text(conflict, lang)}</p>',
         f"<h2>{say('cli.settings.page.files')}</h2><ul>",
@@ -61,7 +73,7 @@ def render(view: SettingsView, lang: str, token: str, *, form_token: str, confli
             + say(
                 "config.show.file",
                 scope=message(f"config.scope.{file.scope.value}", lang),
-                path=file.path,
+                path=shown_path(file.path),
                 state=file.state_text(lang),
             )
             + "</li>"
@@ -75,7 +87,10 @@ def render(view: SettingsView, lang: str, token: str, *, form_token: str, confli
         f"<h2>{say('cli.settings.page.plan')}</h2><ul>",
         *(f"<li>{escape(line)}</li>" for line in view.summary),
         "</ul>",
+        "" if view.computed is None else budget_section(view.computed, view.unit, lang),
+        "" if view.computed is None else statistics_note(view.computed, lang),
         _plan_table(view, lang),
+        sessions_section(view.sessions, lang, token, form_token, shown),
         "</body></html>",
     ]
     return "".join(parts)
@@ -106,7 +121,7 @@ def _keys_table(rows: tuple[KeyRow, ...], lang: str) -> str:
     for row in rows:
         source = escape(message(f"config.scope.{row.effective.source}", lang))
         if row.effective.file:
-            source += f'<span class="file">{escape(row.effective.file)}</span>'
+            source += f'<span class="file">{escape(shown_path(row.effective.file))}</span>'
         cells = [
             f'<th scope="row"><code>{escape(row.key)}</code></th>',
             f'<td data-label="{label[1]}">{_value(row.workspace, lang)}</td>',
@@ -127,12 +142,14 @@ def _value(key: EffectiveKey | None, lang: str) -> str:
 def _plan_table(view: SettingsView, lang: str) -> str:
     if not view.plan:
         return f"<p>{escape(message('cli.settings.page.no-capabilities', lang))}</p>"
-    headers = ("col-capability", "col-disclosure", "col-reason")
+    headers = ("col-capability", "col-disclosure", "col-coverage", "col-samples", "col-reason")
     head = "".join(f'<th scope="col">{escape(message(f"cli.settings.page.{name}", lang))}</th>' for name in headers)
     label = [escape(message(f"cli.settings.page.{name}", lang), quote=True) for name in headers]
     absent = message("ptc.report.absent", lang)
     body = []
-    for row in view.plan:
+    entries = view.computed.entries if view.computed is not None else ()
+    for index, row in enumerate(view.plan):
+        entry = entries[index] if index < len(entries) else None
         reason = escape(row.reason)
         if row.overage:
             over = message("cli.capabilities.plan.over-budget", lang, reason=row.reason)
@@ -140,7 +157,9 @@ def _plan_table(view: SettingsView, lang: str) -> str:
         cells = (
             f'<th scope="row"><code>{escape(row.identity)}</code></th>',
             f'<td data-label="{label[1]}">{escape(row.disclosure or absent)}</td>',
-            f'<td data-label="{label[2]}">{reason}</td>',
+            f'<td data-label="{label[2]}">{"" if entry is None else coverage_cell(entry, lang)}</td>',
+            f'<td data-label="{label[3]}">{"" if entry is None else samples_cell(entry, lang)}</td>',
+            f'<td data-label="{label[4]}">{reason}</td>',
         )
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table id="plan"><tr class="head">{head}</tr>{"".join(body)}</table></div>'

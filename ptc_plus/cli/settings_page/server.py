@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import socket
+import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
 
@@ -19,6 +20,8 @@ from hookspecs.i18n import LOCALES, current_locale
 from ptc_plus.cli.settings_page.form_tokens import FormTokens
 from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER, RequestGuard
 from ptc_plus.cli.settings_page.page import render
+from ptc_plus.cli.settings_page.refresh import refresh_route
+from ptc_plus.cli.settings_page.session_section import Shown
 from ptc_plus.cli.settings_page.view import gather
 from ptc_plus.config import ConfigEditConflict, set_management_enabled
 
@@ -48,6 +51,8 @@ class SettingsServer:
     sock: socket.socket
     token: str = attrs.field(factory=lambda: secrets.token_urlsafe(24))
     forms: FormTokens = attrs.field(factory=FormTokens)
+    refreshing: threading.Lock = attrs.field(factory=threading.Lock)
+    """One refresh from this page at a time: a second tab's waits, then finds the plan refreshed (ADR 0130)."""
     _server: uvicorn.Server = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -86,13 +91,29 @@ class SettingsServer:
                 return await run_in_threadpool(self._page, lang, str(conflict.params["theirs"]), 409)
             return RedirectResponse("/?" + urlencode({TOKEN_PARAMETER: self.token, "lang": lang}), status_code=303)
 
-        routes = [Route("/", page), Route("/switch", switch, methods=["POST"])]
+        async def refresh(request: Request) -> Response:
+            form = {key: values[-1] for key, values in parse_qs((await request.body()).decode()).items()}
+            if not self.forms.spend(form.get("form_token", "")):
+                return PlainTextResponse("refused: form token\n", status_code=403)
+            lang = _lang(form.get("lang"))
+            shown, status = await run_in_threadpool(
+                refresh_route, self.workspace, form.get("session", ""), lang, self.refreshing
+            )
+            return await run_in_threadpool(self._page, lang, None, status, shown)
+
+        routes = [
+            Route("/", page),
+            Route("/switch", switch, methods=["POST"]),
+            Route("/refresh", refresh, methods=["POST"]),
+        ]
         return RequestGuard(Starlette(routes=routes), token=self.token, port=self.port)
 
-    def _page(self, lang: str, conflict: str | None = None, status: int = 200) -> HTMLResponse:
+    def _page(
+        self, lang: str, conflict: str | None = None, status: int = 200, shown: Shown | None = None
+    ) -> HTMLResponse:
         view = gather(self.workspace, lang)
         return HTMLResponse(
-            render(view, lang, self.token, form_token=self.forms.issue(), conflict=conflict),
+            render(view, lang, self.token, form_token=self.forms.issue(), conflict=conflict, shown=shown),
             status_code=status,
             headers={"cache-control": "no-store", "referrer-policy": "same-origin", "x-frame-options": "DENY"},
         )

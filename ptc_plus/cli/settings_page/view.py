@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 
+from ptc_plus.cli.settings_page.sessions import SessionRow, workspace_sessions
 from ptc_plus.cli.workspace_plan import new_session_plan
 from ptc_plus.config import (
     ConfigFile,
@@ -57,6 +58,10 @@ class SettingsView:
     plan: tuple[PlanRow, ...]
     statistics: str
     unit: str
+    computed: CapabilityPlan | None = None
+    """The plan itself (its entries' statistics for the bars, its budget and overage)."""
+    sessions: tuple[SessionRow, ...] = ()
+    """The workspace's live and recent sessions, each with its pending diff against ``computed``."""
 
 
 def gather(workspace: Path, lang: str) -> SettingsView:
@@ -81,6 +86,8 @@ def gather(workspace: Path, lang: str) -> SettingsView:
         plan=_plan_rows(plan, lang),
         statistics=plan.statistics,
         unit=unit,
+        computed=plan,
+        sessions=workspace_sessions(workspace, plan, lang),
     )
 
 

@@ -2,7 +2,9 @@
 
 Loads the page in English and in Chinese at 1280 and at 390 pixels wide, checks what a reader sees there
 (the plan's capabilities, the language switch working from the page itself, no sideways scroll of the
-page at 390 pixels), takes the screenshots, then saves the management switch from the page. The
+page at 390 pixels), takes the screenshots, refreshes a session from its button by mouse and another by
+keyboard (each receipt the one ``/capabilities refresh`` gives the same situation typed into a third
+session), then saves the management switch from the page. The
 screenshots go to the test's temporary directory, so a test run never rewrites tracked files;
 ``SETTINGS_SCREENSHOTS=docs/settings`` writes them where the docs show them (how they were made).
 Skipped, with the reason, when the browser is missing and ``TESTS_REQUIRE_BROWSER`` is unset;
@@ -20,8 +22,11 @@ import pytest
 
 from ptc_plus.cli.workspace_plan import new_session_plan
 from ptc_plus.i18n import message
+from ptc_plus.statistics import workspace_store
 from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, running_server
 from tests.ptc_plus.cli.test_settings_page import workspace  # noqa: F401 (the fixture)
+from tests.ptc_plus.cli.test_settings_sessions import slash, start_sessions
+from tests.statistics_samples import record_families
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -67,13 +72,27 @@ def test_the_page_in_chromium_in_both_languages_at_both_widths(
     workspace: Path,  # noqa: F811
     driver: object,
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.remote.webdriver import WebDriver
     from selenium.webdriver.support.expected_conditions import staleness_of
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     assert isinstance(driver, WebDriver)
+    # Paths under the home directory are shown from "~": the screenshots show ~/project, not a temporary path.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
+    # Three sessions started, then the budget cut: each has a refresh pending (contracts moved to on-demand).
+    by_mouse, by_keyboard, by_person = start_sessions(workspace, 3)
+    config = workspace / ".ptc-plus" / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("budget_tokens = 1234", "budget_tokens = 300"))
+    # Statistics for the bars: six families, the converter used in four of them.
+    families = [f"f{n}" for n in range(6)]
+    record_families(workspace_store(workspace), workspace, families[:4], ["host:convert_units", "host:read_file"])
+    record_families(workspace_store(workspace), workspace, families[4:], ["host:read_file"])
     identities = [entry.identity for entry in new_session_plan(workspace).plan.entries]
     shots = Path(os.environ.get(SHOTS_TO) or tmp_path / "shots")
     shots.mkdir(parents=True, exist_ok=True)
@@ -96,6 +115,29 @@ def test_the_page_in_chromium_in_both_languages_at_both_widths(
                 driver.set_window_size(width, min(int(height) + 120, 6000))
                 assert driver.save_screenshot(str(shots / f"settings-{lang}-{width}.png"))
                 driver.set_window_size(width, 1000)
+        # A session refreshed from its button, as a reader would: the receipt is the slash command's.
+        typed = slash(workspace, by_person, "/capabilities refresh")
+        assert typed.status.value == "applied"
+        driver.get(server.url + "&lang=en")
+        button = driver.find_element(By.CSS_SELECTOR, f"#session-{by_mouse} form.refresh button")
+        button.click()
+        WebDriverWait(driver, START_TIMEOUT_S).until(staleness_of(button))
+        assert driver.find_element(By.ID, "receipt-text").text == typed.text
+        # And one by keyboard only: Tab until its button has the focus, then Enter.
+        button = driver.find_element(By.CSS_SELECTOR, f"#session-{by_keyboard} form.refresh button")
+        for _ in range(400):
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            if driver.switch_to.active_element == button:
+                break
+        else:
+            pytest.fail("Tab never reached the refresh button")
+        ActionChains(driver).send_keys(Keys.ENTER).perform()
+        WebDriverWait(driver, START_TIMEOUT_S).until(staleness_of(button))
+        assert driver.find_element(By.ID, "receipt-text").text == typed.text
+        refreshed = driver.find_element(By.CSS_SELECTOR, f"#session-{by_keyboard}").text
+        assert (
+            message("ptc.report.pending-diff", "en", sequence=2, summary=message("ptc.refresh.none", "en")) in refreshed
+        )
         # The switch saved from the page, as a reader would: choose "off", press Save, see the file say so.
         driver.get(server.url + "&lang=en")
         Select(driver.find_element(By.ID, "enabled")).select_by_value("false")
