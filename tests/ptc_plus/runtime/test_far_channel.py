@@ -23,6 +23,7 @@ import pytest_asyncio
 
 from hookspecs import ToolContext, ToolDefinition
 from hookspecs.reference import ReferenceHost
+from ptc_plus.runtime import DirectoryStore, KernelCell, KernelMode
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.launcher import Launcher
 from ptc_plus.runtime.run_limits import RunLimits
@@ -131,3 +132,26 @@ async def test_the_far_worker_has_its_own_network_namespace(side: FarSide, run_u
     code = "return sorted(line.split(':')[0].strip() for line in open('/proc/net/dev').readlines()[2:])\n"
     far = await run_under(launcher_for(side), code)
     assert far["value"] == sorted(["lo", side.worker_link])
+
+
+@pytest.mark.asyncio
+@pytest.mark.needs_bwrap
+async def test_a_kernel_keeps_its_namespace_across_cells_over_the_socket(
+    side: FarSide, workspace: Path, tmp_path: Path
+) -> None:
+    far_launcher = launcher_for(side)
+    limits = RunLimits(kernel=KernelMode.SESSION, warm_spare=False, cgroup=False, grace_s=60.0)
+    runtime = runtime_with(far_launcher, limits)
+    cell = KernelCell(session="k", store=DirectoryStore(tmp_path / "journal"))
+    try:
+        first = await runtime.run("kept = 'x' * 3", workspace=workspace, kernel=cell)
+        assert first.ok, first.to_json()
+        second = await runtime.run("return kept + '!'", workspace=workspace, kernel=cell)
+        assert second.ok, second.to_json()
+        assert second.value == "xxx!"
+        recovery = runtime.recovery("k")
+        assert recovery is not None and not recovery.cold and recovery.replayed == 0  # the live kernel held it
+        assert len(far_launcher.started) == 1
+    finally:
+        await runtime.aclose()
+    assert not far_launcher.started[0].alive
