@@ -17,7 +17,11 @@ baseline measured in the same run on the same machine:
 (c) 1,000 calls of a ``parallel`` tool sleeping 10 ms with max_parallel=16,
     through the reference host and against the runtime alone (a 16-slot
     semaphore as the pool), vs the ideal 1000/16 x 10 ms, and the same sleeps
-    in one process (what asyncio's millisecond-rounded timers allow).
+    in one process (what asyncio's millisecond-rounded timers allow);
+(e) the nested no-op round trip (direct dispatch, workspace-write) with the control channel one TCP
+    connection over a veth from the worker's own network namespace (ADR 0128) vs the normal pipe pair,
+    interleaved in three rounds. Needs root and ``ip``; elsewhere the row says why it is missing.
+    ``--far-channel-only`` runs just this row and writes benchmarks/results/runtime_far_channel.json.
 """
 
 from __future__ import annotations
@@ -43,11 +47,14 @@ from ptc_plus.config import WORKSPACE_DIR
 from ptc_plus.runtime import sandbox
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.lane import NestedLane
+from ptc_plus.runtime.launcher import Launcher
 from ptc_plus.runtime.process import SpawnSpec
 from ptc_plus.runtime.run_limits import RunLimits
 from ptc_plus.runtime.tool import run_code_definition
 
 RESULTS = Path(__file__).resolve().parent / "results" / "runtime.json"
+FAR_RESULTS = RESULTS.with_name("runtime_far_channel.json")
+ROOT = Path(__file__).resolve().parents[1]
 PYTHON = os.path.realpath(sys.executable)
 CALL = {"type": "call", "id": 1, "tool": "noop", "args": {}}
 REPLY = {"type": "reply", "id": 1, "ok": True, "value": None}
@@ -363,6 +370,39 @@ async def _timed(
     return elapsed
 
 
+async def _far_channel(workspace: Path, calls: int, rounds: int = 3) -> dict[str, Any]:
+    """(e) per nested call over one TCP socket from another network namespace vs over the pipe pair."""
+    sys.path.insert(0, str(ROOT))  # the far side is the test suite's (tests/ptc_plus/runtime/far_side.py)
+    from tests.ptc_plus.runtime import far_side
+
+    if not far_side.usable():
+        return {"skipped": "needs root and iproute2's `ip` for a network namespace with a veth pair"}
+    code = NESTED_PROGRAM.format(n=calls)
+    outer = ToolCall(call_id="bench", tool="run_code", arguments={}, caller=None)  # type: ignore[arg-type]
+    services = DirectServices(workspace, [NOOP], 1)
+    per_call: dict[str, list[float]] = {"pipe": [], "tcp": []}
+    with far_side.far_side() as side:
+        launchers: dict[str, type[Launcher]] = {"pipe": Launcher, "tcp": far_side.launcher_for(side)}
+        for _ in range(rounds):
+            for name, launcher in launchers.items():
+                limits = RunLimits(policy="workspace-write", warm_spare=False)
+                runtime = far_side.runtime_with(launcher, limits)
+                base = await _timed(runtime, workspace, "return 0", services, outer, ())
+                total = await _timed(runtime, workspace, code, services, outer, ("noop",))
+                await runtime.aclose()
+                per_call[name].append((total - base) / calls)
+    pipe, tcp = statistics.median(per_call["pipe"]), statistics.median(per_call["tcp"])
+    return {
+        "calls": calls,
+        "rounds": rounds,
+        "policy": "workspace-write",
+        "pipe_pair_per_call_s": pipe,
+        "tcp_over_veth_per_call_s": tcp,
+        "tcp_ratio_to_pipe": tcp / pipe,
+        "per_round_s": per_call,
+    }
+
+
 async def _through_host(workspace: Path, code: str, tools: list[ToolDefinition], max_parallel: int) -> float:
     from hookspecs.reference import ReferenceHost
 
@@ -448,6 +488,7 @@ async def main(quick: bool) -> dict[str, Any]:
         "startup": startup,
         "nested": nested,
         "parallel": parallel,
+        "far_channel": await _far_channel(workspace, calls),
     }
 
 
@@ -501,7 +542,16 @@ def targets(startup: dict[str, Any], nested: dict[str, Any], parallel: dict[str,
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
-    results = asyncio.run(main(parser.parse_args().quick))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2) + b"\n")
+    parser.add_argument("--far-channel-only", action="store_true", help="only (e), into runtime_far_channel.json")
+    arguments = parser.parse_args()
+    if arguments.far_channel_only:
+        workspace = Path(tempfile.mkdtemp(prefix="ptc-bench-")).resolve()
+        far = asyncio.run(_far_channel(workspace, 2_000 if arguments.quick else 10_000))
+        results = {"version": 1, "benchmark": "runtime-far-channel", "quick": arguments.quick, "far_channel": far}
+        target = FAR_RESULTS
+    else:
+        results = asyncio.run(main(arguments.quick))
+        target = RESULTS
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2) + b"\n")
     print(orjson.dumps(results, option=orjson.OPT_INDENT_2).decode())

@@ -1,4 +1,4 @@
-"""The control channel, host side: a pipe pair, read with an asyncio protocol.
+"""The control channel, host side: a pipe pair (or one socket, ADR 0128), read with an asyncio protocol.
 
 Incoming bytes are cut into frames as they arrive; an oversized length is
 refused before its body is buffered. Frames and violations are handed to
@@ -18,6 +18,8 @@ import asyncio
 import collections
 import contextlib
 import os
+import socket
+import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -58,7 +60,8 @@ class ControlChannel:
 
     @classmethod
     async def open(cls, read_fd: int, write_fd: int, max_message_bytes: int) -> ControlChannel:
-        """Take ownership of the host's pipe ends ``read_fd`` and ``write_fd``."""
+        """Take ownership of the host's pipe ends ``read_fd`` and ``write_fd`` (or two descriptors of one
+        connected socket: any ordered, reliable byte stream each way will do, ADR 0128)."""
         loop = asyncio.get_running_loop()
         channel = cls(max_message_bytes)
         read_transport, _ = await loop.connect_read_pipe(lambda: _Reader(channel), os.fdopen(read_fd, "rb", 0))
@@ -118,6 +121,7 @@ class ControlChannel:
         self._outgoing.clear()
         if fd is not None:
             self._loop.remove_writer(fd)
+            _shut_down_writing(fd)
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -169,3 +173,19 @@ class ControlChannel:
     def _lost(self) -> None:
         if not self.closed.done():
             self.closed.set_result(None)
+
+
+def _shut_down_writing(fd: int) -> None:
+    """End the host-to-child direction of a socket channel (ADR 0128); nothing for a pipe.
+
+    One socket carries both directions there, and the read side holds another
+    descriptor of it: closing ``fd`` alone would never give the child EOF.
+    """
+    with contextlib.suppress(OSError):
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            return
+        sock = socket.socket(fileno=fd)
+        try:
+            sock.shutdown(socket.SHUT_WR)
+        finally:
+            sock.detach()  # the caller closes ``fd``

@@ -16,6 +16,7 @@ import json
 import json.encoder
 import os
 import re
+import select
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -90,11 +91,26 @@ def encode(message: dict[str, Any]) -> bytes:
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Write every byte of ``data`` to the blocking descriptor ``fd``."""
+    """Write every byte of ``data`` to ``fd``, waiting while it is full even if it is non-blocking.
+
+    The channel may be one socket for both directions (ADR 0128): the reader's
+    non-blocking mode is then the writer's too, and a full send buffer must wait,
+    not fail the write.
+    """
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            _writable(fd)
+            continue
         view = view[written:]
+
+
+def _writable(fd: int) -> None:
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    poller.poll()
 
 
 def read_frame(fd: int) -> dict[str, Any] | None:
