@@ -34,32 +34,36 @@ def _blocked() -> tuple[str, int, object]:
     return ("json", 200, completion(orjson.dumps(body | {"blocker": "deploy.key is not in the workspace"}).decode()))
 
 
+def _typed_at(columns: int, argv: list[str], env: dict[str, str], said: list[tuple[str, tuple[str, ...]]]) -> str:
+    """What the chat printed at a terminal ``columns`` wide, typed at: each line, then the texts it must show."""
+    terminal = Terminal(argv, env | {"COLUMNS": str(columns)}, columns=columns)
+    try:
+        at = terminal.expect(PROMPT)
+        for line, answers in said:
+            terminal.type(line + "\r")
+            for answer in answers:
+                at = terminal.expect(answer, after=at)
+        terminal.type("/exit\r")
+        assert terminal.wait() == 0
+    finally:
+        terminal.kill()
+    return terminal.seen
+
+
 @pytest.mark.needs_bwrap
 def test_a_narrow_terminal_gets_whole_words_and_no_line_wider_than_itself(tmp_path: Path, server: FakeOpenAI) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     server.replies.append(_blocked())  # the one Ralph round: its child's report
-    env = chat_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path), COLUMNS="40")
+    env = chat_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path))
     argv = [CLI, "chat", "--workspace", str(workspace), "--base-url", server.url, "--model", "m", "--tools", "demo"]
-    terminal = Terminal(argv, env, columns=40)
-    try:
-        at = terminal.expect(PROMPT)
-        terminal.type("/help\r")
-        at = terminal.expect("/exit", after=at)
-        at = terminal.expect(PROMPT, after=at)
-        terminal.type("/ralph deploy the site\r")
-        at = terminal.expect("ended:", after=at)
-        at = terminal.expect("blocked", after=at)
-        terminal.type("/exit\r")
-        assert terminal.wait() == 0
-    finally:
-        terminal.kill()
-    printed = _printed(terminal.seen)
+    seen = _typed_at(40, argv, env, [("/help", ("/exit", PROMPT)), ("/ralph deploy the site", ("ended:", "blocked"))])
+    printed = _printed(seen)
     assert [line for line in printed if columns(line) > 40] == []
-    flat = _flat(terminal.seen)
+    flat = _flat(seen)
     # Each message whole: wrapping replaced spaces with line breaks, never cut inside a word.
     started = re.escape(_flat(message("ptc.ralph.started", run="RUN", rounds=256))).replace("RUN", r"ralph-\S+")
-    assert re.search(started, flat), terminal.seen
+    assert re.search(started, flat), seen
     assert _flat(message("ptc.ralph.cmd.summary")) in flat
     assert _flat(message("cli.chat.welcome", session="SID")).split("SID")[1].strip() in flat
     assert max(columns(line) for line in printed) > 30  # the lines were filled, not cut short
@@ -67,23 +71,13 @@ def test_a_narrow_terminal_gets_whole_words_and_no_line_wider_than_itself(tmp_pa
 
 @pytest.mark.needs_bwrap
 def test_chinese_prose_wraps_by_columns_between_characters(tmp_path: Path, server: FakeOpenAI) -> None:
-    env = chat_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path), COLUMNS="30", PTC_LOCALE="zh")
+    env = chat_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", HOME=str(tmp_path), PTC_LOCALE="zh")
     argv = [CLI, "chat", "--workspace", str(tmp_path), "--base-url", server.url, "--model", "m"]
-    terminal = Terminal(argv, env, columns=30)
-    try:
-        at = terminal.expect(PROMPT)
-        terminal.type("/help\r")
-        at = terminal.expect("/exit", after=at)
-        at = terminal.expect(PROMPT, after=at)
-        terminal.type("/exit\r")
-        assert terminal.wait() == 0
-    finally:
-        terminal.kill()
-    printed = _printed(terminal.seen)
-    assert [line for line in printed if columns(line) > 30] == []
+    seen = _typed_at(30, argv, env, [("/help", ("/exit", PROMPT))])
+    assert [line for line in _printed(seen) if columns(line) > 30] == []
     summary = message("ptc.ralph.cmd.summary", "zh")
     assert columns(summary) > 30  # it had to wrap
-    assert "".join(summary.split()) in "".join(terminal.seen.split())
+    assert "".join(summary.split()) in "".join(seen.split())
 
 
 def test_the_rule() -> None:
