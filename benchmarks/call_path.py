@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,76 @@ def _child(root: str, calls: int) -> None:
     sys.stdout.write(orjson.dumps(figures).decode() + "\n")
 
 
+Samples = dict[str, list[dict[str, float]]]
+"""Per tree (``before``, ``after``), one figures object per round."""
+
+
+def compare_trees(
+    child: Callable[[Path], list[str]], *, rounds: int, baseline: str | None, prefix: str, only_after: bool = False
+) -> tuple[Samples, dict[str, str]]:
+    """The timing loop this and ``call_path_parts.py`` share: each round runs ``child(tree)`` (an argv) once per
+    source tree, in alternation — ``before`` a ``git archive`` of ``baseline`` (default: where this branch left
+    main), ``after`` this checkout — with ``PYTHONPATH`` the tree and the directory a scratch one (``-c`` puts
+    the current directory first on the path); each child prints its figures as its last line of JSON.
+
+    Returns the samples per tree and the baseline (``ref``, ``commit``).
+    """
+    sys.path.insert(0, str(HERE))
+    from startup import unpack
+
+    if baseline is None:
+        fork = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True)
+        baseline = fork.stdout.strip() or "main"
+    samples: Samples = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        base = Path(scratch) / "before"
+        base.mkdir()
+        baseline_commit = unpack(baseline, base)
+        trees = {"after": ROOT} if only_after else {"before": base, "after": ROOT}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "AGENT_HOST_", "PYTHON"))}
+        for _ in range(rounds):
+            for tree, path in trees.items():
+                done = subprocess.run(
+                    child(path.resolve()),
+                    env=env | {"PYTHONPATH": str(path)},
+                    cwd=scratch,
+                    capture_output=True,
+                    text=True,
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(f"{tree}: {done.stderr[-2000:]}")
+                samples[tree].append(orjson.loads(done.stdout.strip().splitlines()[-1]))
+    return samples, {"ref": baseline, "commit": baseline_commit}
+
+
+def medians_of(samples: Samples) -> dict[str, dict[str, float]]:
+    """Each figure's median over the rounds, per tree that ran."""
+    return {
+        tree: {key: statistics.median(s[key] for s in found) for key in found[0]}
+        for tree, found in samples.items()
+        if found
+    }
+
+
+def write_results(path: Path, what: str, rounds: int, baseline: dict[str, str], samples: Samples, **extra: Any) -> None:
+    """The results document both benchmarks write (version 1): the trees compared, the machine, medians, samples."""
+    from startup import dirty
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    document = {
+        "version": 1,
+        "what": what,
+        "rounds": rounds,
+        **extra,
+        "baseline": baseline,
+        "after_tree": {"commit": head.stdout.strip(), "dirty": dirty()},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
+        "medians": medians_of(samples),
+        "samples": samples,
+    }
+    path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
@@ -126,34 +197,14 @@ def main() -> None:
     if options.child:
         _child(options.child, options.calls)
         return
-    sys.path.insert(0, str(HERE))
-    from startup import dirty, unpack
 
-    if options.baseline is None:
-        fork = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True)
-        options.baseline = fork.stdout.strip() or "main"
-    samples: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
-    with tempfile.TemporaryDirectory(prefix="ptc-call-path-") as scratch:
-        base = Path(scratch) / "before"
-        base.mkdir()
-        baseline_commit = unpack(options.baseline, base)
-        trees = {"after": ROOT} if options.only_after else {"before": base, "after": ROOT}
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "AGENT_HOST_", "PYTHON"))}
-        for _ in range(options.rounds):
-            for tree, path in trees.items():
-                argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(path.resolve())]
-                argv += ["--calls", str(options.calls)]
-                done = subprocess.run(
-                    argv, env=env | {"PYTHONPATH": str(path)}, capture_output=True, text=True, check=False
-                )
-                if done.returncode != 0:
-                    raise RuntimeError(f"{tree}: {done.stderr[-2000:]}")
-                samples[tree].append(orjson.loads(done.stdout.strip().splitlines()[-1]))
-    medians = {
-        tree: {key: statistics.median(s[key] for s in found) for key in found[0]}
-        for tree, found in samples.items()
-        if found
-    }
+    def child(tree: Path) -> list[str]:
+        return [sys.executable, str(Path(__file__).resolve()), "--child", str(tree), "--calls", str(options.calls)]
+
+    samples, baseline = compare_trees(
+        child, rounds=options.rounds, baseline=options.baseline, prefix="ptc-call-path-", only_after=options.only_after
+    )
+    medians = medians_of(samples)
     after = medians["after"]
     before: dict[str, Any] = medians.get("before", {})
     targets = [
@@ -176,20 +227,8 @@ def main() -> None:
         print(f"{'met' if target['met'] else 'NOT met':8} {target['target']}: {target['before']} -> {target['after']}")
     if options.only_after:
         return
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-    document = {
-        "version": 1,
-        "what": "seconds per call (wall), ratios within one child process, medians over rounds",
-        "rounds": options.rounds,
-        "calls": options.calls,
-        "baseline": {"ref": options.baseline, "commit": baseline_commit},
-        "after_tree": {"commit": head.stdout.strip(), "dirty": dirty()},
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
-        "targets": targets,
-        "medians": medians,
-        "samples": samples,
-    }
-    RESULTS.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    what = "seconds per call (wall), ratios within one child process, medians over rounds"
+    write_results(RESULTS, what, options.rounds, baseline, samples, calls=options.calls, targets=targets)
 
 
 if __name__ == "__main__":

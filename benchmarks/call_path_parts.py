@@ -1,7 +1,8 @@
 """The per-call path's parts the ADR 0123 cuts touch, before and after, in-process (issue 32 item 2).
 
 Each round runs one child process per source tree (``before``: ``git archive`` of ``--baseline``, default
-``git merge-base HEAD main``; ``after``: this checkout), in alternation. A child builds the reference host
+``git merge-base HEAD main``; ``after``: this checkout), in alternation: the loop and the results document of
+``call_path.py`` (``compare_trees``, ``write_results``), which both benchmarks share. A child builds the reference host
 (no entry points) with a no-op tool whose input schema has one integer property, and times with
 ``timeit`` (the minimum of 7 repeats of 20,000 calls, which a loaded machine inflates least):
 
@@ -20,15 +21,8 @@ Run: ``.venv/bin/python benchmarks/call_path_parts.py [--rounds 3]`` → benchma
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-
-import orjson
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -83,43 +77,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", help="the commit to compare with (default: where this branch left main)")
     options = parser.parse_args()
-    sys.path.insert(0, str(HERE))
-    from startup import dirty, unpack
+    from call_path import compare_trees, medians_of, write_results  # the loop both call-path benchmarks share
 
-    if options.baseline is None:
-        fork = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True)
-        options.baseline = fork.stdout.strip() or "main"
-    samples: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
-    with tempfile.TemporaryDirectory(prefix="ptc-call-parts-") as scratch:
-        base = Path(scratch) / "before"
-        base.mkdir()
-        baseline_commit = unpack(options.baseline, base)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PTC_", "AGENT_HOST_", "PYTHON"))}
-        for _ in range(options.rounds):
-            for tree, path in (("before", base), ("after", ROOT)):
-                argv = [sys.executable, "-c", CHILD, str(path.resolve()), str(HERE)]
-                # Not in a tree: ``-c`` puts the current directory first on the path.
-                done = subprocess.run(
-                    argv, env=env | {"PYTHONPATH": str(path)}, cwd=scratch, capture_output=True, text=True
-                )
-                if done.returncode != 0:
-                    raise RuntimeError(f"{tree}: {done.stderr[-2000:]}")
-                samples[tree].append(orjson.loads(done.stdout.strip().splitlines()[-1]))
-    medians = {tree: {k: statistics.median(s[k] for s in found) for k in found[0]} for tree, found in samples.items()}
+    samples, baseline = compare_trees(
+        lambda tree: [sys.executable, "-c", CHILD, str(tree), str(HERE)],
+        rounds=options.rounds,
+        baseline=options.baseline,
+        prefix="ptc-call-parts-",
+    )
+    medians = medians_of(samples)
     for key in medians["after"]:
         print(f"{key:30} before {medians['before'][key]:9.2f}  after {medians['after'][key]:9.2f}")
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-    document = {
-        "version": 1,
-        "what": "microseconds per call (timeit minimum of 7x20,000) and Python calls per nested call, medians",
-        "rounds": options.rounds,
-        "baseline": {"ref": options.baseline, "commit": baseline_commit},
-        "after_tree": {"commit": head.stdout.strip(), "dirty": dirty()},
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
-        "medians": medians,
-        "samples": samples,
-    }
-    RESULTS.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    what = "microseconds per call (timeit minimum of 7x20,000) and Python calls per nested call, medians"
+    write_results(RESULTS, what, options.rounds, baseline, samples)
 
 
 if __name__ == "__main__":

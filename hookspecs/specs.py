@@ -29,6 +29,10 @@ Contract 1.6 (ADR 0125) adds :func:`agent_host_turn_started` with
 the turn about to run, and any right the host grants for that turn alone.
 A 1.5 host never calls it; a plugin must then offer nothing that needs it
 (PTC Plus then never offers the ``ralph`` tool: ``/ralph`` stays the way).
+
+Contract 1.7 (ADR 0133) adds :func:`agent_host_turn_ended`: every turn whose
+start was reported ends with it, however it ended (settled, failed,
+cancelled), so what a plugin granted for a turn ends with the turn.
 """
 
 from __future__ import annotations
@@ -58,11 +62,12 @@ from hookspecs.types import (
     TurnSummary,
 )
 
-CONTRACT_VERSION = "1.6"
+CONTRACT_VERSION = "1.7"
 """The version of this contract: ``major.minor``; a minor version only adds what 1.0 plugins may ignore.
 
 1.5 added the optional child-agents service (:mod:`hookspecs.children`, ADR 0116); 1.6 the turn's start
-(:func:`agent_host_turn_started`, ADR 0125)."""
+(:func:`agent_host_turn_started`, ADR 0125); 1.7 the turn's end however it ended
+(:func:`agent_host_turn_ended`, ADR 0133)."""
 
 # --- Registration -----------------------------------------------------------
 
@@ -150,8 +155,10 @@ def agent_host_turn_started(turn: TurnStart, services: HostServices) -> None:
     model's requests never carry it): a plugin may offer a tool for this turn
     only because the user asked for it — PTC Plus offers ``ralph`` only in a
     turn whose user text requests Ralph or whose grants name ``"ralph"``
-    (ADR 0125). What a plugin decides here holds until the turn ends
-    (``agent_host_turn_settled``, or the next turn's start when a turn failed).
+    (ADR 0125). What a plugin decides here holds until the turn ends:
+    ``agent_host_turn_ended`` (1.7), called however the turn ended; a host
+    of 1.6 reports only a settled turn's end, so there the next turn's start
+    is the only bound after a failed one.
 
     :param turn: The agent, the turn's number, the user's message and the host's grants.
     :param services: The host services.
@@ -164,6 +171,31 @@ def agent_host_turn_started(turn: TurnStart, services: HostServices) -> None:
         contract 1.5 or older never calls it: a plugin must then take no turn
         as having asked for anything.
     **Raises**: an exception aborts the turn before its first model request (nothing of it is persisted).
+    """
+
+
+@hookspec
+def agent_host_turn_ended(agent: AgentRef, turn: int, services: HostServices) -> None:
+    """A user turn whose start was reported is over, however it ended (contract 1.7, ADR 0133).
+
+    The bound of what ``agent_host_turn_started`` decided: a right granted
+    for the turn (PTC Plus's ``ralph`` grant) must not outlive it, and a
+    failed or cancelled turn never settles, so ``agent_host_turn_settled``
+    cannot be that bound.
+
+    :param agent: The session the turn belonged to.
+    :param turn: The turn's number (as :attr:`~hookspecs.types.TurnStart.turn`).
+    :param services: The host services.
+    :returns: Nothing.
+    **Result**: all implementations run.
+    **Called**: exactly once for each turn whose ``agent_host_turn_started``
+        returned, when the turn settled (after ``agent_host_turn_settled``),
+        failed or was cancelled; before the host does anything else for the
+        session (a direct call, a command, its next turn) and before
+        ``agent_host_family_settled`` of the settlement the turn's end makes.
+        Never for a turn whose start hook raised. A host of 1.6 or older
+        never calls it.
+    **Raises**: exceptions are reported by the host and change nothing of the turn's outcome.
     """
 
 

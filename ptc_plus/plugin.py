@@ -157,6 +157,13 @@ def agent_host_turn_settled(summary: TurnSummary, services: HostServices) -> Non
 
 
 @hookimpl
+def agent_host_turn_ended(agent: AgentRef, turn: int, services: HostServices) -> None:
+    # Contract 1.7: a failed turn never settles; its ralph grant must still end with it (ADR 0133).
+    if held(services) is not None and isinstance(found := services.plugin_state.get(WORKFLOW_KEY), _desk_type()):
+        found.turn_ended(agent, turn)
+
+
+@hookimpl
 def agent_host_family_settled(family: FamilySettlement, services: HostServices) -> None:
     # The host's proof that the family is at rest: only now is it a sample (ADR 0067).
     if (ctl := held(services)) is not None:

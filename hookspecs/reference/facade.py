@@ -98,6 +98,10 @@ class HookFacade:
         """Contract 1.6: an exception aborts the turn (a plain pluggy call: it propagates)."""
         self.pm.hook.agent_host_turn_started(turn=turn, services=services)
 
+    def turn_ended(self, agent: AgentRef, turn: int, services: HostServices) -> None:
+        """Contract 1.7: reported, never raised (the turn's outcome, a result or an error, stands)."""
+        self._each("agent_host_turn_ended", agent=agent, turn=turn, services=services)
+
     def turn_settled(self, summary: TurnSummary, services: HostServices) -> None:
         self._each("agent_host_turn_settled", summary=summary, services=services)
 

@@ -151,6 +151,12 @@ class Session:
         turn = self.turn + 1
         start = TurnStart(agent=self.agent, turn=turn, user_text=text, grants=grants)
         self.host.facade.turn_started(start, self.host.services)  # before the view and the context messages
+        try:
+            return await self._steps(model, turn, text)
+        finally:  # contract 1.7: however the turn ended, before anything else of the session (ADR 0133)
+            self.host.facade.turn_ended(self.agent, turn, self.host.services)
+
+    async def _steps(self, model: Model, turn: int, text: str) -> TurnSummary:
         total_calls = 0
         max_steps = self.max_steps or self.host.max_steps
         for step_number in range(1, max_steps + 1):

@@ -30,6 +30,7 @@ from ptc_plus.cli.chat_loop import CANCELLED, FAILED, interactive, prompt_reader
 from ptc_plus.cli.chat_view import CallObserver, ChatView, report_config_issues
 from ptc_plus.cli.invocation import ptc_command
 from ptc_plus.cli.options import read_tool_set, tools_option, workspace_option
+from ptc_plus.cli.wrap import echo
 from ptc_plus.doors import embedded, login_name
 from ptc_plus.i18n import message
 from ptc_plus.plugin import desk, held
@@ -110,7 +111,7 @@ def _model(
         # Without a scheme the SDK sends the requests nowhere useful and the failure names no cause.
         raise BadBaseUrl(url=url, fixed="http://" + url.split("://", 1)[-1])
     if key is None and not quiet:
-        click.echo(message("cli.chat.no-key", variable=variable), err=True)
+        echo(message("cli.chat.no-key", variable=variable), err=True)
     return OpenAIChatModel(base_url=url, model=name, api_key=key, stream=stream, max_retries=retries)
 
 
@@ -165,18 +166,18 @@ async def _converse(
         reader = prompt_reader(host.state_dir / HISTORY_FILE)
         code = await interactive(session, view, reader, lambda tool: _plan_mark(host, session, tool))
         if resumed or model.reached:
-            click.echo(message("cli.chat.session", session=session.agent.session_id), err=True)
+            echo(message("cli.chat.session", session=session.agent.session_id), err=True)
         return code
     outcome = await run_turn(session, view, prompt)
     kept = resumed or model.reached
     if outcome == CANCELLED:
-        click.echo(message("cli.interrupted"), err=True)
+        echo(message("cli.interrupted"), err=True)
         return EXIT_INTERRUPTED
     if outcome == FAILED:
         if not kept:
             raise ChatTurnFailed("PTC-7306")  # the model was never reached: no session is kept
         raise ChatTurnFailed(session=session.agent.session_id)
-    click.echo(message("cli.chat.session", session=session.agent.session_id), err=True)
+    echo(message("cli.chat.session", session=session.agent.session_id), err=True)
     return 0
 
 
@@ -199,7 +200,7 @@ async def _open(host: ReferenceHost, model: OpenAIChatModel, resume: str | None,
         raise UnknownSession(session=resume, directory=str(host.log_path(resume).parent))
     session = await host.resume_session(resume, model=model)
     for line in session.diagnostics:
-        click.echo(line, err=True)
+        echo(line, err=True)
     _show_last_turns(session, view)
     return session
 
@@ -219,7 +220,7 @@ def _show_last_turns(session: Session, view: ChatView) -> None:
     for role, text in shown:
         text = " ".join(text.split())
         text = text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"
-        view.note(("› " if role == "user" else "  ") + text)
+        view.note(("› " if role == "user" else "  ") + text, prose=role != "user")  # the user's words as typed
 
 
 def progress_line(event: ProgressEvent) -> str:

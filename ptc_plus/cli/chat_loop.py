@@ -96,10 +96,13 @@ def show_command(session: Session, view: ChatView, line: str, marks: Callable[[s
     receipt = session.command(line)
     view.line(f"[{receipt.status.value}]")
     listed = receipt.data.get("tools") if name == "tools" and isinstance(receipt.data, dict) else None
+    shown: list[str] = []
     for text in receipt.text.splitlines():
         tool = text.split(" ", 1)[0]
         mark = marks(tool) if marks is not None and isinstance(listed, list) and tool in listed else ""
-        view.line("  " + text + (f" {mark}" if mark else ""))
+        shown.append("  " + text + (f" {mark}" if mark else ""))
+    if shown:  # one block, so a code fence or a JSON receipt is seen whole and left unwrapped
+        view.line("\n".join(shown))
 
 
 def command_names(session: Session) -> list[str]:

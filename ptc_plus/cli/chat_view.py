@@ -8,6 +8,7 @@ never changes a call or its result.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from hookspecs import ToolCall, ToolContext, ToolResult, ToolSpec, hookimpl
 from hookspecs.serialization import canonical_bytes
 from hookspecs.services import HostServices
 from ptc_plus.cli.output import paint
+from ptc_plus.cli.wrap import echo, terminal_width, wrap
 from ptc_plus.config import load_config
 from ptc_plus.i18n import message
 
@@ -33,7 +35,7 @@ def _short(value: object, limit: int = SHORT) -> str:
 def report_config_issues(workspace: Path) -> None:
     """Each problem of the workspace's config files on standard error, as ``exec`` reports them."""
     for issue in load_config(workspace).issues:
-        click.echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
+        echo(message("cli.exec.config-issue", code=issue.code, issue=issue.message()), err=True)
 
 
 class ChatView:
@@ -50,21 +52,26 @@ class ChatView:
     def _write(self, text: str) -> None:
         click.echo(text, nl=False)
 
-    def note(self, text: str) -> None:
-        """A line about the work (a call), not the answer: standard error in one-shot mode."""
+    def note(self, text: str, *, prose: bool = True) -> None:
+        """A line about the work (a call), not the answer: standard error in one-shot mode.
+
+        ``prose``: the chat's own words, wrapped to the terminal (:mod:`ptc_plus.cli.wrap`); ``False`` for what
+        must reach the terminal as it is (the user's text, JSON).
+        """
         if self._calls_to_stderr:
-            click.echo(text, err=True)
+            click.echo(wrap(text, terminal_width(sys.stderr)) if prose else text, err=True)
         else:
-            self.line(text)
+            self.line(text, prose=prose)
 
     def text(self, piece: str) -> None:
         self.streamed = True
         self._write(piece)
         self.line_open = not piece.endswith("\n")
 
-    def line(self, text: str) -> None:
+    def line(self, text: str, *, prose: bool = True) -> None:
+        """``text`` on lines of its own; ``prose`` as for :meth:`note` (the answer's text is never wrapped)."""
         self.end_line()
-        self._write(text + "\n")
+        self._write((wrap(text, terminal_width(sys.stdout)) if prose else text) + "\n")
 
     def end_line(self) -> None:
         if self.line_open:
@@ -74,7 +81,7 @@ class ChatView:
     def call_started(self, call: ToolCall) -> None:
         indent = "    " if call.parent_call_id else "  "
         shown = f"({_short(call.arguments)})" if self.verbose else ""
-        self.note(paint(f"{indent}→ {call.tool}{shown}", fg="cyan"))
+        self.note(paint(f"{indent}→ {call.tool}{shown}", fg="cyan"), prose=not self.verbose)  # verbose shows JSON
 
     def call_settled(self, call: ToolCall, result: ToolResult) -> None:
         indent = "    " if call.parent_call_id else "  "
@@ -90,7 +97,8 @@ class ChatView:
                 detail = f" {first}" if result.error.code in first else f" {result.error.code}: {first}"
         elif self.verbose:
             detail = " " + _short(result.value)
-        self.note(paint(f"{indent}← {call.tool} {status}{detail}", fg="green" if result.ok else "red"))
+        painted = paint(f"{indent}← {call.tool} {status}{detail}", fg="green" if result.ok else "red")
+        self.note(painted, prose=not self.verbose)
 
 
 class CallObserver:

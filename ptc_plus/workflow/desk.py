@@ -119,7 +119,11 @@ class WorkflowDesk:
         self.grants.turn_started(turn)
 
     def turn_settled(self, summary: TurnSummary) -> None:
-        self.grants.turn_settled(summary.agent, summary.turn)
+        self.grants.turn_ended(summary.agent, summary.turn)  # a 1.6 host reports no other end of a turn
+
+    def turn_ended(self, agent: AgentRef, turn: int) -> None:
+        """Contract 1.7: however the turn ended, its grant ends with it (ADR 0133)."""
+        self.grants.turn_ended(agent, turn)
 
     def context_messages(self, step: StepInfo) -> list[ContextMessage]:
         """Each background run (and Ralph run) of the session that settled since: its report, once."""

@@ -13,11 +13,16 @@ message through contract 1.6 (:class:`~hookspecs.types.TurnStart`) and keeps a
 
 Only a root session's turn earns a grant (a child's "user text" is its
 parent's prompt, written by a model). The tool is offered while the grant
-lasts; the first run it starts uses it up, the turn's end (or the next turn's start)
-drops it. A call without a live grant — a model calling it anyway, a direct
-call between turns — is refused with ``PTC-8033``; a program's nested call
-with ``PTC-8007``. A 1.5 host never reports a turn's start, so it never
-grants: ``/ralph`` stays the way to start Ralph there.
+lasts; the first run it starts uses it up, and the turn's end drops it however
+the turn ended — settled, failed or cancelled (contract 1.7's
+``agent_host_turn_ended``, ADR 0133) — so no call after the granting turn,
+a host's direct call after a failed turn included, can use it. The next
+turn's start drops it too (the only bound a 1.6 host, which reports a
+settled turn's end alone, gives after a failed turn). A call without a live
+grant — a model calling it anyway, a direct call between turns — is refused
+with ``PTC-8033``; a program's nested call with ``PTC-8007``. A 1.5 host
+never reports a turn's start, so it never grants: ``/ralph`` stays the way
+to start Ralph there.
 """
 
 from __future__ import annotations
@@ -74,7 +79,8 @@ class RalphGrants:
         if turn_asks_for_ralph(turn):
             self._live[sid] = turn.turn
 
-    def turn_settled(self, agent: AgentRef, turn: int) -> None:
+    def turn_ended(self, agent: AgentRef, turn: int) -> None:
+        """The turn settled, failed or was cancelled: its grant, if still unused, ends with it."""
         if self._live.get(agent.session_id) == turn:
             del self._live[agent.session_id]
 

@@ -283,6 +283,41 @@ async def test_hook_agent_host_turn_started(make_reference_host: Callable[..., R
 
 
 @pytest.mark.asyncio
+async def test_hook_agent_host_turn_ended(make_reference_host: Callable[..., ReferenceHost]) -> None:
+    """Contract 1.7: once per started turn however it ended — after ``turn_settled``, or after a failure."""
+    order: list[tuple[str, int]] = []
+
+    class Ended:
+        @hookimpl
+        def agent_host_turn_ended(self, agent: AgentRef, turn: int) -> None:
+            assert agent == session.agent
+            order.append(("ended", turn))
+            raise RuntimeError("reported, never raised")
+
+        @hookimpl
+        def agent_host_turn_settled(self, summary: TurnSummary) -> None:
+            order.append(("settled", summary.turn))
+
+    class FailsSecond(ScriptedModel):
+        async def complete(self, request: ModelRequest) -> AssistantTurn:
+            answer = await super().complete(request)
+            if len(self.requests) == 2:
+                raise RuntimeError("the model route failed")
+            return answer
+
+    model = FailsSecond([AssistantTurn(text="a"), AssistantTurn(text="never"), AssistantTurn(text="c")])
+    async with make_reference_host(plugins=[Ended()]) as host:
+        session = await host.start_session(model=model)
+        await session.run_turn("first")
+        with pytest.raises(RuntimeError, match="route failed"):
+            await session.run_turn("second")
+        assert order == [("settled", 1), ("ended", 1), ("ended", 2)]  # the failed turn's end is reported
+        await session.run_turn("third")
+        assert any("reported, never raised" in r for r in host.facade.reports)
+    assert order[3:] == [("settled", 3), ("ended", 3)]
+
+
+@pytest.mark.asyncio
 async def test_hook_agent_host_turn_settled(make_reference_host: Callable[..., ReferenceHost]) -> None:
     trace: Trace = []
     summaries: list[TurnSummary] = []

@@ -25,13 +25,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import Any, TypeVar
 
-import attrs
 import llm
 
 from hookspecs import CommandReceipt, ToolDefinition, ToolSpec
 from hookspecs.reference import Approver, ReferenceHost, Session, seat_text
 from ptc_plus.discovery import CatalogSnapshot
-from ptc_plus.doors import Scratch, embedded, login_name
+from ptc_plus.doors import Scratch, SeatAnswer, SeatTool, embedded, login_name
 from ptc_plus.doors.llm.errors import NoSession, SessionNotOpened
 from ptc_plus.plugin import controller
 
@@ -43,27 +42,6 @@ REQUEST = "llm: a request of the conversation"
 """The user-message text that opens each turn (the prompt itself is llm's, never copied here)."""
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class Offered:
-    """A tool the plugin offers llm's model for this conversation: its contract as llm registers it."""
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-
-
-@attrs.frozen(kw_only=True)
-class Answer:
-    """One call as the model reads it: the result, then what the plugin owes it at the step after."""
-
-    text: str
-    ok: bool
-    owed: tuple[str, ...] = ()
-
-    def full_text(self) -> str:
-        return "\n\n".join((self.text, *self.owed))
 
 
 def state_dir() -> Path:
@@ -105,7 +83,7 @@ class Conversation:
         self._step = 0
         self._run_step()
 
-    def offered(self) -> list[Offered]:
+    def offered(self) -> list[SeatTool]:
         """The plugin's tools the model is offered (``run_code`` carrying the PTC text; ``read_spill``).
 
         Empty when the session is native: llm's own tools then stand as they are.
@@ -114,11 +92,11 @@ class Conversation:
         specs = [spec for spec in self.session.model_tools() if spec.name not in llm_tools]
         return [self._offered(spec) for spec in specs]
 
-    def _offered(self, spec: ToolSpec) -> Offered:
+    def _offered(self, spec: ToolSpec) -> SeatTool:
         description = spec.description
         if spec.name == "run_code":
             description = "\n\n".join(part for part in (description, self.ptc_text()) if part)
-        return Offered(name=spec.name, description=description, input_schema=spec.input_schema)
+        return SeatTool(name=spec.name, description=description, input_schema=spec.input_schema)
 
     def ptc_text(self) -> str:
         """The plugins' prompt sections, then the context messages the surface carries (the catalog, notices)."""
@@ -127,7 +105,7 @@ class Conversation:
         return "\n\n".join([*sections, *context])
 
     # -- calls ---------------------------------------------------------------------------
-    async def call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> Answer:
+    async def call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> SeatAnswer:
         """One model step: ``name`` dispatched top-level with the tools the model was offered; never raises
         for a tool's failure."""
         if self.session.turn == 0:
@@ -143,7 +121,7 @@ class Conversation:
             turn=self.session.turn, step=step, call_id=call_id, tool=name, arguments=arguments
         )
         owed = self._run_step()
-        return Answer(text=seat_text(result), ok=result.ok, owed=tuple(owed))
+        return SeatAnswer(text=seat_text(result), ok=result.ok, owed=tuple(owed))
 
     def command(self, text: str) -> CommandReceipt:
         """A slash command through the host's command path: the receipt the person reads."""
@@ -207,4 +185,4 @@ def _last_step(session: Session) -> int:
     return max(steps, default=0)
 
 
-__all__ = ["Answer", "Conversation", "Offered", "blocking", "opened", "session_id", "state_dir"]
+__all__ = ["Conversation", "blocking", "opened", "session_id", "state_dir"]

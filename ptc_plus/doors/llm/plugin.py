@@ -21,12 +21,12 @@ from ptc_plus.doors.llm.errors import RunFailed
 from ptc_plus.errors import PtcError
 
 if TYPE_CHECKING:
-    from ptc_plus.doors.llm.conversation import Answer, Offered
+    from ptc_plus.doors import SeatAnswer, SeatTool
 
 # The session machinery (:mod:`.conversation`: the embedded host and the plugin) is imported when a tool is
 # gathered or called, never at llm's start, which loads this module for every llm command.
 
-_offered: dict[str | None, list[Offered]] = {}
+_offered: dict[str | None, list[SeatTool]] = {}
 """What this process offered per conversation: llm asks for its tools more than once per request."""
 
 
@@ -57,7 +57,7 @@ def register_tools(register: Callable[..., None]) -> None:
         )
 
 
-async def _offer(conversation: str | None, tools: dict[str, llm.Tool]) -> list[Offered]:
+async def _offer(conversation: str | None, tools: dict[str, llm.Tool]) -> list[SeatTool]:
     from ptc_plus.doors.llm.conversation import opened
 
     async with opened(conversation, host_tools.definitions(tools, ChainContext())) as session:
@@ -80,7 +80,7 @@ def _implementation(name: str) -> Callable[..., str]:
     return implementation
 
 
-async def _call(chain: ChainContext, name: str, arguments: dict[str, Any], call_id: str) -> Answer:
+async def _call(chain: ChainContext, name: str, arguments: dict[str, Any], call_id: str) -> SeatAnswer:
     from ptc_plus.doors.llm.conversation import opened
 
     tools = host_tools.other_tools()

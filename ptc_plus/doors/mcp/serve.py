@@ -40,7 +40,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from hookspecs import ToolDefinition
 from hookspecs.serialization import canonical_bytes
 from ptc_plus import __version__
-from ptc_plus.doors.mcp.serve_session import ServedSession, ServedTool
+from ptc_plus.doors import SeatTool
+from ptc_plus.doors.mcp.serve_session import ServedSession
 from ptc_plus.doors.mcp.serve_session import served as served_session
 from ptc_plus.i18n import message
 
@@ -113,7 +114,7 @@ class _Wire:
         content = [types.TextContent(type="text", text=text) for text in (served.text, *served.owed)]
         # A refresh that waited for this call's cell applied at its end: its notice is in ``owed``.
         self._changed(ctx, force=self.served.plan_sequence() != sequence)
-        return types.CallToolResult(content=list(content), is_error=served.is_error)
+        return types.CallToolResult(content=list(content), is_error=not served.ok)
 
     async def list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         return types.ListPromptsResult(
@@ -155,11 +156,11 @@ class _Wire:
             await ctx.session.send_tool_list_changed()
 
 
-def _tool(tool: ServedTool) -> types.Tool:
+def _tool(tool: SeatTool) -> types.Tool:
     return types.Tool(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema))
 
 
-def _fingerprint(tools: Sequence[ServedTool]) -> bytes:
+def _fingerprint(tools: Sequence[SeatTool]) -> bytes:
     return canonical_bytes([[t.name, t.description, dict(t.input_schema)] for t in tools])
 
 

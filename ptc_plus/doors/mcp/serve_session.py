@@ -29,7 +29,7 @@ from hookspecs import AgentRef, CommandReceipt, ReceiptStatus, ToolDefinition, T
 from hookspecs.reference import ReferenceHost, Session, seat_text
 from ptc_plus import discovery
 from ptc_plus.discovery import InvalidBudget, InvalidDiscoveryArgument
-from ptc_plus.doors import Scratch, embedded
+from ptc_plus.doors import Scratch, SeatAnswer, SeatTool, embedded
 from ptc_plus.doors.mcp.serve_errors import SearchArguments, SearchUnavailable, ServeNotOpened
 from ptc_plus.errors import PtcError
 from ptc_plus.i18n import message
@@ -43,25 +43,6 @@ HOST_SECTION = "host"
 OPENING = "mcp-serve: a client connected"
 """The opening user message in the session log: the turn every served step belongs to."""
 TURN = 1
-
-
-@attrs.frozen(kw_only=True)
-class ServedTool:
-    """One tool as ``tools/list`` shows it."""
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-
-
-@attrs.frozen(kw_only=True)
-class Served:
-    """What one ``tools/call`` gives back: the result as a model would see it, then what the plugin owes it."""
-
-    text: str
-    is_error: bool
-    owed: tuple[str, ...] = ()
-    """Context messages the plugin delivers at the step after the call, in order."""
 
 
 @attrs.frozen(kw_only=True)
@@ -125,7 +106,7 @@ class ServedSession:
         return self.session.agent
 
     # -- tools -----------------------------------------------------------------------
-    def tools(self) -> list[ServedTool]:
+    def tools(self) -> list[SeatTool]:
         """The host's native list for this session (``run_code`` and ``read_spill`` under code mode; every
         tool when the session is native), then ``search_capabilities`` when discovery is available."""
         specs = self.session.model_tools()
@@ -134,13 +115,13 @@ class ServedSession:
             served.append(_search_tool())
         return served
 
-    def _served(self, spec: ToolSpec) -> ServedTool:
+    def _served(self, spec: ToolSpec) -> SeatTool:
         description = spec.description
         if spec.name == RUN_CODE and (sections := _plugin_sections(self.session)):
             description = description + "\n\n" + sections  # the bootstrap: how to write a program
-        return ServedTool(name=spec.name, description=description, input_schema=spec.input_schema)
+        return SeatTool(name=spec.name, description=description, input_schema=spec.input_schema)
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> Served:
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> SeatAnswer:
         """One model step: ``name`` dispatched top-level with the tools the client was offered.
 
         A tool the session does not offer is refused by the host as unknown; the guard refuses
@@ -154,16 +135,16 @@ class ServedSession:
         result = await self.session.seat_call(turn=TURN, step=step, call_id=call_id, tool=name, arguments=arguments)
         # The step after the call is where the model reads its result: what the plugin owes then goes with it.
         after = _step(self.session, next(self._steps))
-        return self._take(Served(text=seat_text(result), is_error=not result.ok, owed=tuple(after)))
+        return self._take(SeatAnswer(text=seat_text(result), ok=result.ok, owed=tuple(after)))
 
-    def _take(self, served: Served) -> Served:
+    def _take(self, served: SeatAnswer) -> SeatAnswer:
         """``served`` with what was owed before it (once)."""
         if not self._owed:
             return served
         owed, self._owed = tuple(self._owed), []
         return attrs.evolve(served, owed=(*owed, *served.owed))
 
-    async def search(self, arguments: Mapping[str, Any]) -> Served:
+    async def search(self, arguments: Mapping[str, Any]) -> SeatAnswer:
         """``search_capabilities``: the plan's discovery answer, never a dispatch (never counted as use).
 
         The request takes the bounds a program's ``capabilities.search`` takes (a query, or a list of at
@@ -173,14 +154,14 @@ class ServedSession:
         snapshot = self._snapshot()
         if snapshot is None:
             error: PtcError = SearchUnavailable(presentation=str(self._presentation()))
-            return Served(text=f"{error.code}: {error.message('en')}", is_error=True)
+            return SeatAnswer(text=f"{error.code}: {error.message('en')}", ok=False)
         try:
             query, budget, limit = _search_arguments(arguments)
             check_discovery_bounds("search", {"query": query, "limit": limit})
             text = await in_discovery_thread(_search_text, snapshot, query, budget, limit)
         except (SearchArguments, InvalidDiscoveryArgument, InvalidBudget, DiscoveryRequestTooLarge) as error:
-            return Served(text=f"{error.code}: {error.message('en')}", is_error=True)
-        return Served(text=text, is_error=False)
+            return SeatAnswer(text=f"{error.code}: {error.message('en')}", ok=False)
+        return SeatAnswer(text=text, ok=True)
 
     def _snapshot(self) -> Any:
         return controller(self.host.services).discovery(self.agent)
@@ -240,7 +221,7 @@ def _search_text(snapshot: Any, query: str | list[str], budget: int | None, limi
     return orjson.dumps(found, option=orjson.OPT_INDENT_2).decode()
 
 
-def _search_tool() -> ServedTool:
+def _search_tool() -> SeatTool:
     schema = {
         "type": "object",
         "properties": {
@@ -257,7 +238,7 @@ def _search_tool() -> ServedTool:
         "required": ["query"],
         "additionalProperties": False,
     }
-    return ServedTool(
+    return SeatTool(
         name=SEARCH_TOOL, description=message("ptc.mcp-serve.search.description", "en"), input_schema=schema
     )
 

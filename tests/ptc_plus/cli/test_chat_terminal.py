@@ -7,11 +7,14 @@ answers the next prompt), then ``/exit``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import re
 import select
 import signal
+import struct
+import termios
 import time
 from pathlib import Path
 
@@ -24,9 +27,12 @@ PROMPT = "›"
 class Terminal:
     """A child process on a pseudo-terminal; what it wrote is kept, escape sequences removed."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], *, columns: int = 0) -> None:
+        """``columns``: the terminal's width, set before the command starts (0: a size the terminal does not know)."""
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: become the command
+            if columns:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
             os.execve(argv[0], argv, env)
         self.seen = ""
 

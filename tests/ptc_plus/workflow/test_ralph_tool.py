@@ -143,3 +143,23 @@ async def test_a_failed_turn_leaves_no_grant_behind(open_host: HostFactory, boar
     [refused] = _results(session, "ralph")
     assert refused["status"] == "error"
     assert board.ralph_rounds == [] and await _settled(host, session) == []
+
+
+async def test_a_failed_turns_grant_ends_with_it_before_a_direct_call(open_host: HostFactory, board: Board) -> None:
+    """ADR 0133: the host reports the failed turn's end (contract 1.7); a direct call after it finds no grant."""
+
+    class Fails(ScriptedModel):
+        async def complete(self, request: ModelRequest) -> AssistantTurn:
+            self.requests.append(request)
+            raise HostError("HOST-0301", count=0)  # the asking turn fails before the model answered
+
+    host = await open_host()
+    model = Fails([])
+    session = await host.start_session(model=model)
+    with pytest.raises(HostError, match="HOST-0301"):
+        await session.run_turn("/ralph deploy the site")
+    assert "ralph" in [t.name for t in model.requests[0].tools]  # the turn had the grant
+    refused = await session.call_tool("ralph", {"objective": "blocked: deploy the site"})  # no turn runs now
+    assert refused.status.value == "error"
+    assert refused.error is not None and refused.error.code in {"PTC-8033", "unknown-tool"}
+    assert board.ralph_rounds == [] and await _settled(host, session) == []
