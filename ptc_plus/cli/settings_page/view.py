@@ -6,6 +6,8 @@ from pathlib import Path
 
 import attrs
 
+from hookspecs import TokenCounter
+from ptc_plus.capabilities import Catalog
 from ptc_plus.cli.workspace_plan import new_session_plan
 from ptc_plus.config import (
     ConfigFile,
@@ -57,6 +59,9 @@ class SettingsView:
     plan: tuple[PlanRow, ...]
     statistics: str
     unit: str
+    catalog: Catalog
+    """The workspace's catalog the plan was computed over (the edit forms list and search it)."""
+    counter: TokenCounter
 
 
 def gather(workspace: Path, lang: str) -> SettingsView:
@@ -81,6 +86,8 @@ def gather(workspace: Path, lang: str) -> SettingsView:
         plan=_plan_rows(plan, lang),
         statistics=plan.statistics,
         unit=unit,
+        catalog=computed.catalog,
+        counter=computed.counter,
     )
 
 
