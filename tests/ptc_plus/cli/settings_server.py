@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import html
 import http.client
+import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -111,3 +114,15 @@ def post_form(page: str, route: str, **fields: str) -> PageForm:
 def _hidden(body: str) -> dict[str, str]:
     found = dict(re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', body))
     return {name: html.unescape(value) for name, value in found.items()}
+
+
+def ptc_plus(*args: str) -> subprocess.CompletedProcess[str]:
+    """``ptc-plus ARGS`` in a child process with this environment (a concurrent edit from the command line)."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from ptc_plus.cli import main; sys.exit(main())", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=START_TIMEOUT_S,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+    )
