@@ -24,7 +24,6 @@ from ptc_plus.config.errors import (
     ConfigEditConflict,
     ConfigError,
     ConfigFileExists,
-    ConfigValueRejected,
     DisclosureValueInvalid,
     McpEnvInvalid,
     McpServerExists,
@@ -32,7 +31,7 @@ from ptc_plus.config.errors import (
     McpServerUnknown,
 )
 from ptc_plus.config.init import init_config
-from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.issues import ConfigIssue, ConfigValueRejected
 from ptc_plus.config.key_editor import KeyPath, config_file, file_values, same_value, set_config_value, value_at
 from ptc_plus.config.keys import ConfigKey, config_keys, toml_literal
 from ptc_plus.config.loader import LoadedConfig, combine, load_config, read_layer

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
 from ptc_plus.errors import PtcError
-
-if TYPE_CHECKING:  # issues.py imports this module: the type only
-    from ptc_plus.config.issues import ConfigIssue
 
 
 class ConfigError(PtcError):
@@ -83,18 +77,6 @@ class ConfigEditConflict(ConfigError):
     ``""`` when not set)."""
 
     code = "PTC-4024"
-
-
-class ConfigValueRejected(ConfigError):
-    """A save of one key that the config checker rejects: nothing was written (params: ``file``, ``setting``,
-    ``reason``: the checker's first reason, in English). :attr:`issues` are the checker's findings the edit
-    would have caused, to render in any language beside the field."""
-
-    code = "PTC-4025"
-
-    def __init__(self, issues: Sequence[ConfigIssue], **params: Any) -> None:
-        self.issues = tuple(issues)
-        super().__init__(**params)
 
 
 class McpConfigError(ConfigError):

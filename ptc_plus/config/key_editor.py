@@ -24,8 +24,8 @@ import tomlkit
 from tomlkit.items import InlineTable, Table
 
 from ptc_plus.config.editor import INHERIT, EditResult, _parse, _set_off, capability_text
-from ptc_plus.config.errors import ConfigEditConflict, ConfigEditRefused, ConfigValueRejected
-from ptc_plus.config.issues import ConfigIssue
+from ptc_plus.config.errors import ConfigEditConflict, ConfigEditRefused
+from ptc_plus.config.issues import ConfigIssue, ConfigValueRejected
 from ptc_plus.config.keypath import join
 from ptc_plus.config.keys import toml_literal
 from ptc_plus.config.loader import combine, read_layer
