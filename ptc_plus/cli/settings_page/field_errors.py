@@ -43,10 +43,11 @@ def note_for(note: FieldNote | None, field: str) -> FieldNote | None:
 
 
 def described(note: FieldNote | None, field: str) -> str:
-    """The attributes tying ``field``'s control to its note (none without one)."""
+    """The attributes tying ``field``'s control to its note (none without one); the control gets the focus,
+    so the refused page opens where the reader was, far down the page as that may be."""
     if note_for(note, field) is None:
         return ""
-    return f' aria-invalid="true" aria-describedby="{field}-note"'
+    return f' aria-invalid="true" aria-describedby="{field}-note" autofocus'
 
 
 def note_html(note: FieldNote | None, field: str, lang: str) -> str:

@@ -58,7 +58,7 @@ input{font:inherit;max-width:100%}.edit input.num{width:7rem}
 [aria-invalid=true]{border:3px double #000}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.pair section{border:1px solid #bbb;padding:.5rem}
 ol.baseline li{margin:.3rem 0}ol.baseline .edit{display:inline-flex;margin-left:.4rem}
-.desc{display:block;color:#444;font-size:.9em}
+.desc{display:block;color:#444;font-size:.9em;font-weight:normal}
 @media (max-width:700px){.pair{grid-template-columns:1fr}}
 """
 
@@ -189,7 +189,8 @@ def _baseline(view: SettingsView, scope: Scope, data: Mapping[str, Any], forms: 
     expected = "" if held is None else toml_literal(held)
     name = forms.file_name(scope)
     field = field_id("baseline", scope.value)
-    parts = [f'<section aria-labelledby="{field}-title"><h3 id="{field}-title">{escape(name)}</h3>']
+    title = forms.say(f"cli.settings.page.col-{scope.value}")
+    parts = [f'<section aria-labelledby="{field}-title"><h3 id="{field}-title">{title}</h3>']
     parts.append(note_html(forms.note, field, forms.lang))
     if not items:
         parts.append(f"<p>{forms.say('cli.settings.page.baseline-empty', file=name)}</p>")

@@ -82,7 +82,8 @@ def save_routes(workspace: Path, forms: FormTokens, token: str, page: PageMaker)
             note = await run_in_threadpool(_save, workspace, asked, lang)
             if note is not None:
                 return await run_in_threadpool(page, lang, query=query, note=note, status=note.status)
-            target = "/?" + urlencode({TOKEN_PARAMETER: token, "lang": lang, "q": query}) + "#" + path
+            # Back to the field saved: the page opens there, not at its top.
+            target = "/?" + urlencode({TOKEN_PARAMETER: token, "lang": lang, "q": query}) + "#" + asked.field
             return RedirectResponse(target, status_code=303)
 
         return Route(f"/{path}", save, methods=["POST"])

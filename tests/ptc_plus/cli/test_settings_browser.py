@@ -205,6 +205,7 @@ def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input
         assert "statistics.window: " + message("config.reason.type", "en", expected="an integer") in note(window)
         assert by_id(window).get_attribute("value") == "abc"
         assert by_id(window).get_attribute("aria-invalid") == "true"
+        assert driver.switch_to.active_element == by_id(window)  # the refused page opens at the field
         type_and_enter(window, "-3")
         assert "statistics.window: " + message("config.reason.minimum", "en", low="1") in note(window)
         assert local.read_text(encoding="utf-8") == before

@@ -180,6 +180,7 @@ def test_a_bad_value_is_shown_at_its_field_with_the_checkers_words(
     assert _note(page, field) == f"{message('cli.settings.page.not-saved', 'en')} {expected}"
     control = _control(page, field)
     assert f'aria-describedby="{field}-note"' in control and 'aria-invalid="true"' in control
+    assert control.endswith(" autofocus>")  # the refused page opens at the field
     if control.startswith("<input"):
         assert f'value="{html.escape(given, quote=True)}"' in control  # the reader's input, kept
     assert _files(workspace) == before
