@@ -11,6 +11,7 @@ the whole catalog, ``off`` members included, since a reader may want one back), 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from html import escape
 from typing import Any
@@ -283,9 +284,10 @@ def _choices_table(view: SettingsView, files: Mapping[Scope, Mapping[str, Any]],
             if name
             else f'<span class="desc">{description}</span>'
         )
+        disclosure = escape(in_force.get(identity) or absent) + _chosen_in(view, identity, forms)
         cells = [
             f'<th scope="row"><code>{escape(identity)}</code>{about}</th>',
-            f'<td data-label="{labels[1]}">{escape(in_force.get(identity) or absent)}</td>',
+            f'<td data-label="{labels[1]}">{disclosure}</td>',
         ]
         for index, scope in enumerate(SCOPES, 2):
             held = value_at(files[scope], ("capabilities", identity, "disclosure"))
@@ -297,6 +299,17 @@ def _choices_table(view: SettingsView, files: Mapping[Scope, Mapping[str, Any]],
         else ""
     )
     return f'{summary}{table}<datalist id="identities">{datalist}</datalist>'
+
+
+def _chosen_in(view: SettingsView, identity: str, forms: Forms) -> str:
+    """Which file's choice is in force for ``identity`` (nothing when neither file chooses: the plan decided)."""
+    name = identity if re.fullmatch(r"[A-Za-z0-9_-]+", identity) else toml_literal(identity)
+    key = f"capabilities.{name}.disclosure"  # bare or quoted, as effective_keys writes it
+    row = _rows(view).get(key)
+    if row is None or row.effective.source not in {scope.value for scope in SCOPES}:
+        return ""
+    file = forms.file_name(Scope(row.effective.source))
+    return f'<span class="file">{forms.say("cli.settings.page.chosen-in", file=file)}</span>'
 
 
 def _choice_form(identity: str, scope: Scope, held: Any, forms: Forms) -> str:

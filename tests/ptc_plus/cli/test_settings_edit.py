@@ -333,3 +333,17 @@ def test_the_search_ranks_the_whole_catalog_as_discovery_does(workspace: Path) -
     assert whole is not None
     listed = re.findall(r'<th scope="row"><code>([^<]*)</code>', whole.group(0))
     assert listed == [c.identity for c in workspace_catalog(workspace).managed()]
+
+
+def test_each_choice_shows_the_file_it_came_from_and_a_stale_one_can_be_undone(workspace: Path) -> None:
+    user_file = workspace.parent / "xdg" / "ptc-plus" / "config.toml"
+    user_file.write_text(USER_CONFIG + '\n[capabilities."host:gone"]\ndisclosure = "full"\n', encoding="utf-8")
+    with running_server(workspace) as server:
+        page = _page(server)
+        row = re.search(r'<tr><th scope="row"><code>host:write_file</code>.*?</tr>', page, re.S)
+        stale = re.search(r'<tr><th scope="row"><code>host:gone</code>.*?</tr>', page, re.S)
+        status, _ = _save(server, page, "choice", {"value": "inherit"}, scope="user", identity="host:gone")
+    assert row is not None and "off" + '<span class="file">chosen in the workspace file</span>' in row.group(0)
+    assert stale is not None and message("cli.settings.page.not-in-catalog", "en") in html.unescape(stale.group(0))
+    assert status == 303
+    assert "host:gone" not in user_file.read_text(encoding="utf-8")
