@@ -138,6 +138,15 @@ def _tab_from(driver: object, start: object) -> object:
     return driver.switch_to.active_element
 
 
+def search_button(driver: object) -> object:
+    """The search form's button (the control after the search box)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    assert isinstance(driver, WebDriver)
+    return driver.find_element(By.CSS_SELECTOR, "form[role=search] button")
+
+
 def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input(
     workspace: Path,  # noqa: F811
     driver: object,
@@ -237,6 +246,11 @@ def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input
         driver.execute_script("arguments[0].focus()", remove)
         _reload_after(driver, lambda: press(Keys.ENTER))
         assert 'baseline = ["host:list_files"]' in local.read_text(encoding="utf-8")
+        type_and_enter(add, "host:read_file")
+        down = driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Move host:list_files down"]')
+        driver.execute_script("arguments[0].focus()", down)
+        _reload_after(driver, lambda: press(Keys.ENTER))
+        assert 'baseline = ["host:read_file", "host:list_files"]' in local.read_text(encoding="utf-8")
 
         # The search: typed, Enter; the rows are discovery's ranking of the whole catalog (off members too).
         query = "write a file"
@@ -245,6 +259,28 @@ def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input
         type_and_enter("q", query)
         shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#choice-table th[scope=row] code")]
         assert shown == ranked
+        # Another query typed, then Tab to the Search button and Space (the same query again would only
+        # scroll: the form's address, fragment and all, would be the page's own).
+        driver.execute_script("arguments[0].focus()", by_id("q"))
+        press(Keys.END, *([Keys.BACKSPACE] * 40), "delete a note")
+        search = _tab_from(driver, by_id("q"))
+        assert search.text == message("cli.settings.page.search", "en")  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#choice-table th[scope=row] code")]
+        assert shown == [m["identity"] for m in discovery.find(snapshot, "delete a note", limit=25)["matches"]]
+        show_all = _tab_from(driver, search_button(driver))  # "Show all", a link, followed with Enter
+        assert show_all.tag_name == "a"  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.ENTER))
+        shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#choice-table th[scope=row] code")]
+        assert shown == [capability.identity for capability in workspace_catalog(workspace).managed()]
+        # The user file's choice, by keyboard too.
+        mine = field_id("choice", "user", "host:notes_delete")
+        driver.execute_script("arguments[0].focus()", by_id(mine))
+        press(Keys.END)  # "off"
+        _tab_from(driver, by_id(mine))
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        assert 'disclosure = "off"' in user.read_text(encoding="utf-8")
+        type_and_enter("q", query)  # back to the ranked rows the concurrent edit below works in
 
         # A concurrent edit from the CLI while the page is open: the page's save is refused with their value
         # shown and nothing lost; a second, knowing Save replaces it.
