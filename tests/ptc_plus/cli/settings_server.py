@@ -116,7 +116,7 @@ def _hidden(body: str) -> dict[str, str]:
     return {name: html.unescape(value) for name, value in found.items()}
 
 
-def ptc_plus(*args: str) -> subprocess.CompletedProcess[str]:
+def cli_child(*args: str) -> subprocess.CompletedProcess[str]:
     """``ptc-plus ARGS`` in a child process with this environment (a concurrent edit from the command line)."""
     return subprocess.run(
         [sys.executable, "-c", "import sys; from ptc_plus.cli import main; sys.exit(main())", *args],

@@ -26,7 +26,7 @@ from ptc_plus import discovery
 from ptc_plus.cli.settings_page.field_errors import field_id
 from ptc_plus.cli.workspace_plan import new_session_plan, workspace_catalog
 from ptc_plus.i18n import message
-from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, ptc_plus, running_server
+from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, cli_child, running_server
 from tests.ptc_plus.cli.test_settings_page import workspace  # noqa: F401 (the fixture)
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -285,7 +285,7 @@ def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input
         # A concurrent edit from the CLI while the page is open: the page's save is refused with their value
         # shown and nothing lost; a second, knowing Save replaces it.
         choice = field_id("choice", "workspace", "host:write_file")
-        ptc_plus("capabilities", "set", "host:write_file", "on-demand", "--workspace", str(workspace))
+        cli_child("capabilities", "set", "host:write_file", "on-demand", "--workspace", str(workspace))
         theirs = local.read_text(encoding="utf-8")
         driver.execute_script("arguments[0].focus()", by_id(choice))
         press(Keys.HOME)  # inherit, full, on-demand, off: Home then one down is "full"

@@ -22,7 +22,7 @@ from ptc_plus.cli.settings_page.field_errors import field_id
 from ptc_plus.cli.workspace_plan import workspace_catalog
 from ptc_plus.config import ConfigIssue
 from ptc_plus.i18n import message
-from tests.ptc_plus.cli.settings_server import get, post, post_form, ptc_plus, running_server
+from tests.ptc_plus.cli.settings_server import cli_child, get, post, post_form, running_server
 from tests.ptc_plus.cli.test_settings_page import USER_CONFIG
 from tests.ptc_plus.cli.test_settings_page import workspace as workspace
 
@@ -220,7 +220,7 @@ def test_a_bad_identity_is_shown_at_the_add_field(workspace: Path, given: str, e
 def test_a_choice_changed_from_the_cli_since_the_page_loaded_is_refused_and_kept(workspace: Path) -> None:
     with running_server(workspace) as server:
         page = _page(server)
-        ptc_plus("capabilities", "set", "host:write_file", "on-demand", "--workspace", str(workspace))
+        cli_child("capabilities", "set", "host:write_file", "on-demand", "--workspace", str(workspace))
         theirs = _files(workspace)
         status, refused = _save(
             server, page, "choice", {"value": "full"}, scope="workspace", identity="host:write_file"
@@ -244,7 +244,7 @@ def test_a_choice_changed_from_the_cli_since_the_page_loaded_is_refused_and_kept
 def test_a_value_changed_by_ptc_plus_config_since_the_page_loaded_is_refused(workspace: Path) -> None:
     with running_server(workspace) as server:
         page = _page(server)
-        ptc_plus("config", "init", "--user", "--force", "--workspace", str(workspace))  # the starter sets no window
+        cli_child("config", "init", "--user", "--force", "--workspace", str(workspace))  # the starter sets no window
         theirs = _files(workspace)
         status, refused = _save(server, page, "value", {"value": "50"}, scope="user", key="statistics.window")
         other_tab, _ = _save(server, page, "value", {"value": "50"}, scope="user", key="statistics.window")
