@@ -3,7 +3,9 @@
 :func:`load_config` gives the effective configuration (workspace wins per
 key), every problem as a :class:`ConfigIssue` with file, line and key path,
 and the config revision. :func:`set_capability` edits the workspace file in
-place. :func:`inspect_config` is ``config show`` and ``config check`` as data,
+place; :func:`set_config_value` edits one key of either file only if it still
+holds what the caller saw (the settings page, ADR 0129). :func:`inspect_config`
+is ``config show`` and ``config check`` as data,
 :func:`init_config` writes the commented starter file, and
 :func:`config_schema` is the JSON Schema; the schema file and
 ``docs/config.md`` are generated from the model by
@@ -20,6 +22,7 @@ from ptc_plus.config.effective import EffectiveKey, effective_keys
 from ptc_plus.config.errors import (
     CapabilityIdentityInvalid,
     ConfigEditConflict,
+    ConfigError,
     ConfigFileExists,
     DisclosureValueInvalid,
     McpEnvInvalid,
@@ -28,8 +31,9 @@ from ptc_plus.config.errors import (
     McpServerUnknown,
 )
 from ptc_plus.config.init import init_config
-from ptc_plus.config.issues import ConfigIssue
-from ptc_plus.config.keys import toml_literal
+from ptc_plus.config.issues import ConfigIssue, ConfigValueRejected
+from ptc_plus.config.key_editor import KeyPath, config_file, file_values, same_value, set_config_value, value_at
+from ptc_plus.config.keys import ConfigKey, config_keys, toml_literal
 from ptc_plus.config.loader import LoadedConfig, combine, load_config, read_layer
 from ptc_plus.config.mcp import McpServers, Refusal, RefusedServer, fingerprint, mcp_servers, server_cwd
 from ptc_plus.config.mcp_editor import (
@@ -57,6 +61,7 @@ from ptc_plus.config.model import (
     RuntimeSection,
     StatisticsSection,
     WorkflowSection,
+    is_well_formed_identity,
     server_unit,
     unit_server,
 )
@@ -78,16 +83,20 @@ __all__ = [
     "CapabilityChoice",
     "CapabilityIdentityInvalid",
     "ConfigEditConflict",
+    "ConfigError",
     "ConfigFile",
     "ConfigFileExists",
     "ConfigIssue",
+    "ConfigKey",
     "ConfigReport",
+    "ConfigValueRejected",
     "ContextSection",
     "Disclosure",
     "DisclosureValueInvalid",
     "EffectiveKey",
     "GateBlocker",
     "GateSection",
+    "KeyPath",
     "LoadedConfig",
     "ManagementSection",
     "McpEdit",
@@ -114,12 +123,16 @@ __all__ = [
     "bindings_fingerprint",
     "check_server_name",
     "combine",
+    "config_file",
+    "config_keys",
     "config_revision",
     "config_schema",
     "effective_keys",
+    "file_values",
     "fingerprint",
     "init_config",
     "inspect_config",
+    "is_well_formed_identity",
     "load_bindings",
     "load_config",
     "mcp_servers",
@@ -128,14 +141,17 @@ __all__ = [
     "record_consent",
     "remove_server",
     "require_readable",
+    "same_value",
     "schema_uri",
     "server_cwd",
     "server_unit",
     "set_capability",
+    "set_config_value",
     "set_management_enabled",
     "starter_text",
     "toml_literal",
     "unit_server",
     "user_config_file",
+    "value_at",
     "workspace_config_file",
 ]

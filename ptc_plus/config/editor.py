@@ -58,21 +58,27 @@ def set_capability(workspace: Path, identity: str, value: str) -> EditResult:
         if locked is None or (found is None and value == INHERIT):
             return EditResult(file=path, changed=False, previous=None)
         original = found.text if found is not None else None
-        doc = _parse(original, path)
-        removes_table = value == INHERIT and _is_own_table(doc, identity)
-        adds_table = _adds_table(doc, identity, value)
-        previous = _apply(doc, identity, value, path)
-        text = tomlkit.dumps(doc)
-        if removes_table and original is not None and identity not in doc.get("capabilities", {}):
-            text = _keep_neighbour_comments(original, ("capabilities", identity), text)
-        if adds_table:
-            text = _set_off(
-                _keep_section_comments(original, text, ("capabilities", identity)), ("capabilities", identity)
-            )
+        text, previous = capability_text(original, identity, value, path)
         if original is not None and text == original:
             return EditResult(file=path, changed=False, previous=previous)
         locked.write(text)
     return EditResult(file=path, changed=True, previous=previous)
+
+
+def capability_text(original: str | None, identity: str, value: str, path: Path) -> tuple[str, str | None]:
+    """``original`` (``None``: no file yet) with ``identity``'s disclosure set to ``value`` (or removed, ``inherit``),
+    its comments and layout kept; and the previous disclosure text. Shared by :func:`set_capability` and
+    :func:`~.key_editor.set_config_value`, which call it under the file's lock."""
+    doc = _parse(original, path)
+    removes_table = value == INHERIT and _is_own_table(doc, identity)
+    adds_table = _adds_table(doc, identity, value)
+    previous = _apply(doc, identity, value, path)
+    text = tomlkit.dumps(doc)
+    if removes_table and original is not None and identity not in doc.get("capabilities", {}):
+        text = _keep_neighbour_comments(original, ("capabilities", identity), text)
+    if adds_table:
+        text = _set_off(_keep_section_comments(original, text, ("capabilities", identity)), ("capabilities", identity))
+    return text, previous
 
 
 def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:

@@ -6,7 +6,8 @@ every valid key. A strict caller turns them into :class:`ConfigInvalid`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -98,3 +99,16 @@ class ConfigIssue:
             "reason": self.reason,
             "message": self.message(lang),
         }
+
+
+class ConfigValueRejected(ConfigError):
+    """A save of one key that the config checker rejects: nothing was written (params: ``file``, ``setting``,
+    ``reason``: the checker's first reason, in English). :attr:`issues` are the checker's findings the edit
+    would have caused, to render in any language beside the field (ADR 0129). It lives here, beside
+    :class:`ConfigIssue`, because it carries them (``errors`` cannot import this module)."""
+
+    code = "PTC-4025"
+
+    def __init__(self, issues: Sequence[ConfigIssue], **params: Any) -> None:
+        self.issues = tuple(issues)
+        super().__init__(**params)

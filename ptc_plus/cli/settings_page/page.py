@@ -11,6 +11,8 @@ from urllib.parse import urlencode
 
 from hookspecs.i18n import LOCALES
 from ptc_plus.cli.settings_page.bars import BAR_STYLE, budget_section, coverage_cell, samples_cell, statistics_note
+from ptc_plus.cli.settings_page.field_errors import FieldNote
+from ptc_plus.cli.settings_page.forms import EDIT_STYLE, Forms, edit_sections
 from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER
 from ptc_plus.cli.settings_page.paths import shown as shown_path
 from ptc_plus.cli.settings_page.session_section import SESSION_STYLE, Shown, sessions_section
@@ -46,12 +48,15 @@ def render(
     *,
     form_token: str,
     conflict: str | None = None,
+    query: str = "",
+    note: FieldNote | None = None,
     shown: Shown | None = None,
 ) -> str:
     """The whole page for ``view`` in ``lang``; links keep ``token`` so the language switch stays allowed.
 
-    ``form_token`` is this rendering's own token for its form (:class:`.FormTokens`); ``conflict`` is the
-    value another edit left in the file when a save was refused (TOML, or ``None`` for a plain page);
+    ``form_token`` is this rendering's own token for its forms (:class:`.FormTokens`); ``conflict`` is the
+    value another edit left in the file when a switch save was refused (TOML, or ``None`` for a plain page);
+    ``query`` filters the capability choices (:mod:`.forms`); ``note`` is a refused save's, at its field;
     ``shown`` the receipt (or refusal) of a session refresh just asked for.
     """
 
@@ -61,7 +66,7 @@ def render(
     parts = [
         f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{say('cli.settings.page.title')}</title><style>{_STYLE}{BAR_STYLE}{SESSION_STYLE}</style></head><body>",
+        f"<title>{say('cli.settings.page.title')}</title><style>{_STYLE}{BAR_STYLE}{SESSION_STYLE}{EDIT_STYLE}</style></head><body>",
         _languages(lang, token),
         f"<h1>{say('cli.settings.page.title')}</h1>",
         f"<p>{say('cli.settings.page.workspace', workspace=shown_path(view.workspace))}</p>",
@@ -84,6 +89,7 @@ def render(
         f"<h2>{say('cli.settings.page.settings')}</h2>",
         _switch_form(view, lang, token, form_token),
         _keys_table(view.keys, lang),
+        edit_sections(view, Forms(lang=lang, token=token, form_token=form_token, query=query, note=note)),
         f"<h2>{say('cli.settings.page.plan')}</h2><ul>",
         *(f"<li>{escape(line)}</li>" for line in view.summary),
         "</ul>",

@@ -17,10 +17,12 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from hookspecs.i18n import LOCALES, current_locale
+from ptc_plus.cli.settings_page.field_errors import FieldNote
 from ptc_plus.cli.settings_page.form_tokens import FormTokens
 from ptc_plus.cli.settings_page.guard import TOKEN_PARAMETER, RequestGuard
 from ptc_plus.cli.settings_page.page import render
 from ptc_plus.cli.settings_page.refresh import refresh_route
+from ptc_plus.cli.settings_page.saves import save_routes
 from ptc_plus.cli.settings_page.session_section import Shown
 from ptc_plus.cli.settings_page.view import gather
 from ptc_plus.config import ConfigEditConflict, set_management_enabled
@@ -70,7 +72,7 @@ class SettingsServer:
 
     def app(self) -> RequestGuard:
         def page(request: Request) -> HTMLResponse:  # sync: Starlette runs it in a worker thread
-            return self._page(_lang(request.query_params.get("lang")))
+            return self._page(_lang(request.query_params.get("lang")), query=request.query_params.get("q", ""))
 
         async def switch(request: Request) -> Response:
             form = {key: values[-1] for key, values in parse_qs((await request.body()).decode()).items()}
@@ -99,21 +101,38 @@ class SettingsServer:
             shown, status = await run_in_threadpool(
                 refresh_route, self.workspace, form.get("session", ""), lang, self.refreshing
             )
-            return await run_in_threadpool(self._page, lang, None, status, shown)
+            return await run_in_threadpool(self._page, lang, None, status, shown=shown)
 
         routes = [
             Route("/", page),
             Route("/switch", switch, methods=["POST"]),
             Route("/refresh", refresh, methods=["POST"]),
         ]
+        routes += save_routes(self.workspace, self.forms, self.token, self._page)
         return RequestGuard(Starlette(routes=routes), token=self.token, port=self.port)
 
     def _page(
-        self, lang: str, conflict: str | None = None, status: int = 200, shown: Shown | None = None
+        self,
+        lang: str,
+        conflict: str | None = None,
+        status: int = 200,
+        *,
+        query: str = "",
+        note: FieldNote | None = None,
+        shown: Shown | None = None,
     ) -> HTMLResponse:
         view = gather(self.workspace, lang)
         return HTMLResponse(
-            render(view, lang, self.token, form_token=self.forms.issue(), conflict=conflict, shown=shown),
+            render(
+                view,
+                lang,
+                self.token,
+                form_token=self.forms.issue(),
+                conflict=conflict,
+                query=query,
+                note=note,
+                shown=shown,
+            ),
             status_code=status,
             headers={"cache-control": "no-store", "referrer-policy": "same-origin", "x-frame-options": "DENY"},
         )

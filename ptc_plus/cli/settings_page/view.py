@@ -6,6 +6,8 @@ from pathlib import Path
 
 import attrs
 
+from hookspecs import TokenCounter
+from ptc_plus.capabilities import Catalog
 from ptc_plus.cli.settings_page.sessions import SessionRow, workspace_sessions
 from ptc_plus.cli.workspace_plan import new_session_plan
 from ptc_plus.config import (
@@ -58,6 +60,9 @@ class SettingsView:
     plan: tuple[PlanRow, ...]
     statistics: str
     unit: str
+    catalog: Catalog
+    """The workspace's catalog the plan was computed over (the edit forms list and search it)."""
+    counter: TokenCounter
     computed: CapabilityPlan | None = None
     """The plan itself (its entries' statistics for the bars, its budget and overage)."""
     sessions: tuple[SessionRow, ...] = ()
@@ -86,6 +91,8 @@ def gather(workspace: Path, lang: str) -> SettingsView:
         plan=_plan_rows(plan, lang),
         statistics=plan.statistics,
         unit=unit,
+        catalog=computed.catalog,
+        counter=computed.counter,
         computed=plan,
         sessions=workspace_sessions(workspace, plan, lang),
     )

@@ -6,7 +6,10 @@ page at 390 pixels), takes the screenshots, refreshes a session from its button 
 keyboard (each receipt the one ``/capabilities refresh`` gives the same situation typed into a third
 session), then saves the management switch from the page. The
 screenshots go to the test's temporary directory, so a test run never rewrites tracked files;
-``SETTINGS_SCREENSHOTS=docs/settings`` writes them where the docs show them (how they were made).
+``SETTINGS_SCREENSHOTS=docs/settings`` writes them where the docs show them (how they were made). A second
+test drives every edit control by keyboard (Tab to reach each, Enter and Space to act, arrow keys in a
+select): bad input at its field, a concurrent ``ptc-plus capabilities set`` refused with its value shown,
+the search ranked as discovery ranks, and a save at 390 pixels in Chinese (ADR 0129).
 Skipped, with the reason, when the browser is missing and ``TESTS_REQUIRE_BROWSER`` is unset;
 ``scripts/test`` run as root installs it and sets that variable, so there a missing browser fails the run.
 """
@@ -15,15 +18,18 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ptc_plus.cli.workspace_plan import new_session_plan
+from ptc_plus import discovery
+from ptc_plus.cli.settings_page.field_errors import field_id
+from ptc_plus.cli.workspace_plan import new_session_plan, workspace_catalog
 from ptc_plus.i18n import message
 from ptc_plus.statistics import workspace_store
-from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, running_server
+from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, cli_child, running_server
 from tests.ptc_plus.cli.test_settings_page import workspace  # noqa: F401 (the fixture)
 from tests.ptc_plus.cli.test_settings_sessions import slash, start_sessions
 from tests.statistics_samples import record_families
@@ -147,3 +153,205 @@ def test_the_page_in_chromium_in_both_languages_at_both_widths(
         cell = driver.find_element(By.CSS_SELECTOR, '#settings td[data-label="Workspace file"]')
         assert cell.text == "false"
     assert "enabled = false" in (workspace / ".ptc-plus" / "config.toml").read_text(encoding="utf-8")
+
+
+def _reload_after(driver: object, act: Callable[[], None]) -> None:
+    """Do ``act`` (a key that submits a form) and wait until the page it replaced is gone."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    assert isinstance(driver, WebDriver)
+    old = driver.find_element(By.TAG_NAME, "html")
+    act()
+    WebDriverWait(driver, START_TIMEOUT_S).until(staleness_of(old))
+
+
+def _tab_from(driver: object, start: object) -> object:
+    """Focus ``start``, press Tab once; the element that has the focus then."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    assert isinstance(driver, WebDriver)
+    driver.execute_script("arguments[0].focus()", start)
+    ActionChains(driver).send_keys(Keys.TAB).perform()
+    return driver.switch_to.active_element
+
+
+def search_button(driver: object) -> object:
+    """The search form's button (the control after the search box)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    assert isinstance(driver, WebDriver)
+    return driver.find_element(By.CSS_SELECTOR, "form[role=search] button")
+
+
+def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input(
+    workspace: Path,  # noqa: F811
+    driver: object,
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+    assert isinstance(driver, WebDriver)
+    local = workspace / ".ptc-plus" / "config.toml"
+    user = workspace.parent / "xdg" / "ptc-plus" / "config.toml"
+
+    def by_id(field: str) -> Any:
+        return driver.find_element(By.ID, field)
+
+    def note(field: str) -> str:
+        return str(by_id(f"{field}-note").text)
+
+    def press(*keys: str) -> None:
+        ActionChains(driver).send_keys(*keys).perform()
+
+    def type_and_enter(field: str, text: str) -> None:
+        """Focus ``field`` (where Tab reaches it, checked above), replace its text by keys, press Enter."""
+        control = by_id(field)
+        driver.execute_script("arguments[0].focus()", control)
+        assert driver.switch_to.active_element == control
+        press(Keys.END, *([Keys.BACKSPACE] * 40), text)
+        _reload_after(driver, lambda: press(Keys.ENTER))
+
+    with running_server(workspace) as server:
+        driver.set_window_size(1280, 1000)
+        driver.get(server.url + "&lang=en")
+
+        # Every control of the page is reachable with Tab, in order, and shows where the focus is.
+        controls = driver.execute_script(
+            "return [...document.querySelectorAll('input:not([type=hidden]),select,button,a[href]')]"
+            ".filter(e => !e.disabled)"
+        )
+        driver.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
+        reached = []
+        for _ in range(len(controls)):
+            press(Keys.TAB)
+            active = driver.switch_to.active_element
+            reached.append(active)
+            style = driver.execute_script(
+                "const s = getComputedStyle(arguments[0]); return [s.outlineStyle, s.outlineWidth]", active
+            )
+            assert style[0] != "none" and style[1] != "0px", (active.get_attribute("outerHTML")[:120], style)
+        assert reached == controls  # each once, in page order: no control skipped, none out of reach
+        # Every input and select has a label tied to it; every action is a real button.
+        unlabelled = driver.execute_script(
+            "return [...document.querySelectorAll('input:not([type=hidden]),select')]"
+            ".filter(e => e.labels.length === 0).map(e => e.id)"
+        )
+        assert unlabelled == []
+        assert driver.find_elements(By.CSS_SELECTOR, "[onclick],[role=button]") == []
+
+        # A value: a non-number, then a negative window, shown at the field with the checker's words; the
+        # reader's input kept and the file untouched; then a good value saved, by Enter.
+        window = field_id("value", "workspace", "statistics.window")
+        before = local.read_text(encoding="utf-8")
+        type_and_enter(window, "abc")
+        assert note(window).startswith(message("cli.settings.page.not-saved", "en"))
+        assert "statistics.window: " + message("config.reason.type", "en", expected="an integer") in note(window)
+        assert by_id(window).get_attribute("value") == "abc"
+        assert by_id(window).get_attribute("aria-invalid") == "true"
+        assert driver.switch_to.active_element == by_id(window)  # the refused page opens at the field
+        type_and_enter(window, "-3")
+        assert "statistics.window: " + message("config.reason.minimum", "en", low="1") in note(window)
+        assert local.read_text(encoding="utf-8") == before
+        type_and_enter(window, "30")
+        assert "window = 30" in local.read_text(encoding="utf-8")
+
+        # A boolean of the user file: Arrow keys on the select, Tab to its Save button, Space.
+        enabled = field_id("value", "user", "statistics.enabled")
+        driver.execute_script("arguments[0].focus()", by_id(enabled))
+        press(Keys.END)  # the last option: "off"
+        assert by_id(enabled).get_attribute("value") == "false"
+        save = _tab_from(driver, by_id(enabled))
+        assert save.tag_name == "button"  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        assert "enabled = false" in user.read_text(encoding="utf-8")
+
+        # The baseline: an unknown identity refused at the field, two added by Enter, the second moved up by
+        # Space on its button, the first removed by Enter on its.
+        add = field_id("add", "workspace")
+        type_and_enter(add, "host:nope")
+        assert message("cli.settings.page.unknown-identity", "en", identity="host:nope") in note(add)
+        assert by_id(add).get_attribute("value") == "host:nope"
+        type_and_enter(add, "host:read_file")
+        type_and_enter(add, "host:list_files")
+        up = driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Move host:list_files up"]')
+        driver.execute_script("arguments[0].focus()", up)
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        remove = driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Remove host:read_file"]')
+        driver.execute_script("arguments[0].focus()", remove)
+        _reload_after(driver, lambda: press(Keys.ENTER))
+        assert 'baseline = ["host:list_files"]' in local.read_text(encoding="utf-8")
+        type_and_enter(add, "host:read_file")
+        down = driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Move host:list_files down"]')
+        driver.execute_script("arguments[0].focus()", down)
+        _reload_after(driver, lambda: press(Keys.ENTER))
+        assert 'baseline = ["host:read_file", "host:list_files"]' in local.read_text(encoding="utf-8")
+
+        # The search: typed, Enter; the rows are discovery's ranking of the whole catalog (off members too).
+        query = "write a file"
+        snapshot = discovery.build_snapshot(workspace_catalog(workspace))
+        ranked = [match["identity"] for match in discovery.find(snapshot, query, limit=25)["matches"]]
+        type_and_enter("q", query)
+        shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#choice-table th[scope=row] code")]
+        assert shown == ranked
+        # Another query typed, then Tab to the Search button and Space (the same query again would only
+        # scroll: the form's address, fragment and all, would be the page's own).
+        driver.execute_script("arguments[0].focus()", by_id("q"))
+        press(Keys.END, *([Keys.BACKSPACE] * 40), "delete a note")
+        search = _tab_from(driver, by_id("q"))
+        assert search.text == message("cli.settings.page.search", "en")  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#choice-table th[scope=row] code")]
+        assert shown == [m["identity"] for m in discovery.find(snapshot, "delete a note", limit=25)["matches"]]
+        show_all = _tab_from(driver, search_button(driver))  # "Show all", a link, followed with Enter
+        assert show_all.tag_name == "a"  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.ENTER))
+        shown = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#choice-table th[scope=row] code")]
+        assert shown == [capability.identity for capability in workspace_catalog(workspace).managed()]
+        # The user file's choice, by keyboard too.
+        mine = field_id("choice", "user", "host:notes_delete")
+        driver.execute_script("arguments[0].focus()", by_id(mine))
+        press(Keys.END)  # "off"
+        _tab_from(driver, by_id(mine))
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        assert 'disclosure = "off"' in user.read_text(encoding="utf-8")
+        type_and_enter("q", query)  # back to the ranked rows the concurrent edit below works in
+
+        # A concurrent edit from the CLI while the page is open: the page's save is refused with their value
+        # shown and nothing lost; a second, knowing Save replaces it.
+        choice = field_id("choice", "workspace", "host:write_file")
+        cli_child("capabilities", "set", "host:write_file", "on-demand", "--workspace", str(workspace))
+        theirs = local.read_text(encoding="utf-8")
+        driver.execute_script("arguments[0].focus()", by_id(choice))
+        press(Keys.HOME)  # inherit, full, on-demand, off: Home then one down is "full"
+        press(Keys.DOWN)
+        assert by_id(choice).get_attribute("value") == "full"
+        save = _tab_from(driver, by_id(choice))
+        assert save.tag_name == "button"  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.ENTER))
+        assert '"on-demand"' in note(choice)
+        assert local.read_text(encoding="utf-8") == theirs  # the CLI's edit stands
+        assert by_id(choice).get_attribute("value") == "full"  # the reader's choice, kept for a second look
+        save = _tab_from(driver, by_id(choice))
+        assert save.tag_name == "button"  # type: ignore[attr-defined]
+        _reload_after(driver, lambda: press(Keys.SPACE))
+        assert 'disclosure = "full"' in local.read_text(encoding="utf-8")
+
+        # At 390 pixels: no sideways scroll, and a value still saved by keyboard.
+        driver.set_window_size(390, 1000)
+        driver.get(server.url + "&lang=zh")
+        page_width = driver.execute_script("return document.documentElement.scrollWidth")
+        view_width = driver.execute_script("return document.documentElement.clientWidth")
+        assert page_width <= view_width, (page_width, view_width)
+        threshold = field_id("value", "user", "statistics.threshold")
+        type_and_enter(threshold, "2")
+        assert message("config.reason.range", "zh", low="0", high="1") in note(threshold)
+        type_and_enter(threshold, "0.2")
+        assert "threshold = 0.2" in user.read_text(encoding="utf-8")
