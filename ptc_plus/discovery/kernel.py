@@ -181,10 +181,15 @@ def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
 
     Scores of documents that did not match are 0.
     """
+    return _lexical(index, query, analyse(query, index.keywords, index.exact))
+
+
+def _lexical(index: SearchIndex, query: str, units: list[Unit]) -> tuple[Array, Array]:
+    """:func:`lexical` of ``query`` already analysed into ``units`` (analysis is a pure function of the query
+    and the index, so the ranking analyses once for the scores and the operation bonus)."""
     import numpy as np
 
     size = len(index.identities)
-    units = analyse(query, index.keywords, index.exact)
     verb = next((u for u in units if u.actions), None)
     totals = np.zeros(size)
     matched = np.zeros(size, dtype=np.intp)
@@ -234,7 +239,8 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     """
     import numpy as np
 
-    score, member = lexical(index, query)
+    units = analyse(query, index.keywords, index.exact)
+    score, member = _lexical(index, query, units)
     best_lexical = float(score[member].max()) if member.any() else 0.0
     similarities: Array | None = None
     gloss = query_gloss(index, query, semantic)
@@ -243,20 +249,21 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     if semantic is None:
         fused, keep = score, member
     else:
-        similarities = semantic.similarity_array(query)
+        # The query's and the gloss's similarities in one pass over the catalog's vectors (ADR 0132).
+        similarities, *rest = semantic.similarity_arrays([query, gloss] if gloss else [query])
         scale = 1.0 / best_lexical if best_lexical > 0 else 0.0
         fused = score * scale + SEMANTIC_WEIGHT * similarities
         keep = member | (similarities >= SEMANTIC_FLOOR)
         if gloss:
             gloss_score, gloss_member = lexical(index, gloss)
-            gloss_similarities = semantic.similarity_array(gloss)
+            gloss_similarities = rest[0]
             best_gloss = float(gloss_score[gloss_member].max()) if gloss_member.any() else 0.0
             gloss_scale = 1.0 / best_gloss if best_gloss > 0 else 0.0
             fused = fused + (
                 GLOSS_LEXICAL_WEIGHT * (gloss_score * gloss_scale) + GLOSS_SEMANTIC_WEIGHT * gloss_similarities
             )
             keep = keep | gloss_member | (gloss_similarities >= SEMANTIC_FLOOR)
-        bonus = operation_bonus(index, analyse(query, index.keywords, index.exact))
+        bonus = operation_bonus(index, units)
         if bonus:  # the loops add it to the same documents after the gloss (a 0.0 elsewhere changes nothing)
             chosen = np.fromiter(bonus, dtype=np.intp, count=len(bonus))
             fused[chosen] += np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus))
