@@ -29,6 +29,7 @@ from ptc_plus.discovery.rules import (
     GLOSS_SEMANTIC_WEIGHT,
     K1,
     NAME_SHARE_WEIGHT,
+    OPERATION_WEIGHT,
     PAIR_WEIGHT,
     ROUNDING_MARGIN,
     SEMANTIC_FLOOR,
@@ -39,7 +40,6 @@ from ptc_plus.discovery.rules import (
     concept_terms,
     derived_memo,
     is_confident,
-    operation_bonus,
     query_gloss,
 )
 from ptc_plus.discovery.semantic import SemanticLayer
@@ -176,6 +176,29 @@ def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array
     return scores
 
 
+def _operation_bonus_array(index: SearchIndex, units: list[Unit]) -> tuple[Array, Array] | None:
+    """:func:`~ptc_plus.discovery.rules.operation_bonus` as (its documents in order, their bonuses), or
+    ``None`` where it is empty: the same siblings, the same ``OPERATION_WEIGHT * (factor - 1.0)`` per
+    document (one float subtraction and one multiplication, elementwise), without a Python set of them."""
+    import numpy as np
+
+    verb = next((u for u in units if u.actions), None)
+    if verb is None or not OPERATION_WEIGHT:
+        return None
+    siblings = np.zeros(len(index.identities), dtype=bool)
+    for unit in units:
+        if unit is not verb:
+            for term, weight in unit.terms.items():
+                if (weight >= CONCEPT_FLOOR or not unit.concept) and term in index.postings:
+                    siblings[_posting_arrays(index, term)[0]] = True
+    ids, offered, _ = _catalog_arrays(index)
+    factors = np.array([action_factor(verb.actions, o) for o in offered], dtype=np.float64)[ids]
+    chosen = np.flatnonzero(siblings & (factors != 1.0))
+    if not len(chosen):
+        return None
+    return chosen, OPERATION_WEIGHT * (factors[chosen] - 1.0)
+
+
 def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
     """:func:`~ptc_plus.discovery.loops.lexical_scores` as (score per document, whether it matched).
 
@@ -263,10 +286,10 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
                 GLOSS_LEXICAL_WEIGHT * (gloss_score * gloss_scale) + GLOSS_SEMANTIC_WEIGHT * gloss_similarities
             )
             keep = keep | gloss_member | (gloss_similarities >= SEMANTIC_FLOOR)
-        bonus = operation_bonus(index, units)
-        if bonus:  # the loops add it to the same documents after the gloss (a 0.0 elsewhere changes nothing)
-            chosen = np.fromiter(bonus, dtype=np.intp, count=len(bonus))
-            fused[chosen] += np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus))
+        bonus = _operation_bonus_array(index, units)
+        if bonus is not None:  # the loops add it to the same documents after the gloss
+            chosen, values = bonus
+            fused[chosen] += values
     docs = np.flatnonzero(keep)
     values = fused[docs]
     total = len(docs)

@@ -72,7 +72,7 @@ class SemanticLayer:
     _queries: dict[str, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
     """Query text → its encoded vector, the last :data:`QUERY_VECTORS` texts (oldest first)."""
     _blocks_agree: dict[str, bool] = attrs.field(factory=dict, init=False, eq=False, repr=False)
-    """Per query dtype: whether products over row blocks equal the whole product here (see :meth:`similarity_arrays`)."""
+    """Per query dtype: whether products over row blocks equal the whole product (:meth:`similarity_arrays`)."""
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, eq=False, repr=False)
 
     def similarities(self, query: str) -> tuple[float, ...]:
