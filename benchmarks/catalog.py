@@ -15,8 +15,8 @@ vectors (ADR 0132) are dropped before each timed call, so a repeated query costs
 (``benchmarks/search_speed.py`` times the repeated case apart). ``ranking`` runs over numpy arrays above
 ``search.ARRAYS_ABOVE`` capabilities where numpy is installed (``ranker``); ``reference_rank_*`` times the
 plain-Python loops an install without numpy runs (one round), and ``rankings_differing_from_reference``
-counts the queries whose ranking (limits 3 and 10) is not byte-identical to theirs (must be 0). Baseline in the same run:
-a naive linear scan counting query words in name + description (no index); ``search_p50_over_baseline``
+counts the queries whose ranking (limits 3 and 10) is not byte-identical to theirs (must be 0). Baseline
+in the same run: a naive linear scan counting query words in name + description (no index); ``search_p50_over_baseline``
 and ``search_p99_over_baseline`` divide the search's p50 and p99 by the scan's, a ratio a busy shared
 machine distorts less than the milliseconds.
 
