@@ -14,6 +14,9 @@ Contracts:
   the same catalog ranks byte-identically across processes.
 - A catalog's document vectors are computed once per (encoder, texts): in memory for the process and in the
   shared disk cache (:mod:`ptc_plus.capabilities.disk_cache`, kind :data:`CACHE_KIND`) across sessions.
+- :meth:`SemanticLayer.similarity_arrays` gives several texts (a query and its gloss) the arrays
+  :meth:`SemanticLayer.similarity_array` gives each, bit for bit, from one pass over the vectors, and keeps
+  the last :data:`QUERY_VECTORS` query vectors (ADR 0132).
 """
 
 from __future__ import annotations
