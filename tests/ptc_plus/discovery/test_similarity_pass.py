@@ -139,11 +139,11 @@ def test_the_kernel_ranks_ten_thousand_capabilities_with_the_real_encoder_as_the
     index = ten_thousand.index
     differing = []
     glossed = 0
-    for query in [*queries[::2], *CHINESE]:  # every other one: the loops over 10,000 rows take their time
+    for query in [*queries[::3], *CHINESE]:  # a third of them: the loops over 10,000 rows take their time
         expected = loops.ranking(index, query, limit=10, semantic=layer)
         glossed += bool(expected.gloss)
         for _ in range(2):  # a fresh query vector, then the kept one
             if repr(kernel.ranking(index, query, limit=10, semantic=layer)) != repr(expected):
                 differing.append(query)
     assert differing == []
-    assert glossed >= 20 and layer._blocks_agree == {"float32": True}
+    assert glossed >= 15 and layer._blocks_agree == {"float32": True}
