@@ -10,12 +10,13 @@ processes). Then ``discovery.search`` (default budget) and ``ranking`` (limit 10
 queries, repeated, reporting p50 and p99 — lexical only (``PTC_PLUS_SEMANTIC=off``), and with the
 semantic layer too when ``--semantic`` is given and it is installed (ADR 0077); ``search_cpu_*`` is the
 same search in this thread's CPU time, which a busy shared machine's preemptions do not inflate (the
-target is on wall time, ``search_p99_ms``). Nothing caches a query (nor its embedding), so a repeated
-query costs what a new one does. ``ranking`` runs over numpy arrays above ``search.ARRAYS_ABOVE``
-capabilities where numpy is installed (``ranker``); ``reference_rank_*`` times the plain-Python loops an
-install without numpy runs (one round), and ``rankings_differing_from_reference`` counts the queries
-whose ranking (limits 3 and 10) is not byte-identical to theirs (must be 0). Baseline in the same run:
-a naive linear scan counting query words in name + description (no index); ``search_p50_over_baseline``
+target is on wall time, ``search_p99_ms``). Nothing caches a query, and the semantic layer's kept query
+vectors (ADR 0132) are dropped before each timed call, so a repeated query costs what a new one does
+(``benchmarks/search_speed.py`` times the repeated case apart). ``ranking`` runs over numpy arrays above
+``search.ARRAYS_ABOVE`` capabilities where numpy is installed (``ranker``); ``reference_rank_*`` times the
+plain-Python loops an install without numpy runs (one round), and ``rankings_differing_from_reference``
+counts the queries whose ranking (limits 3 and 10) is not byte-identical to theirs (must be 0). Baseline
+in the same run: a naive linear scan counting query words in name + description (no index); ``search_p50_over_baseline``
 and ``search_p99_over_baseline`` divide the search's p50 and p99 by the scan's, a ratio a busy shared
 machine distorts less than the milliseconds.
 
@@ -120,9 +121,12 @@ def search_latency(snapshot: CatalogSnapshot, queries: list[str], rounds: int, s
     reference_ms: list[float] = []
     for round_number in range(rounds):
         for query in queries:
+            forget = layer.forget_queries if layer is not None else lambda: None
+            forget()
             cpu = time.thread_time()
             search_ms.append(timed(search, snapshot, query)[1] * 1000)
             search_cpu_ms.append((time.thread_time() - cpu) * 1000)
+            forget()
             rank_ms.append(timed(ranking, snapshot.index, query, limit=10, semantic=layer)[1] * 1000)
             if not semantic:
                 naive_ms.append(timed(naive_rank, snapshot, query)[1] * 1000)

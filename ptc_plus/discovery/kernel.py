@@ -29,6 +29,7 @@ from ptc_plus.discovery.rules import (
     GLOSS_SEMANTIC_WEIGHT,
     K1,
     NAME_SHARE_WEIGHT,
+    OPERATION_WEIGHT,
     PAIR_WEIGHT,
     ROUNDING_MARGIN,
     SEMANTIC_FLOOR,
@@ -39,7 +40,6 @@ from ptc_plus.discovery.rules import (
     concept_terms,
     derived_memo,
     is_confident,
-    operation_bonus,
     query_gloss,
 )
 from ptc_plus.discovery.semantic import SemanticLayer
@@ -176,15 +176,43 @@ def _pair_score_array(index: SearchIndex, units: list[Unit], size: int) -> Array
     return scores
 
 
+def _operation_bonus_array(index: SearchIndex, units: list[Unit]) -> tuple[Array, Array] | None:
+    """:func:`~ptc_plus.discovery.rules.operation_bonus` as (its documents in order, their bonuses), or
+    ``None`` where it is empty: the same siblings, the same ``OPERATION_WEIGHT * (factor - 1.0)`` per
+    document (one float subtraction and one multiplication, elementwise), without a Python set of them."""
+    import numpy as np
+
+    verb = next((u for u in units if u.actions), None)
+    if verb is None or not OPERATION_WEIGHT:
+        return None
+    siblings = np.zeros(len(index.identities), dtype=bool)
+    for unit in units:
+        if unit is not verb:
+            for term, weight in unit.terms.items():
+                if (weight >= CONCEPT_FLOOR or not unit.concept) and term in index.postings:
+                    siblings[_posting_arrays(index, term)[0]] = True
+    ids, offered, _ = _catalog_arrays(index)
+    factors = np.array([action_factor(verb.actions, o) for o in offered], dtype=np.float64)[ids]
+    chosen = np.flatnonzero(siblings & (factors != 1.0))
+    if not len(chosen):
+        return None
+    return chosen, OPERATION_WEIGHT * (factors[chosen] - 1.0)
+
+
 def lexical(index: SearchIndex, query: str) -> tuple[Array, Array]:
     """:func:`~ptc_plus.discovery.loops.lexical_scores` as (score per document, whether it matched).
 
     Scores of documents that did not match are 0.
     """
+    return _lexical(index, query, analyse(query, index.keywords, index.exact))
+
+
+def _lexical(index: SearchIndex, query: str, units: list[Unit]) -> tuple[Array, Array]:
+    """:func:`lexical` of ``query`` already analysed into ``units`` (analysis is a pure function of the query
+    and the index, so the ranking analyses once for the scores and the operation bonus)."""
     import numpy as np
 
     size = len(index.identities)
-    units = analyse(query, index.keywords, index.exact)
     verb = next((u for u in units if u.actions), None)
     totals = np.zeros(size)
     matched = np.zeros(size, dtype=np.intp)
@@ -234,7 +262,8 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     """
     import numpy as np
 
-    score, member = lexical(index, query)
+    units = analyse(query, index.keywords, index.exact)
+    score, member = _lexical(index, query, units)
     best_lexical = float(score[member].max()) if member.any() else 0.0
     similarities: Array | None = None
     gloss = query_gloss(index, query, semantic)
@@ -243,23 +272,24 @@ def ranking(index: SearchIndex, query: str, *, limit: int | None, semantic: Sema
     if semantic is None:
         fused, keep = score, member
     else:
-        similarities = semantic.similarity_array(query)
+        # The query's and the gloss's similarities in one pass over the catalog's vectors (ADR 0132).
+        similarities, *rest = semantic.similarity_arrays([query, gloss] if gloss else [query])
         scale = 1.0 / best_lexical if best_lexical > 0 else 0.0
         fused = score * scale + SEMANTIC_WEIGHT * similarities
         keep = member | (similarities >= SEMANTIC_FLOOR)
         if gloss:
             gloss_score, gloss_member = lexical(index, gloss)
-            gloss_similarities = semantic.similarity_array(gloss)
+            gloss_similarities = rest[0]
             best_gloss = float(gloss_score[gloss_member].max()) if gloss_member.any() else 0.0
             gloss_scale = 1.0 / best_gloss if best_gloss > 0 else 0.0
             fused = fused + (
                 GLOSS_LEXICAL_WEIGHT * (gloss_score * gloss_scale) + GLOSS_SEMANTIC_WEIGHT * gloss_similarities
             )
             keep = keep | gloss_member | (gloss_similarities >= SEMANTIC_FLOOR)
-        bonus = operation_bonus(index, analyse(query, index.keywords, index.exact))
-        if bonus:  # the loops add it to the same documents after the gloss (a 0.0 elsewhere changes nothing)
-            chosen = np.fromiter(bonus, dtype=np.intp, count=len(bonus))
-            fused[chosen] += np.fromiter(bonus.values(), dtype=np.float64, count=len(bonus))
+        bonus = _operation_bonus_array(index, units)
+        if bonus is not None:  # the loops add it to the same documents after the gloss
+            chosen, values = bonus
+            fused[chosen] += values
     docs = np.flatnonzero(keep)
     values = fused[docs]
     total = len(docs)
