@@ -120,7 +120,7 @@ def tighten_policy(configured: ConfiguredLimits, requested: SandboxPolicy | None
     it or be tighter, never looser. Where no file sets the policy, the
     command line chooses freely, as the user file could (the built-in default
     is not a ceiling, so ``--policy danger-full-access`` stays available where
-    bubblewrap is missing).
+    the executor is missing).
 
     :raises PolicyLooserThanConfig: ``requested`` is looser than a file's policy.
     """
