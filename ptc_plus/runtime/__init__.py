@@ -8,8 +8,8 @@ projection of a settled run, ADR 0122), :data:`DiscoveryProvider`
 (what ``run_code_definition(discovery=...)`` takes), :data:`OutputObserver`
 (what ``CodeRuntime(observer=...)`` takes, to watch output as it arrives), and what the session needs
 besides: the errors it reports, whether the configured executor can confine programs here
-(:func:`executor_availability`, :class:`ExecutorName`; ADR 0127) and :func:`scratch_state_dir` (a short-lived host's state
-directory, stale ones swept). Discovery served outside a run (``mcp-serve``) takes the bounds and thread
+(:func:`executor_availability`, :class:`ExecutorName`; ADR 0127) and :func:`scratch_state_dir` (a short-lived
+host's state directory, stale ones swept). Discovery served outside a run (``mcp-serve``) takes the bounds and thread
 programs' does (:func:`check_discovery_bounds`, :func:`in_discovery_thread`). The REPL kernel (ADR 0081):
 :class:`KernelCell` (what ``run_code_definition(kernel_for=...)`` returns per call),
 :class:`Recovery`, the journal stores and the ``hidden`` record provenance appends. Other packages import these

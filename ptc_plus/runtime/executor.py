@@ -51,8 +51,13 @@ class ProcessCap(enum.Enum):
 class Executor(Protocol):
     """One way of confining the worker. Implementations are stateless apart from caches of their probe."""
 
-    name: ExecutorName
-    process_cap: ProcessCap
+    @property
+    def name(self) -> ExecutorName: ...
+
+    @property
+    def process_cap(self) -> ProcessCap:
+        """Who caps a run's process count under this executor."""
+        ...
 
     async def probe(self, limits: RunLimits) -> Availability:
         """Whether this executor can confine ``limits.python`` here; runs the whole confinement once (cached)."""
@@ -81,7 +86,8 @@ def _registry() -> Mapping[ExecutorName, Executor]:
     from ptc_plus.runtime.bubblewrap import BUBBLEWRAP
     from ptc_plus.runtime.gvisor import GVISOR
 
-    return {BUBBLEWRAP.name: BUBBLEWRAP, GVISOR.name: GVISOR}
+    executors: tuple[Executor, ...] = (BUBBLEWRAP, GVISOR)
+    return {executor.name: executor for executor in executors}
 
 
 EXECUTORS: Mapping[ExecutorName, Executor] = _registry()

@@ -48,8 +48,8 @@ from ptc_plus.runtime.channel import ControlChannel
 from ptc_plus.runtime.descendants import children, kill_descendants
 from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable
-from ptc_plus.runtime.lane import ExpiringLane, Lane
 from ptc_plus.runtime.executor import ProcessCap
+from ptc_plus.runtime.lane import ExpiringLane, Lane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded, OutputObserver
 from ptc_plus.runtime.outcome import OutcomeKind, RunFailure, RunOutcome, outcome_kinds

@@ -23,6 +23,7 @@ import tempfile
 import attrs
 
 from ptc_plus.runtime.worker.main import CHANNEL_PREFIX
+
 """How the worker's command line names a socket instead of a descriptor (``worker/main.py``)."""
 
 
@@ -52,7 +53,9 @@ def materialize(argv: tuple[str, ...], bundle: str, channel_dir_inside: str) -> 
             bundle_dir = os.path.join(scratch, "bundle")
             os.makedirs(os.path.join(bundle_dir, "rootfs"), 0o755)
             channel = f"{CHANNEL_PREFIX}{channel_dir_inside}/{name}"
-            config = bundle.replace("{channel_dir}", channel_dir).replace("{read_fd}", channel).replace("{write_fd}", "-")
+            config = (
+                bundle.replace("{channel_dir}", channel_dir).replace("{read_fd}", channel).replace("{write_fd}", "-")
+            )
             descriptor = os.open(os.path.join(bundle_dir, "config.json"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(descriptor, "w") as handle:
                 handle.write(config)
@@ -74,13 +77,13 @@ async def accept(made: Materialized, exited: asyncio.Future[None]) -> tuple[int,
     the second the child's; a listening socket's queue keeps that order.
     """
     loop = asyncio.get_running_loop()
-    gone = asyncio.ensure_future(asyncio.shield(exited))
+    gone: asyncio.Future[None] = asyncio.ensure_future(asyncio.shield(exited))
     ends: list[socket.socket] = []
     try:
         while len(ends) < 2:
             accepting = asyncio.ensure_future(loop.sock_accept(made.listener))
             try:
-                await asyncio.wait([accepting, gone], return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait([accepting, gone], return_when=asyncio.FIRST_COMPLETED)  # type: ignore[type-var]
             finally:
                 if not accepting.done():
                     accepting.cancel()

@@ -14,13 +14,16 @@ from ptc_plus.session.repl_journal import KernelSession
 from ptc_plus.session.report import command_specs, plan_lines
 from ptc_plus.session.session_limits import (
     ConfiguredLimits,
+    ExecutorWeakerThanConfig,
     PolicyLooserThanConfig,
     configured_limits,
+    tighten_executor,
     tighten_policy,
 )
 
 __all__ = [
     "ConfiguredLimits",
+    "ExecutorWeakerThanConfig",
     "KernelSession",
     "PolicyLooserThanConfig",
     "PtcController",
@@ -29,5 +32,6 @@ __all__ = [
     "effective_snapshot",
     "plan_lines",
     "session_plan",
+    "tighten_executor",
     "tighten_policy",
 ]
