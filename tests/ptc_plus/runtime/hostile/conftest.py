@@ -14,6 +14,15 @@ its memory (a stall there cannot stall the test).
 Each test asserts the exact outcome kind; probes that ask "was this
 refused?" return the refusal as their value (``attempt(...)`` gives the
 errno name, or ``'allowed'``), so the assertion names the errno.
+
+Every program runs under each executor (ADR 0127) with the same verdict
+rules: the ``executor`` fixture parametrises ``hostile`` and ``hostile_cli``
+over :data:`EXECUTORS`. gVisor starts slowly (a ``runsc`` sandbox per run), so
+its half is in ``-m slow`` except for the tests marked
+``@pytest.mark.gvisor_default``, a representative handful (one or more per
+kind of escape) that the default suite runs under gVisor too. Without
+``runsc`` the gVisor cases skip, saying so, unless ``TESTS_REQUIRE_GVISOR=1``
+(set by ``scripts/test`` once it installed runsc), which makes them fail.
 """
 
 from __future__ import annotations
@@ -201,7 +210,8 @@ def _outcome(result: ToolResult, elapsed: float, growth: int) -> Outcome:
 class Hostile:
     """Runs hostile programs through the real host and runtime; every run is checked for escapes."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, executor: str = "bubblewrap") -> None:
+        self.executor = executor
         self.marker = "ptchostile" + secrets.token_hex(8)
         self.scope = tmp_path
         self.workspace = (tmp_path / "workspace").resolve()
@@ -230,7 +240,7 @@ class Hostile:
         """Run ``code`` under ``workspace-write`` (``limits`` override :class:`RunLimits` defaults;
         ``extra_tools`` join the demo and hostile tools)."""
         self.runs += 1
-        options: dict[str, Any] = {"warm_spare": False, **limits}
+        options: dict[str, Any] = {"warm_spare": False, "executor": self.executor, **limits}
         runtime = CodeRuntime(RunLimits(**options), owner_paths=(WORKSPACE_DIR,))
         tools = [*demo_tool_definitions(self.workspace), *hostile_tools(self.tool_log), *extra_tools]
         definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
@@ -280,7 +290,8 @@ class Hostile:
         prlimit = shutil.which("prlimit")
         assert prlimit is not None, "prlimit (util-linux) is needed to bound the CLI host's memory"
         argv = [prlimit, f"--as={address_space}", "--", str(executable), "exec", "-", "--json"]
-        argv += ["--workspace", str(self.workspace), "--tools", tools, "--timeout", f"{timeout:g}", *args]
+        argv += ["--workspace", str(self.workspace), "--tools", tools, "--timeout", f"{timeout:g}"]
+        argv += ["--executor", self.executor, *args]
         repo = Path(__file__).resolve().parents[4]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONPATH": str(repo)}
         start = time.monotonic()
@@ -365,9 +376,41 @@ def _sample_rss(pid: int, peak: list[int], done: threading.Event) -> None:
         done.wait(0.02)
 
 
+EXECUTORS = ("bubblewrap", "gvisor")
+GVISOR_REQUIRED = "TESTS_REQUIRE_GVISOR"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "executor" not in metafunc.fixturenames:
+        return
+    default = metafunc.definition.get_closest_marker("gvisor_default") is not None
+    params = [
+        pytest.param("bubblewrap", id="bubblewrap"),
+        pytest.param("gvisor", id="gvisor", marks=() if default else (pytest.mark.slow,)),
+    ]
+    metafunc.parametrize("executor", params, indirect=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "gvisor_default: the default suite runs this hostile program under gVisor too (not only -m slow)"
+    )
+
+
+@pytest.fixture
+def executor(request: pytest.FixtureRequest) -> str:
+    """The executor this run of the test uses; gVisor cases skip without ``runsc`` (fail when it is required)."""
+    name = str(request.param)
+    if name == "gvisor" and shutil.which("runsc") is None:
+        if os.environ.get(GVISOR_REQUIRED) == "1":
+            pytest.fail(f"{GVISOR_REQUIRED}=1 but runsc is not on PATH", pytrace=False)
+        pytest.skip("gVisor (runsc) is not installed: apt-get install runsc (scripts/test installs it as root)")
+    return name
+
+
 @pytest_asyncio.fixture
-async def hostile(tmp_path: Path) -> AsyncIterator[Hostile]:
-    harness = Hostile(tmp_path)
+async def hostile(tmp_path: Path, executor: str) -> AsyncIterator[Hostile]:
+    harness = Hostile(tmp_path, executor)
     try:
         yield harness
     finally:
@@ -377,8 +420,8 @@ async def hostile(tmp_path: Path) -> AsyncIterator[Hostile]:
 
 
 @pytest.fixture
-def hostile_cli(tmp_path: Path) -> Iterator[Hostile]:
-    harness = Hostile(tmp_path)
+def hostile_cli(tmp_path: Path, executor: str) -> Iterator[Hostile]:
+    harness = Hostile(tmp_path, executor)
     try:
         yield harness
     finally:
