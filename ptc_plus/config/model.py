@@ -281,7 +281,7 @@ class RuntimeSection:
     )
     network: bool = _key(False, "whether a program may use the network", tighten_only=True)
     executor: ExecutorName = attrs.field(
-        default=ExecutorName.BUBBLEWRAP,
+        factory=ExecutorName.default,
         metadata={
             HELP: "what confines a program: " + " or ".join(ExecutorName) + ", weakest boundary first",
             TIGHTEN_ONLY: True,

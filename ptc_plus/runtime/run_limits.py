@@ -30,6 +30,11 @@ class ExecutorName(enum.StrEnum):
     GVISOR = "gvisor"
     """gVisor's user-space kernel (``runsc``): the program's system calls never reach the host kernel directly."""
 
+    @classmethod
+    def default(cls) -> ExecutorName:
+        """The executor where nothing chooses one (the config's default too)."""
+        return cls.BUBBLEWRAP
+
     @property
     def strength(self) -> int:
         """Rank of the boundary: a workspace file may only raise it (ADR 0127)."""
@@ -73,7 +78,7 @@ class RunLimits:
     """``RLIMIT_FSIZE``: the largest file a program may write (a larger write fails with ``EFBIG``)."""
     policy: SandboxPolicy = attrs.field(default=SandboxPolicy.WORKSPACE_WRITE, converter=SandboxPolicy)
     network: bool = False
-    executor: ExecutorName = attrs.field(default=ExecutorName.BUBBLEWRAP, converter=ExecutorName)
+    executor: ExecutorName = attrs.field(factory=ExecutorName.default, converter=ExecutorName)
     """What confines a confined policy's programs (ADR 0127); ``danger-full-access`` ignores it."""
     bwrap_path: str = attrs.field(factory=lambda: shutil.which("bwrap") or "bwrap")
     runsc_path: str = attrs.field(factory=lambda: shutil.which("runsc") or "runsc")

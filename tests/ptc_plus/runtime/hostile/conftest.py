@@ -132,20 +132,28 @@ def sys_call(number, *args):
     result = libc.syscall(ctypes.c_long(number), *args)
     return 'allowed' if result >= 0 else errname(ctypes.get_errno())
 def control_fds():
-    # The worker's control pipe ends, found the way an attacker would: pipes in /proc/self/fd other than 0-2.
+    # The worker's control channel ends, found the way an attacker would: pipes in /proc/self/fd other than 0-2,
+    # or (gVisor, ADR 0127) the two Unix sockets the worker connected, host-to-child first.
     import fcntl, stat
     ends = {{}}
-    for name in os.listdir('/proc/self/fd'):
+    sockets = []
+    for name in sorted(os.listdir('/proc/self/fd'), key=int):
         fd = int(name)
         if fd < 3:
             continue
         try:
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            kind = os.fstat(fd).st_mode
+            if stat.S_ISSOCK(kind):
+                sockets.append(fd)
+                continue
+            if not stat.S_ISFIFO(kind):
                 continue
             mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
         except OSError:
             continue
         ends.setdefault('write' if mode == os.O_WRONLY else 'read', fd)
+    if not ends and len(sockets) >= 2:
+        return sockets[0], sockets[1]
     return ends['read'], ends['write']
 def frame(message):
     import json, struct

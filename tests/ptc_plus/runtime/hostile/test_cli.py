@@ -75,7 +75,9 @@ time.sleep(60)
         address_space=3 * 1024 * MIB,
         memory_bound=1024 * MIB,
     )
-    outcome.failed("invalid-output")
+    # Under gVisor the 90 MB cross its kernel and the socket channel (ADR 0127) and may not all arrive within the
+    # 10 s deadline: the frame is then never whole, and the run ends at the deadline, the host as bounded.
+    outcome.failed("invalid-output", *(("timeout",) if hostile_cli.executor == "gvisor" else ()))
 
 
 @pytest.mark.slow

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from ptc_plus.runtime.sandbox import SANDBOX_GID, SANDBOX_UID
+
 from .conftest import BLOCKED_PATH, Hostile
 
 pytestmark = [pytest.mark.needs_bwrap]
@@ -230,9 +232,11 @@ return {'chown_root': attempt(os.chown, 'mine.txt', 0, 0), 'chown_other': attemp
     results = (await hostile.run(code)).ok()
     # EOVERFLOW: the id has no mapping on the workspace's idmapped mount; EPERM: not the program's to give away.
     assert set(results.values()) <= {"EPERM", "EOVERFLOW"}, results
+    # gVisor has no idmapped mounts: what its program makes lands owned by the sandbox uid, never root (ADR 0127).
+    owner = (os.geteuid(), os.getegid()) if hostile.executor == "bubblewrap" else (SANDBOX_UID, SANDBOX_GID)
     for name in ("mine.txt", "mydir"):
         info = (hostile.workspace / name).stat()
-        assert (info.st_uid, info.st_gid) == (os.geteuid(), os.getegid()), name
+        assert (info.st_uid, info.st_gid) == owner, name
 
 
 @pytest.mark.asyncio
