@@ -103,6 +103,10 @@ def bundle_config(command: list[str], limits: RunLimits, workspace: Path, protec
         for site_packages in sandbox.site_packages(prefix):
             mounts.append({"destination": site_packages, "type": "tmpfs", "source": "tmpfs", "options": ["mode=0555"]})
     mounts.append({"destination": "/proc", "type": "proc", "source": "proc"})
+    # The program holds CAP_DAC_OVERRIDE in gVisor's kernel, which would let it write gVisor's own kernel settings
+    # (bubblewrap binds them read-only, worker/confine.py): an empty read-only /proc/sys hides them instead. gVisor's
+    # /proc has none of the other interfaces bubblewrap makes read-only (sysrq-trigger, irq, bus, fs).
+    mounts.append({"destination": "/proc/sys", "type": "tmpfs", "source": "tmpfs", "options": ["ro", "mode=0555"]})
     writable = limits.policy is SandboxPolicy.WORKSPACE_WRITE
     if writable:
         size = f"size={limits.tmp_bytes}"

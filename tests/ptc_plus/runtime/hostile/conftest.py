@@ -50,6 +50,7 @@ from hookspecs.reference import ReferenceHost
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.cli.exec import discovery_for, result_shape
 from ptc_plus.config import WORKSPACE_DIR
+from ptc_plus.runtime import executor_availability
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.run_limits import RunLimits
 from ptc_plus.runtime.tool import run_code_definition
@@ -248,8 +249,19 @@ class Hostile:
         """Run ``code`` under ``workspace-write`` (``limits`` override :class:`RunLimits` defaults;
         ``extra_tools`` join the demo and hostile tools)."""
         self.runs += 1
-        options: dict[str, Any] = {"warm_spare": False, "executor": self.executor, **limits}
-        runtime = CodeRuntime(RunLimits(**options), owner_paths=(WORKSPACE_DIR,))
+        # Under gVisor the program runs on a warm spare, started and ready before the run, as a model's turns get
+        # it (ADR 0127): gVisor's start-up is no part of a short deadline then, as bubblewrap's barely is.
+        warm = self.executor == "gvisor"
+        options: dict[str, Any] = {"warm_spare": warm, "executor": self.executor, **limits}
+        run_limits = RunLimits(**options)
+        runtime = CodeRuntime(run_limits, owner_paths=(WORKSPACE_DIR,))
+        if warm and run_limits.policy.confined and (await executor_availability(run_limits)).available:
+            # A first, trivial run settles what the workspace's runs bind (its protected paths); the spare the
+            # runtime then starts for the next run is the one the hostile program gets.
+            await runtime.run("return 0", workspace=self.workspace)
+            spare = runtime._launcher.spare
+            if spare is not None:
+                await asyncio.wait([spare])
         tools = [*demo_tool_definitions(self.workspace), *hostile_tools(self.tool_log), *extra_tools]
         definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
         self.guard.snapshot()

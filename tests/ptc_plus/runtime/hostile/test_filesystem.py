@@ -25,6 +25,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_writes_outside_the_workspace_are_refused(hostile: Hostile) -> None:
     code = """
@@ -36,6 +37,7 @@ return {target: attempt(lambda: open(target, 'a').write('escaped')) for target i
     assert set(results.values()) <= BLOCKED_PATH, results
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_host_files_are_not_readable(hostile: Hostile, root_bait: Path) -> None:
     code = f"""
@@ -82,6 +84,7 @@ def plugin_config(hostile: Hostile) -> Path:
     return config
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_the_plugin_directory_is_read_only(hostile: Hostile, plugin_config: Path) -> None:
     before = digest(plugin_config)
