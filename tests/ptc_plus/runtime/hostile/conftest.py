@@ -255,13 +255,7 @@ class Hostile:
         options: dict[str, Any] = {"warm_spare": warm, "executor": self.executor, **limits}
         run_limits = RunLimits(**options)
         runtime = CodeRuntime(run_limits, owner_paths=(WORKSPACE_DIR,))
-        if warm and run_limits.policy.confined and (await executor_availability(run_limits)).available:
-            # A first, trivial run settles what the workspace's runs bind (its protected paths); the spare the
-            # runtime then starts for the next run is the one the hostile program gets.
-            await runtime.run("return 0", workspace=self.workspace)
-            spare = runtime._launcher.spare
-            if spare is not None:
-                await asyncio.wait([spare])
+        warm = warm and run_limits.policy.confined and (await executor_availability(run_limits)).available
         tools = [*demo_tool_definitions(self.workspace), *hostile_tools(self.tool_log), *extra_tools]
         definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
         self.guard.snapshot()
@@ -270,6 +264,14 @@ class Hostile:
             async with ReferenceHost(
                 workspace=self.workspace, tools=[*tools, definition], load_entry_points=False
             ) as host:
+                if warm:
+                    # A first, trivial run (not through the session: its log stays the program's) settles what
+                    # the host's runs bind; the spare then started for the next run is the one the program gets.
+                    await runtime.run("return 0", workspace=self.workspace, protected=host.services.protected_paths)
+                    spare = runtime._launcher.spare
+                    if spare is not None:
+                        await asyncio.wait([spare])
+                    start = time.monotonic()
                 session = await host.start_session(user_id="hostile", title="hostile program")
                 arguments = {"description": "hostile program", "code": self.program(code), "timeout_s": timeout}
                 result = await asyncio.wait_for(session.call_tool("run_code", arguments), timeout + HANG_GUARD_S)
