@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 
 from ptc_plus.runtime import sandbox
-from ptc_plus.runtime.executor import Availability, ProcessCap
+from ptc_plus.runtime.confinement import Availability, ProcessCap
 from ptc_plus.runtime.process import RUNTIME_DIR, Enclosure, SpawnSpec, scrubbed_environment
 from ptc_plus.runtime.run_limits import ExecutorName, RunLimits
 

@@ -40,7 +40,7 @@ import attrs
 import orjson
 
 from ptc_plus.runtime import sandbox
-from ptc_plus.runtime.executor import Availability, ProcessCap
+from ptc_plus.runtime.confinement import Availability, ProcessCap
 from ptc_plus.runtime.process import RUNTIME_DIR, Enclosure, SpawnSpec, scrubbed_environment
 from ptc_plus.runtime.run_limits import MIB, ExecutorName, RunLimits
 from ptc_plus.runtime.worker.main import CONFINE_FLAG

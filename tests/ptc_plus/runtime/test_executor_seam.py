@@ -1,4 +1,4 @@
-"""Nothing outside the runtime names an executor's implementation (ADR 0127, SPEC §2 "Executors").
+"""Nothing outside the runtime names an executor's implementation (ADR 0127).
 
 The session and ``/capabilities`` ask the runtime's face (``executor_availability``) whether the configured
 executor can confine programs here; the config reads the executor's name through ``ExecutorName``. A module
