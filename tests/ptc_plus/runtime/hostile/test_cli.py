@@ -28,7 +28,9 @@ return {
 }
 """
     results = hostile_cli.cli(code, timeout=20, guard_s=60).ok()
-    assert set(results.values()) <= {"EROFS", "EACCES", "EPERM"}, results
+    # Under gVisor /proc/sys is an empty read-only directory (ADR 0127): the settings are not even there.
+    refused = {"EROFS", "EACCES", "EPERM"} | ({"ENOENT"} if hostile_cli.executor == "gvisor" else set())
+    assert set(results.values()) <= refused, results
 
 
 def test_a_fifo_in_the_workspace_does_not_stall_the_host(hostile_cli: Hostile) -> None:
