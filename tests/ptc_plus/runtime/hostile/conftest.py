@@ -427,11 +427,14 @@ GVISOR_NOT_DONE = frozenset(
         "test_huge_nested_calls_make_the_cell_volatile_not_a_huge_journal_line",
         "test_a_cold_start_replays_within_the_cells_deadline",
         "test_divergences_do_not_walk_the_history_again_and_again",
+        "test_a_memory_bomb_spread_over_processes_is_bounded_by_the_run",
     }
 )
-"""REPL-kernel programs that fail under gVisor, not yet fixed (issue 35): a kept kernel is frozen between cells
-through its interpreter's host process, and under gVisor the interpreter is no host process (the first two);
-the other three are not diagnosed yet. Expected failures, not strict, so they are reported, never passed off."""
+"""Hostile programs that fail under gVisor, not yet fixed (issue 35), each a real gap: a kept REPL kernel is frozen
+between cells through its interpreter's host process, and under gVisor the interpreter is no host process (the
+first two); three more REPL-kernel cases are not diagnosed yet; and forked processes together held more than the
+run's memory (1152 MiB against 512 MiB) although the sentry is in the run cgroup (not diagnosed). Expected
+failures, not strict, so that they are reported, never passed off."""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -443,7 +446,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if reason is not None:
         marks.append(pytest.mark.xfail(strict=True, reason=reason))
     if metafunc.definition.originalname in GVISOR_NOT_DONE:
-        marks.append(pytest.mark.xfail(reason="NOT DONE under gVisor: a kernel's freeze needs a host interpreter"))
+        marks.append(pytest.mark.xfail(reason="NOT DONE under gVisor (GVISOR_NOT_DONE says what is known)"))
     params = [
         pytest.param("bubblewrap", id="bubblewrap"),
         pytest.param("gvisor", id="gvisor", marks=marks),
