@@ -22,6 +22,12 @@ baseline measured in the same run on the same machine:
     connection over a veth from the worker's own network namespace (ADR 0128) vs the normal pipe pair,
     interleaved in three rounds. Needs root and ``ip``; elsewhere the row says why it is missing.
     ``--far-channel-only`` runs just this row and writes benchmarks/results/runtime_far_channel.json.
+
+``--executors`` measures only the executors (ADR 0127) and writes
+benchmarks/results/runtime_executors.json: warm and cold trivial runs and the
+nested-call round trip under workspace-write for bubblewrap and gVisor
+(``runsc``, ptrace platform), each against ``python -I -S -c pass`` and
+against each other, in one run; plus which gVisor platforms start here.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from ptc_plus.runtime.tool import run_code_definition
 
 RESULTS = Path(__file__).resolve().parent / "results" / "runtime.json"
 FAR_RESULTS = RESULTS.with_name("runtime_far_channel.json")
+EXECUTOR_RESULTS = RESULTS.with_name("runtime_executors.json")
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = os.path.realpath(sys.executable)
 CALL = {"type": "call", "id": 1, "tool": "noop", "args": {}}
@@ -277,9 +284,12 @@ def _without_hardening(runtime: CodeRuntime) -> CodeRuntime:
     return runtime
 
 
-async def _trivial_runs(workspace: Path, policy: str, runs: int, hardened: bool = True) -> dict[str, float]:
+async def _trivial_runs(
+    workspace: Path, policy: str, runs: int, hardened: bool = True, executor: str = "bubblewrap"
+) -> dict[str, float]:
     def runtime(warm_spare: bool) -> CodeRuntime:
-        made = CodeRuntime(RunLimits(policy=policy, warm_spare=warm_spare), owner_paths=(WORKSPACE_DIR,))
+        limits = RunLimits(policy=policy, warm_spare=warm_spare, executor=executor)
+        made = CodeRuntime(limits, owner_paths=(WORKSPACE_DIR,))
         return made if hardened else _without_hardening(made)
 
     cold_runtime = runtime(warm_spare=False)
@@ -348,9 +358,9 @@ async def _in_process_parallel(calls: int, max_parallel: int) -> float:
 NESTED_PROGRAM = "for _ in range({n}):\n    await tools.noop()\nreturn {n}\n"
 
 
-async def _direct(workspace: Path, code: str, tool: ToolDefinition, max_parallel: int) -> float:
+async def _direct(workspace: Path, code: str, tool: ToolDefinition, max_parallel: int, **limits: Any) -> float:
     """Seconds for ``code`` minus a trivial run, dispatching straight to the tool (a semaphore as the pool)."""
-    runtime = CodeRuntime(RunLimits(policy="danger-full-access", warm_spare=False))
+    runtime = CodeRuntime(RunLimits(**{"policy": "danger-full-access", "warm_spare": False, **limits}))
     services = DirectServices(workspace, [tool], max_parallel)
     outer = ToolCall(call_id="bench", tool="run_code", arguments={}, caller=None)  # type: ignore[arg-type]
     base = await _timed(runtime, workspace, "return 0", services, outer, ())
@@ -492,6 +502,54 @@ async def main(quick: bool) -> dict[str, Any]:
     }
 
 
+def _platform_starts(platform: str) -> dict[str, Any]:
+    """Whether ``runsc --platform=PLATFORM do python -I -S -c pass`` works here (60 s at most), and what it said."""
+    argv = ["runsc", f"--platform={platform}", "--network=none", "do", PYTHON, "-I", "-S", "-c", "pass"]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+    except subprocess.TimeoutExpired:
+        return {"works": False, "detail": "no answer within 60 s (killed)"}
+    except OSError as error:
+        return {"works": False, "detail": str(error)}
+    elapsed = time.perf_counter() - start
+    detail = (done.stderr.strip().splitlines() or [""])[-1][:300]
+    return {"works": done.returncode == 0, "seconds": elapsed, "detail": detail}
+
+
+async def executors(quick: bool) -> dict[str, Any]:
+    """Bubblewrap vs gVisor vs ``python -I -S -c pass``: trivial runs (cold, warm) and the nested call, one run."""
+    runs = 5 if quick else 15
+    calls = 500 if quick else 2_000
+    workspace = Path(tempfile.mkdtemp(prefix="ptc-bench-")).resolve()
+    python_s = statistics.median(_spawn_baseline([PYTHON, "-I", "-S", "-c", "pass"], runs))
+    rows: dict[str, Any] = {}
+    for executor in ("bubblewrap", "gvisor"):
+        row: dict[str, Any] = dict(await _trivial_runs(workspace, "workspace-write", runs, executor=executor))
+        program = NESTED_PROGRAM.format(n=calls)
+        row["nested_per_call_s"] = (
+            await _direct(workspace, program, NOOP, 1, policy="workspace-write", executor=executor) / calls
+        )
+        row["cold_ratio_to_python_I_S"] = row["cold_median_s"] / python_s
+        row["warm_ratio_to_python_I_S"] = row["warm_median_s"] / python_s
+        rows[executor] = row
+    gvisor, bubblewrap = rows["gvisor"], rows["bubblewrap"]
+    return {
+        "version": 1,
+        "benchmark": "runtime-executors",
+        "quick": quick,
+        "runs": runs,
+        "nested_calls": calls,
+        "python_I_S_pass_median_s": python_s,
+        "executors": rows,
+        "gvisor_vs_bubblewrap": {
+            key: gvisor[key] / bubblewrap[key]
+            for key in ("cold_median_s", "warm_median_s", "warm_back_to_back_median_s", "nested_per_call_s")
+        },
+        "gvisor_platforms": {name: _platform_starts(name) for name in ("ptrace", "systrap", "kvm")},
+    }
+
+
 def _target(name: str, measured: float, bound: float, at_most: bool) -> dict[str, Any]:
     met = measured <= bound if at_most else measured >= bound
     return {"name": name, "target": f"{'<=' if at_most else '>='} {bound:g}", "measured": measured, "met": met}
@@ -543,12 +601,16 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     parser.add_argument("--far-channel-only", action="store_true", help="only (e), into runtime_far_channel.json")
+    parser.add_argument("--executors", action="store_true", help="only bubblewrap vs gVisor (ADR 0127)")
     arguments = parser.parse_args()
     if arguments.far_channel_only:
         workspace = Path(tempfile.mkdtemp(prefix="ptc-bench-")).resolve()
         far = asyncio.run(_far_channel(workspace, 2_000 if arguments.quick else 10_000))
         results = {"version": 1, "benchmark": "runtime-far-channel", "quick": arguments.quick, "far_channel": far}
         target = FAR_RESULTS
+    elif arguments.executors:
+        results = asyncio.run(executors(arguments.quick))
+        target = EXECUTOR_RESULTS
     else:
         results = asyncio.run(main(arguments.quick))
         target = RESULTS

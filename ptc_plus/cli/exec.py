@@ -57,6 +57,7 @@ from ptc_plus.i18n import message
 from ptc_plus.runtime import (
     CodeRuntime,
     DiscoveryProvider,
+    ExecutorName,
     KernelFor,
     KernelMode,
     OutputObserver,
@@ -69,7 +70,7 @@ from ptc_plus.runtime import (
     run_code_definition,
 )
 from ptc_plus.sdk import ToolSet
-from ptc_plus.session import KernelSession, configured_limits, tighten_policy
+from ptc_plus.session import KernelSession, configured_limits, tighten_executor, tighten_policy
 
 EXIT_INTERRUPTED = 130
 MCP_PREFIX = "mcp:"
@@ -88,6 +89,12 @@ def command() -> click.Command:
         default=None,
         help=message("cli.exec.policy"),
     )
+    @click.option(
+        "--executor",
+        type=click.Choice([str(name) for name in ExecutorName]),
+        default=None,
+        help=message("cli.exec.executor"),
+    )
     @click.option("--timeout", type=float, default=None, metavar="SECONDS", help=message("cli.exec.timeout"))
     @click.option(
         "--session",
@@ -104,6 +111,7 @@ def command() -> click.Command:
     def exec_(
         file: str,
         policy: str | None,
+        executor: str | None,
         timeout: float | None,
         session: Path | None,
         workspace: Path,
@@ -111,7 +119,8 @@ def command() -> click.Command:
         no_sources: bool,
         as_json: bool,
     ) -> int:
-        return run(file, policy, timeout, workspace, tools, as_json, session, sources=not no_sources)
+        chosen = ExecutorName(executor) if executor is not None else None
+        return run(file, policy, timeout, workspace, tools, as_json, session, sources=not no_sources, executor=chosen)
 
     return exec_
 
@@ -126,6 +135,7 @@ def run(
     session: Path | None = None,
     *,
     sources: bool = True,
+    executor: ExecutorName | None = None,
 ) -> int:
     """Check the invocation, read the program, run it, print the outcome; returns the exit code.
 
@@ -142,6 +152,7 @@ def run(
     if configured.session.diagnostic is not None:
         click.echo(configured.session.diagnostic, err=True)
     limits = tighten_policy(configured, SandboxPolicy(policy) if policy is not None else None)
+    limits = tighten_executor(configured, limits, executor)
     server = _mcp_server(tools, configured.loaded, workspace)
     tool_set = _tool_set(tools, workspace) if server is None else None
     code = _read_program(file)
@@ -197,7 +208,7 @@ def _run_planned(
         extra = {"repl": recovery.to_json() | {"mode": mode}} if session is not None and recovery is not None else {}
         emit_json({"version": JSON_VERSION, **shape, **extra})
     else:
-        _print_human(shape, result, terminal)
+        _print_human(shape, result, terminal, limits.executor)
         if session is not None and not limits.durable_replay:
             click.echo(message("cli.exec.replay-off"), err=True)
         for hint in _off_hints(shape, planned):
@@ -439,7 +450,7 @@ def result_shape(result: ToolResult) -> dict[str, Any]:
     return RunShape.of_result(result).to_json(traceback=False)
 
 
-def _print_human(shape: dict[str, Any], result: ToolResult, terminal: _Terminal | None) -> None:
+def _print_human(shape: dict[str, Any], result: ToolResult, terminal: _Terminal | None, executor: ExecutorName) -> None:
     if terminal is None:  # streamed already when there is a terminal
         for entry in shape["logs"]:
             stream = sys.stdout if entry["stream"] in _STDOUT_STREAMS else sys.stderr
@@ -458,4 +469,5 @@ def _print_human(shape: dict[str, Any], result: ToolResult, terminal: _Terminal 
         sys.stderr.write(str(traceback))
     click.echo(message("cli.exec.error", kind=error["kind"], message=error["message"]), err=True)
     if error["kind"] == "sandbox-unavailable":
-        click.echo(message("cli.exec.sandbox-hint"), err=True)
+        # How to get the configured executor: the hint names what is missing, never a weaker way round it.
+        click.echo(message(f"cli.exec.sandbox-hint.{executor}"), err=True)

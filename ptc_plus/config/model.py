@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ptc_plus.capabilities import KINDS, CapabilityKind
-from ptc_plus.runtime import KernelMode
+from ptc_plus.runtime import ExecutorName, KernelMode
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 HELP = "help"
@@ -263,9 +263,9 @@ class RuntimeSection:
     guards), so a workspace file may set it either way. Nor are the kernel
     keys (ADR 0082): a kernel's cells run in the same sandbox as a fresh
     process would, so ``kernel`` and ``durable_replay`` are not tighten-only.
-    ``policy``, ``network`` and every limit (``kernel_idle_s`` and
-    ``max_kernels`` included: host resources) are: a workspace file may only
-    lower them (ADR 0045, 0086).
+    ``policy``, ``network``, ``executor`` (only towards a stronger boundary,
+    ADR 0127) and every limit (``kernel_idle_s`` and ``max_kernels`` included:
+    host resources) are: a workspace file may only lower them (ADR 0045, 0086).
     """
 
     presentation: Presentation = attrs.field(
@@ -280,6 +280,13 @@ class RuntimeSection:
         },
     )
     network: bool = _key(False, "whether a program may use the network", tighten_only=True)
+    executor: ExecutorName = attrs.field(
+        factory=ExecutorName.default,
+        metadata={
+            HELP: "what confines a program: " + " or ".join(ExecutorName) + ", weakest boundary first",
+            TIGHTEN_ONLY: True,
+        },
+    )
     timeout_s: float = _key(120.0, "seconds a run may take", limits=_POSITIVE, tighten_only=True)
     max_output_bytes: int = _key(
         64 * 1024 * 1024, "bytes of output a run may print", limits=_POSITIVE, tighten_only=True

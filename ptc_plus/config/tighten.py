@@ -6,7 +6,8 @@ protection than the user-level file (or the default) already gives. The keys
 and what "looser" means for each are one table, :data:`RULES`:
 
 - ``[runtime] policy`` (``read-only`` ⊂ ``workspace-write`` ⊂
-  ``danger-full-access``) and ``network`` (``false`` ⊂ ``true``);
+  ``danger-full-access``), ``network`` (``false`` ⊂ ``true``) and ``executor``
+  (only towards a stronger boundary, :attr:`ExecutorName.strength`, ADR 0127);
 - every ``[runtime]`` limit (time, grace, sizes, memory, pending calls,
   kernel idle time and count): only lower;
 - the gate: ``mode`` only towards ``off`` (``off`` ⊂ ``partial`` ⊂
@@ -45,6 +46,7 @@ from ptc_plus.config.model import (
 )
 from ptc_plus.config.validate import CleanLayer
 from ptc_plus.gate_values import GateMode
+from ptc_plus.runtime import ExecutorName
 from ptc_plus.sandbox_policy import SandboxPolicy
 
 _POLICY_ORDER = (SandboxPolicy.READ_ONLY, SandboxPolicy.WORKSPACE_WRITE, SandboxPolicy.DANGER_FULL_ACCESS)
@@ -149,6 +151,12 @@ RULES: tuple[Rule, ...] = (
         _runtime_default,
     ),
     Rule(("runtime", "network"), lambda value, lower: bool(value) and not lower, _text, _runtime_default),
+    Rule(
+        ("runtime", "executor"),
+        lambda value, lower: ExecutorName(value).strength < ExecutorName(lower).strength,
+        lambda value: str(ExecutorName(value).value),
+        _runtime_default,
+    ),
     *(
         Rule(("runtime", limit.name), lambda value, lower: value > lower, _text, _runtime_default)
         for limit in attrs.fields(RuntimeCaps)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import attrs
 
+from ptc_plus.runtime import socket_channel
 from ptc_plus.runtime.cgroup import RunCgroup, empty_and_remove, enclose
 from ptc_plus.runtime.channel import ControlChannel
 from ptc_plus.runtime.descendants import kill_descendants
@@ -51,6 +52,9 @@ class SpawnSpec:
     argv: tuple[str, ...]
     cwd: str
     env: tuple[tuple[str, str], ...]
+    bundle: str | None = None
+    """An OCI bundle's ``config.json`` (ADR 0127): the child is started from a fresh scratch directory holding it,
+    and its channel is a Unix socket there, not inherited pipes (:mod:`ptc_plus.runtime.socket_channel`)."""
 
 
 def scrubbed_environment(workspace: Path, debug_run: bool) -> tuple[tuple[str, str], ...]:
@@ -107,10 +111,14 @@ class WorkerProcess:
         self._pidfd: int | None = None
         self.cgroup: RunCgroup | None = None
         """The child's run cgroup, if one could be made (removed by :meth:`stop`)."""
+        self.scratch: str | None = None
+        """A bundled child's scratch directory (removed once the child is released)."""
 
     @classmethod
     async def start(cls, spec: SpawnSpec, max_message_bytes: int) -> WorkerProcess:
         """Spawn ``spec`` (``{read_fd}``/``{write_fd}`` in its argv become the child's channel ends)."""
+        if spec.bundle is not None:
+            return await cls._start_bundled(spec, max_message_bytes)
         child_read, host_write = os.pipe()
         host_read, child_write = os.pipe()
         argv = [arg.replace("{read_fd}", str(child_read)).replace("{write_fd}", str(child_write)) for arg in spec.argv]
@@ -140,13 +148,48 @@ class WorkerProcess:
             raise
         return worker
 
+    @classmethod
+    async def _start_bundled(cls, spec: SpawnSpec, max_message_bytes: int) -> WorkerProcess:
+        assert spec.bundle is not None
+        made = socket_channel.materialize(spec.argv, spec.bundle, "/ptc-channel")
+        try:
+            proc = subprocess.Popen(
+                made.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=spec.cwd,
+                env=dict(spec.env),
+                start_new_session=True,
+            )
+        except BaseException:
+            made.listener.close()
+            socket_channel.remove(made.scratch)
+            raise
+        worker = cls(proc)
+        worker.scratch = made.scratch
+        try:
+            await worker._watch_output()
+            ends = await socket_channel.accept(made, worker.exited)
+            if ends is None:
+                detail = await _confinement_failure(worker, bundled=True)
+                raise ChildGone if detail is None else ConfinementFailed(detail)
+            worker._channel = await ControlChannel.open(*ends, max_message_bytes)
+        except BaseException:
+            worker._abandon()
+            raise
+        return worker
+
     async def _connect(self, host_read: int, host_write: int, max_message_bytes: int) -> None:
+        await self._watch_output()
+        self._channel = await ControlChannel.open(host_read, host_write, max_message_bytes)
+
+    async def _watch_output(self) -> None:
         self._watch_exit()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         for stream, pipe in (("fd1", self.proc.stdout), ("fd2", self.proc.stderr)):
             transport, _ = await self.loop.connect_read_pipe(functools.partial(_OutputPipe, self, stream), pipe)
             self._transports.append(transport)
-        self._channel = await ControlChannel.open(host_read, host_write, max_message_bytes)
 
     @property
     def channel(self) -> ControlChannel:
@@ -272,6 +315,9 @@ class WorkerProcess:
             self._close_pidfd()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=0)
+        scratch, self.scratch = self.scratch, None
+        if scratch is not None:
+            socket_channel.remove(scratch)
 
     def _abandon(self) -> None:
         """Synchronous cleanup for a failed or cancelled start."""
@@ -333,9 +379,15 @@ class ConfinementFailed(ChildGone):
         self.detail = detail
 
 
-async def _confinement_failure(worker: WorkerProcess) -> str | None:
-    """What the child said when it exited for want of confinement, or ``None`` when it died otherwise."""
-    if not await worker.wait_exit(CONFINEMENT_REPORT_WAIT_S) or worker.proc.returncode != CONFINEMENT_FAILED_EXIT:
+async def _confinement_failure(worker: WorkerProcess, *, bundled: bool = False) -> str | None:
+    """What the child said when it exited for want of confinement, or ``None`` when it died otherwise.
+
+    A ``bundled`` child's first process is the executor (``runsc``): any exit of it before ``ready`` means the
+    sandbox could not be made, and what it said is the reason.
+    """
+    if not await worker.wait_exit(CONFINEMENT_REPORT_WAIT_S):
+        return None
+    if worker.proc.returncode != CONFINEMENT_FAILED_EXIT and not (bundled and worker.proc.returncode != 0):
         return None
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(worker.drained), CONFINEMENT_REPORT_WAIT_S)
@@ -351,7 +403,7 @@ async def spawn(spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | 
         try:
             await worker.wait_ready()
         except ChildGone:
-            detail = await _confinement_failure(worker)
+            detail = await _confinement_failure(worker, bundled=spec.bundle is not None)
             if detail is not None:
                 raise ConfinementFailed(detail) from None
             raise

@@ -48,6 +48,7 @@ from ptc_plus.runtime.channel import ControlChannel
 from ptc_plus.runtime.descendants import children, kill_descendants
 from ptc_plus.runtime.discovery import Answer, DiscoveryDesk, DiscoverySource
 from ptc_plus.runtime.errors import DiscoveryUnavailable
+from ptc_plus.runtime.executor import ProcessCap
 from ptc_plus.runtime.lane import ExpiringLane, Lane
 from ptc_plus.runtime.launcher import Launcher, SandboxUnavailableError
 from ptc_plus.runtime.ledger import HostLedger, OutputBudgetExceeded, OutputObserver
@@ -242,6 +243,7 @@ class ProgramRun:
 
     def _boot(self) -> dict[str, Any]:
         limits = self._limits
+        cgroup_caps = self._launcher.process_cap is ProcessCap.CGROUP
         return {
             "type": "boot",
             "version": VERSION,
@@ -252,8 +254,9 @@ class ProgramRun:
                 "memory_bytes": limits.memory_bytes,
                 "cpu_seconds": limits.cpu_seconds,
                 "open_files": limits.open_files,
-                # Inside a run cgroup pids.max counts the run's processes; RLIMIT_NPROC would count the user's.
-                "max_processes": None if self._cgroup is not None else limits.max_processes,
+                # Inside a run cgroup pids.max counts the run's processes; RLIMIT_NPROC would count the user's
+                # (unless the executor's own threads share the cgroup, ADR 0127).
+                "max_processes": None if self._cgroup is not None and cgroup_caps else limits.max_processes,
                 "max_file_bytes": limits.max_file_bytes,
                 "max_pending_calls": limits.max_pending_calls,
                 "max_output_bytes": limits.max_output_bytes,

@@ -22,6 +22,25 @@ from ptc_plus.sandbox_policy import SandboxPolicy
 MIB = 1024 * 1024
 
 
+class ExecutorName(enum.StrEnum):
+    """Which executor confines programs (ADR 0127), listed weakest boundary first."""
+
+    BUBBLEWRAP = "bubblewrap"
+    """Linux namespaces and a seccomp filter on the host's own kernel (ADR 0013, 0049)."""
+    GVISOR = "gvisor"
+    """gVisor's user-space kernel (``runsc``): the program's system calls never reach the host kernel directly."""
+
+    @classmethod
+    def default(cls) -> ExecutorName:
+        """The executor where nothing chooses one (the config's default too)."""
+        return cls.BUBBLEWRAP
+
+    @property
+    def strength(self) -> int:
+        """Rank of the boundary: a workspace file may only raise it (ADR 0127)."""
+        return list(ExecutorName).index(self)
+
+
 class KernelMode(enum.StrEnum):
     """How successive ``run_code`` calls of one session relate."""
 
@@ -59,7 +78,11 @@ class RunLimits:
     """``RLIMIT_FSIZE``: the largest file a program may write (a larger write fails with ``EFBIG``)."""
     policy: SandboxPolicy = attrs.field(default=SandboxPolicy.WORKSPACE_WRITE, converter=SandboxPolicy)
     network: bool = False
+    executor: ExecutorName = attrs.field(factory=ExecutorName.default, converter=ExecutorName)
+    """What confines a confined policy's programs (ADR 0127); ``danger-full-access`` ignores it."""
     bwrap_path: str = attrs.field(factory=lambda: shutil.which("bwrap") or "bwrap")
+    runsc_path: str = attrs.field(factory=lambda: shutil.which("runsc") or "runsc")
+    """gVisor's ``runsc`` (for ``executor = "gvisor"``)."""
     python: str = attrs.field(factory=lambda: os.path.realpath(sys.executable))
     sequential: bool = False
     """``PTC_SEQUENTIAL=true``: nested calls run one at a time."""

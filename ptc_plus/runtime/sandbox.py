@@ -172,8 +172,8 @@ def confine(
     if not prefix.startswith("/usr/"):
         argv += [*_traversable_parents(prefix, made), "--ro-bind", prefix, prefix]
         # The worker runs with -S: third-party packages installed into the interpreter are none of the program's.
-        for site_packages in _site_packages(prefix):
-            argv += ["--perms", "0555", "--tmpfs", site_packages]
+        for hidden in site_packages(prefix):
+            argv += ["--perms", "0555", "--tmpfs", hidden]
     argv += ["--dev", "/dev", "--proc", "/proc"]
     if policy is SandboxPolicy.WORKSPACE_WRITE:
         # The program is not root: its private /tmp must be writable by anyone (sticky, like the host's).
@@ -236,7 +236,7 @@ def _identity_directory(uid: int, gid: int) -> Path:
 
 
 @functools.cache
-def _site_packages(prefix: str) -> tuple[str, ...]:
+def site_packages(prefix: str) -> tuple[str, ...]:
     """``prefix``'s ``site-packages`` directories (looked up once: :func:`confine` runs for every run)."""
     return tuple(str(path) for path in sorted(Path(prefix).glob("lib/python3*/site-packages")))
 

@@ -15,14 +15,17 @@ from ptc_plus.session.repl_journal import KernelSession
 from ptc_plus.session.report import command_specs, plan_lines
 from ptc_plus.session.session_limits import (
     ConfiguredLimits,
+    ExecutorWeakerThanConfig,
     PolicyLooserThanConfig,
     configured_limits,
+    tighten_executor,
     tighten_policy,
 )
 
 __all__ = [
     "REFRESH_COMMAND",
     "ConfiguredLimits",
+    "ExecutorWeakerThanConfig",
     "KernelSession",
     "PolicyLooserThanConfig",
     "PtcController",
@@ -35,5 +38,6 @@ __all__ = [
     "pending_summary",
     "plan_lines",
     "session_plan",
+    "tighten_executor",
     "tighten_policy",
 ]

@@ -12,7 +12,7 @@ import concurrent.futures
 
 import attrs
 
-from ptc_plus.runtime import RunLimits, probe_sandbox
+from ptc_plus.runtime import RunLimits, executor_availability
 
 
 @attrs.frozen(kw_only=True)
@@ -24,7 +24,8 @@ class Readiness:
 
 
 def sandbox_readiness(limits: RunLimits) -> Readiness:
-    """Probe confinement once per bwrap path (cached by the runtime); unconfined policies are always ready.
+    """Ask the runtime whether its configured executor confines programs here (probed once, cached by the
+    runtime; ADR 0127); unconfined policies are always ready. Never another executor in its place.
 
     Hooks are synchronous and may run inside the host's event loop, so the
     asynchronous probe runs to completion on a helper thread.
@@ -32,7 +33,7 @@ def sandbox_readiness(limits: RunLimits) -> Readiness:
     if not limits.policy.confined:
         return Readiness(usable=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        availability = pool.submit(asyncio.run, probe_sandbox(limits.bwrap_path, limits.python)).result()
+        availability = pool.submit(asyncio.run, executor_availability(limits)).result()
     if availability.available:
         return Readiness(usable=True)
     return Readiness(usable=False, reason="sandbox-unavailable", detail=availability.detail)

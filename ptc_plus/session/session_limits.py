@@ -18,7 +18,7 @@ from ptc_plus.config import LoadedConfig, RuntimeSection, SandboxPolicy, load_co
 from ptc_plus.errors import UsageError
 from ptc_plus.gate import GateSettings, resolve_gate_settings
 from ptc_plus.i18n import message
-from ptc_plus.runtime import InvalidLimits, RunLimits
+from ptc_plus.runtime import ExecutorName, InvalidLimits, RunLimits
 
 
 class PolicyLooserThanConfig(UsageError):
@@ -26,6 +26,13 @@ class PolicyLooserThanConfig(UsageError):
     ``file``): a flag may only tighten the configuration (ADR 0064)."""
 
     code = "PTC-4030"
+
+
+class ExecutorWeakerThanConfig(UsageError):
+    """A command-line executor with a weaker boundary than the one a config file sets (params ``requested``,
+    ``configured``, ``file``): a flag may only tighten the configuration (ADR 0127)."""
+
+    code = "PTC-4031"
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +53,7 @@ def run_limits(runtime: RuntimeSection, gate: GateSettings, base: RunLimits | No
         base,
         policy=runtime.policy,
         network=runtime.network,
+        executor=runtime.executor,
         timeout_s=min(runtime.timeout_s, base.max_timeout_s),
         max_output_bytes=runtime.max_output_bytes,
         memory_bytes=runtime.memory_bytes,
@@ -120,7 +128,7 @@ def tighten_policy(configured: ConfiguredLimits, requested: SandboxPolicy | None
     it or be tighter, never looser. Where no file sets the policy, the
     command line chooses freely, as the user file could (the built-in default
     is not a ceiling, so ``--policy danger-full-access`` stays available where
-    bubblewrap is missing).
+    the executor is missing).
 
     :raises PolicyLooserThanConfig: ``requested`` is looser than a file's policy.
     """
@@ -131,6 +139,20 @@ def tighten_policy(configured: ConfiguredLimits, requested: SandboxPolicy | None
     if file is not None and _looseness(requested) > _looseness(limits.policy):
         raise PolicyLooserThanConfig(requested=str(requested), configured=str(limits.policy), file=file)
     return attrs.evolve(limits, policy=requested)
+
+
+def tighten_executor(configured: ConfiguredLimits, limits: RunLimits, requested: ExecutorName | None) -> RunLimits:
+    """``limits`` under the executor a command line asks for: a config file's ``[runtime] executor`` is a floor
+    (ADR 0127); where no file sets it, the command line chooses freely, as the user file could.
+
+    :raises ExecutorWeakerThanConfig: ``requested`` is a weaker boundary than a file's executor.
+    """
+    if requested is None or requested is limits.executor:
+        return limits
+    file = configured.loaded.origins.get("runtime.executor")
+    if file is not None and requested.strength < limits.executor.strength:
+        raise ExecutorWeakerThanConfig(requested=str(requested), configured=str(limits.executor), file=file)
+    return attrs.evolve(limits, executor=requested)
 
 
 def _looseness(policy: SandboxPolicy) -> int:

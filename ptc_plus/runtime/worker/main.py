@@ -36,11 +36,12 @@ PROTOCOL_VERSION = 1
 
 
 CONFINE_FLAG = "--confine="  # carries the confinement steps the host chose (``sandbox.confine``, ADR 0049)
+CHANNEL_PREFIX = "unix:"  # a control channel named by a socket path (``socket_channel.CHANNEL_PREFIX``)
 CONFINEMENT_FAILED_EXIT = 71  # EX_OSERR: the host reads an exit before ``ready`` as "sandbox unavailable"
 
 
 def main(argv: list[str]) -> None:
-    fd_in, fd_out = int(argv[0]), int(argv[1])
+    fd_in, fd_out = _channel(argv[0], argv[1])
     # Before ``ready``: a warm spare pays for it while idle, and no program code has run yet.
     for arg in argv[2:]:
         if arg.startswith(CONFINE_FLAG):
@@ -54,6 +55,23 @@ def main(argv: list[str]) -> None:
     messages.install(boot.get("messages", {}))
     _serve(boot, fd_in, fd_out)
     os._exit(0)
+
+
+def _channel(first: str, second: str) -> tuple[int, int]:
+    """The control channel's ends: two inherited descriptors, or ``unix:<path>``: two connections to that socket,
+    the host's frames on the first, the child's on the second (an executor that cannot pass descriptors, ADR 0127).
+    Two, not one: the reading end is made non-blocking, which a duplicate of one socket would share.
+    Connected before confinement, like inherited pipes."""
+    if not first.startswith(CHANNEL_PREFIX):
+        return int(first), int(second)
+    import socket
+
+    ends = []
+    for _ in range(2):
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(first[len(CHANNEL_PREFIX) :])
+        ends.append(connection.detach())
+    return ends[0], ends[1]
 
 
 def _confine(settings: str) -> None:

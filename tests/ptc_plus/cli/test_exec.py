@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,31 @@ def test_a_missing_sandbox_ends_the_run_with_a_way_out(workspace: Path, tmp_path
     assert done.returncode == 1 and "hi" not in done.stdout
     assert "error [sandbox-unavailable]" in done.stderr and "--policy danger-full-access" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_exec_executor_gvisor_without_runsc_is_sandbox_unavailable_with_a_hint(workspace: Path, tmp_path: Path) -> None:
+    # ADR 0127: the chosen executor missing is never a run under another one (bubblewrap is installed here).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    bwrap = shutil.which("bwrap")
+    if bwrap is not None:
+        (bin_dir / "bwrap").symlink_to(bwrap)
+    env = {**os.environ, "PATH": str(bin_dir)}
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("ptc-plus")),
+            "exec",
+            "--workspace",
+            str(workspace),
+            "--executor",
+            "gvisor",
+        ],
+        input="print('hi')",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "hi" not in done.stdout, done.stderr
+    assert "error [sandbox-unavailable]" in done.stderr and "runsc" in done.stderr
+    assert "apt-get install runsc" in done.stderr and "Traceback" not in done.stderr

@@ -114,3 +114,13 @@ def test_an_unusable_config_file_is_reported_and_the_run_goes_on(
     assert done.code == 0 and "=> 7" in done.out
     assert "Traceback" not in done.err
     assert any(line.startswith("config problem PTC-") and "config.toml" in line for line in done.err.splitlines())
+
+
+def test_exec_executor_may_not_weaken_a_configured_executor(
+    workspace: Path, user_config: Path, run_cli: CliRunner
+) -> None:
+    # ADR 0127: a file's [runtime] executor is a floor; --executor may only choose a stronger boundary.
+    _configure(user_config, '[runtime]\nexecutor = "gvisor"\n')
+    done = run_cli("exec", "--workspace", str(workspace), "--executor", "bubblewrap", stdin="return 1")
+    assert done.code == 2
+    assert "PTC-4031" in done.err and str(user_config) in done.err and "gvisor" in done.err

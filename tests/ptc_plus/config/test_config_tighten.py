@@ -63,3 +63,17 @@ def test_an_unreadable_user_file_leaves_the_workspace_only_the_defaults_to_tight
     files.write(user="[runtime\n", workspace=LOOSE)
     runtime = files.load().config.runtime
     assert (runtime.policy, runtime.network) == (RuntimeSection().policy, RuntimeSection().network)
+
+
+def test_a_workspace_may_choose_gvisor_over_bubblewrap_but_never_the_reverse(files: ConfigFiles) -> None:
+    # ADR 0127: executors rank by the strength of their boundary; a repository may only raise it.
+    files.write(workspace='[runtime]\nexecutor = "gvisor"\n')
+    loaded = files.load()
+    assert loaded.issues == () and loaded.config.runtime.executor == "gvisor"
+    files.write(user='[runtime]\nexecutor = "gvisor"\n', workspace='[runtime]\nexecutor = "bubblewrap"\n')
+    loaded = files.load()
+    assert loaded.config.runtime.executor == "gvisor"
+    (issue,) = loaded.issues
+    assert (issue.path, issue.reason) == ("runtime.executor", "loosening")
+    assert issue.params == {"value": "bubblewrap", "kept": "gvisor"}
+    assert "gvisor" in issue.message("zh")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,26 @@ def test_the_environment_switches_reach_the_run_limits(workspace: Path, tmp_path
     assert switched.limits.sequential and switched.limits.debug_run
     plain = configured_limits(workspace, env=machine)
     assert not plain.limits.sequential and not plain.limits.debug_run
+
+
+@pytest.mark.asyncio
+async def test_a_missing_gvisor_is_sandbox_unavailable_never_bubblewrap_instead(
+    open_host: HostFactory, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ADR 0127: the session asks the runtime about the *configured* executor; bubblewrap (installed here) does
+    # not stand in for a missing runsc.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bwrap",):
+        found = shutil.which(tool)
+        if found is not None:
+            (bin_dir / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    write_user_config(tmp_path, '[runtime]\nexecutor = "gvisor"\n')
+    host = await open_host()
+    session = await host.start_session(title="t")
+    state = state_of(host, session)
+    assert state is not None and not state.ptc
+    assert state.limits.executor == "gvisor"
+    text = session.command("/capabilities").text
+    assert "runsc not found or not executable" in text, text

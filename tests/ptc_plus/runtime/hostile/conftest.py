@@ -14,6 +14,15 @@ its memory (a stall there cannot stall the test).
 Each test asserts the exact outcome kind; probes that ask "was this
 refused?" return the refusal as their value (``attempt(...)`` gives the
 errno name, or ``'allowed'``), so the assertion names the errno.
+
+Every program runs under each executor (ADR 0127) with the same verdict
+rules: the ``executor`` fixture parametrises ``hostile`` and ``hostile_cli``
+over :data:`EXECUTORS`. gVisor starts slowly (a ``runsc`` sandbox per run), so
+its half is in ``-m slow`` except for the tests marked
+``@pytest.mark.gvisor_default``, a representative handful (one or more per
+kind of escape) that the default suite runs under gVisor too. Without
+``runsc`` the gVisor cases skip, saying so, unless ``TESTS_REQUIRE_GVISOR=1``
+(set by ``scripts/test`` once it installed runsc), which makes them fail.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from hookspecs.reference import ReferenceHost
 from hookspecs.reference.demo_tools import demo_tool_definitions
 from ptc_plus.cli.exec import discovery_for, result_shape
 from ptc_plus.config import WORKSPACE_DIR
+from ptc_plus.runtime import executor_availability
 from ptc_plus.runtime.code_runtime import CodeRuntime
 from ptc_plus.runtime.run_limits import RunLimits
 from ptc_plus.runtime.tool import run_code_definition
@@ -123,20 +133,28 @@ def sys_call(number, *args):
     result = libc.syscall(ctypes.c_long(number), *args)
     return 'allowed' if result >= 0 else errname(ctypes.get_errno())
 def control_fds():
-    # The worker's control pipe ends, found the way an attacker would: pipes in /proc/self/fd other than 0-2.
+    # The worker's control channel ends, found the way an attacker would: pipes in /proc/self/fd other than 0-2,
+    # or (gVisor, ADR 0127) the two Unix sockets the worker connected, host-to-child first.
     import fcntl, stat
     ends = {{}}
-    for name in os.listdir('/proc/self/fd'):
+    sockets = []
+    for name in sorted(os.listdir('/proc/self/fd'), key=int):
         fd = int(name)
         if fd < 3:
             continue
         try:
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            kind = os.fstat(fd).st_mode
+            if stat.S_ISSOCK(kind):
+                sockets.append(fd)
+                continue
+            if not stat.S_ISFIFO(kind):
                 continue
             mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
         except OSError:
             continue
         ends.setdefault('write' if mode == os.O_WRONLY else 'read', fd)
+    if not ends and len(sockets) >= 2:
+        return sockets[0], sockets[1]
     return ends['read'], ends['write']
 def frame(message):
     import json, struct
@@ -201,7 +219,8 @@ def _outcome(result: ToolResult, elapsed: float, growth: int) -> Outcome:
 class Hostile:
     """Runs hostile programs through the real host and runtime; every run is checked for escapes."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, executor: str = "bubblewrap") -> None:
+        self.executor = executor
         self.marker = "ptchostile" + secrets.token_hex(8)
         self.scope = tmp_path
         self.workspace = (tmp_path / "workspace").resolve()
@@ -230,8 +249,13 @@ class Hostile:
         """Run ``code`` under ``workspace-write`` (``limits`` override :class:`RunLimits` defaults;
         ``extra_tools`` join the demo and hostile tools)."""
         self.runs += 1
-        options: dict[str, Any] = {"warm_spare": False, **limits}
-        runtime = CodeRuntime(RunLimits(**options), owner_paths=(WORKSPACE_DIR,))
+        # Under gVisor the program runs on a warm spare, started and ready before the run, as a model's turns get
+        # it (ADR 0127): gVisor's start-up is no part of a short deadline then, as bubblewrap's barely is.
+        warm = self.executor == "gvisor"
+        options: dict[str, Any] = {"warm_spare": warm, "executor": self.executor, **limits}
+        run_limits = RunLimits(**options)
+        runtime = CodeRuntime(run_limits, owner_paths=(WORKSPACE_DIR,))
+        warm = warm and run_limits.policy.confined and (await executor_availability(run_limits)).available
         tools = [*demo_tool_definitions(self.workspace), *hostile_tools(self.tool_log), *extra_tools]
         definition = run_code_definition(runtime=runtime, discovery=discovery_for(tools))
         self.guard.snapshot()
@@ -240,6 +264,14 @@ class Hostile:
             async with ReferenceHost(
                 workspace=self.workspace, tools=[*tools, definition], load_entry_points=False
             ) as host:
+                if warm:
+                    # A first, trivial run (not through the session: its log stays the program's) settles what
+                    # the host's runs bind; the spare then started for the next run is the one the program gets.
+                    await runtime.run("return 0", workspace=self.workspace, protected=host.services.protected_paths)
+                    spare = runtime._launcher.spare
+                    if spare is not None:
+                        await asyncio.wait([spare])
+                    start = time.monotonic()
                 session = await host.start_session(user_id="hostile", title="hostile program")
                 arguments = {"description": "hostile program", "code": self.program(code), "timeout_s": timeout}
                 result = await asyncio.wait_for(session.call_tool("run_code", arguments), timeout + HANG_GUARD_S)
@@ -280,7 +312,8 @@ class Hostile:
         prlimit = shutil.which("prlimit")
         assert prlimit is not None, "prlimit (util-linux) is needed to bound the CLI host's memory"
         argv = [prlimit, f"--as={address_space}", "--", str(executable), "exec", "-", "--json"]
-        argv += ["--workspace", str(self.workspace), "--tools", tools, "--timeout", f"{timeout:g}", *args]
+        argv += ["--workspace", str(self.workspace), "--tools", tools, "--timeout", f"{timeout:g}"]
+        argv += ["--executor", self.executor, *args]
         repo = Path(__file__).resolve().parents[4]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONPATH": str(repo)}
         start = time.monotonic()
@@ -365,9 +398,85 @@ def _sample_rss(pid: int, peak: list[int], done: threading.Event) -> None:
         done.wait(0.02)
 
 
+EXECUTORS = ("bubblewrap", "gvisor")
+GVISOR_REQUIRED = "TESTS_REQUIRE_GVISOR"
+
+
+GVISOR_ANSWERS_OTHERWISE = {
+    "test_host_processes_cannot_be_signalled": "gVisor answers one probe ENOSYS where Linux says ESRCH: refused",
+    "test_the_sandbox_parent_cannot_be_killed": (
+        "under gVisor the worker is the sandbox's pid 1 (getppid() is 0): the program's kill(0) ends its own run"
+        " (worker-exit); the sentry and the host are beyond its reach"
+    ),
+    "test_prctl_cannot_regain_privileges_or_hide_a_daemon": "gVisor refuses raising an ambient capability EINVAL",
+    "test_the_program_is_not_root": "gVisor's /proc/self/status has no CapAmb line (the uid is 65534 all the same)",
+    "test_no_new_privileges_and_a_seccomp_filter": "gVisor's /proc/self/status shows no NoNewPrivs/Seccomp lines",
+    "test_host_abstract_unix_sockets_are_unreachable_with_network": (
+        "gVisor's abstract socket namespace is its own: the host's socket is absent (ECONNREFUSED, not EPERM)"
+    ),
+}
+"""Hostile programs whose probe gets another answer from gVisor's kernel than from Linux, each diagnosed (ADR 0127):
+the attempt is refused or stays inside the sandbox, the guard finds nothing, but the test's exact expectation is
+Linux's. Strict expected failures, so a change in gVisor's answer shows."""
+
+
+GVISOR_NOT_DONE = frozenset(
+    {
+        "test_threads_and_daemons_of_a_settled_cell_do_not_run",
+        "test_a_kernel_is_frozen_between_cells",
+        "test_huge_nested_calls_make_the_cell_volatile_not_a_huge_journal_line",
+        "test_a_cold_start_replays_within_the_cells_deadline",
+        "test_divergences_do_not_walk_the_history_again_and_again",
+        "test_a_memory_bomb_spread_over_processes_is_bounded_by_the_run",
+        "test_write_file_never_writes_outside",
+    }
+)
+"""Hostile programs that fail under gVisor, not yet fixed (issue 35), each a real gap: a kept REPL kernel is frozen
+between cells through its interpreter's host process, and under gVisor the interpreter is no host process (the
+first two); three more REPL-kernel cases are not diagnosed yet; and forked processes together held more than the
+run's memory (1152 MiB against 512 MiB) although the sentry is in the run cgroup (not diagnosed); and the
+three-rename swap of a directory stops on ENOTEMPTY once the host wrote into it, so that race is not raced
+long enough (no escape: the guard found nothing; the attack's gVisor form is unfinished). Expected
+failures, not strict, so that they are reported, never passed off."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "executor" not in metafunc.fixturenames:
+        return
+    default = metafunc.definition.get_closest_marker("gvisor_default") is not None
+    marks: list[pytest.MarkDecorator] = [] if default else [pytest.mark.slow]
+    reason = GVISOR_ANSWERS_OTHERWISE.get(metafunc.definition.originalname)
+    if reason is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=reason))
+    if metafunc.definition.originalname in GVISOR_NOT_DONE:
+        marks.append(pytest.mark.xfail(reason="NOT DONE under gVisor (GVISOR_NOT_DONE says what is known)"))
+    params = [
+        pytest.param("bubblewrap", id="bubblewrap"),
+        pytest.param("gvisor", id="gvisor", marks=marks),
+    ]
+    metafunc.parametrize("executor", params, indirect=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "gvisor_default: the default suite runs this hostile program under gVisor too (not only -m slow)"
+    )
+
+
+@pytest.fixture
+def executor(request: pytest.FixtureRequest) -> str:
+    """The executor this run of the test uses; gVisor cases skip without ``runsc`` (fail when it is required)."""
+    name = str(request.param)
+    if name == "gvisor" and shutil.which("runsc") is None:
+        if os.environ.get(GVISOR_REQUIRED) == "1":
+            pytest.fail(f"{GVISOR_REQUIRED}=1 but runsc is not on PATH", pytrace=False)
+        pytest.skip("gVisor (runsc) is not installed: apt-get install runsc (scripts/test installs it as root)")
+    return name
+
+
 @pytest_asyncio.fixture
-async def hostile(tmp_path: Path) -> AsyncIterator[Hostile]:
-    harness = Hostile(tmp_path)
+async def hostile(tmp_path: Path, executor: str) -> AsyncIterator[Hostile]:
+    harness = Hostile(tmp_path, executor)
     try:
         yield harness
     finally:
@@ -377,8 +486,8 @@ async def hostile(tmp_path: Path) -> AsyncIterator[Hostile]:
 
 
 @pytest.fixture
-def hostile_cli(tmp_path: Path) -> Iterator[Hostile]:
-    harness = Hostile(tmp_path)
+def hostile_cli(tmp_path: Path, executor: str) -> Iterator[Hostile]:
+    harness = Hostile(tmp_path, executor)
     try:
         yield harness
     finally:

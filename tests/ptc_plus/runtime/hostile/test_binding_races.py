@@ -96,7 +96,10 @@ return state
     assert state["error"] is None and state["swaps"] > 0, state
     assert sum(seen.values()) == OPENINGS, seen
     assert seen["bait"] == 0, f"the host read the bait in {seen['bait']} of {OPENINGS} openings: {dict(seen)}"
-    assert set(seen) <= ({"helper", refusal} if listed_in == "user" else {refusal}), dict(seen)
+    allowed = {"helper", refusal} if listed_in == "user" else {refusal}
+    if hostile.executor == "gvisor":  # three renames per swap (no RENAME_EXCHANGE): between them the file is missing
+        allowed.add("binding-missing")
+    assert set(seen) <= allowed, dict(seen)
     print(f"openings: {dict(seen)}; swaps: {state['swaps']}")
 
 

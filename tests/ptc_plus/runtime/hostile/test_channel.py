@@ -28,6 +28,7 @@ async def _protocol(hostile: Hostile, code: str, **limits: Any) -> str:
     return outcome.message
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_garbage_bytes_are_a_protocol_error(hostile: Hostile) -> None:
     code = "_, out = control_fds()\nos.write(out, b'\\x00\\x00\\x00\\x05hello')\n" + SLEEP

@@ -28,7 +28,9 @@ return {
 }
 """
     results = hostile_cli.cli(code, timeout=20, guard_s=60).ok()
-    assert set(results.values()) <= {"EROFS", "EACCES", "EPERM"}, results
+    # Under gVisor /proc/sys is an empty read-only directory (ADR 0127): the settings are not even there.
+    refused = {"EROFS", "EACCES", "EPERM"} | ({"ENOENT"} if hostile_cli.executor == "gvisor" else set())
+    assert set(results.values()) <= refused, results
 
 
 def test_a_fifo_in_the_workspace_does_not_stall_the_host(hostile_cli: Hostile) -> None:
@@ -75,7 +77,9 @@ time.sleep(60)
         address_space=3 * 1024 * MIB,
         memory_bound=1024 * MIB,
     )
-    outcome.failed("invalid-output")
+    # Under gVisor the 90 MB cross its kernel and the socket channel (ADR 0127) and may not all arrive within the
+    # 10 s deadline: the frame is then never whole, and the run ends at the deadline, the host as bounded.
+    outcome.failed("invalid-output", *(("timeout",) if hostile_cli.executor == "gvisor" else ()))
 
 
 @pytest.mark.slow

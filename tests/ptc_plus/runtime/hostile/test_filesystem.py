@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from ptc_plus.runtime.sandbox import SANDBOX_GID, SANDBOX_UID
+
 from .conftest import BLOCKED_PATH, Hostile
 
 pytestmark = [pytest.mark.needs_bwrap]
@@ -23,6 +25,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_writes_outside_the_workspace_are_refused(hostile: Hostile) -> None:
     code = """
@@ -34,6 +37,7 @@ return {target: attempt(lambda: open(target, 'a').write('escaped')) for target i
     assert set(results.values()) <= BLOCKED_PATH, results
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_host_files_are_not_readable(hostile: Hostile, root_bait: Path) -> None:
     code = f"""
@@ -80,6 +84,7 @@ def plugin_config(hostile: Hostile) -> Path:
     return config
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_the_plugin_directory_is_read_only(hostile: Hostile, plugin_config: Path) -> None:
     before = digest(plugin_config)
@@ -230,9 +235,11 @@ return {'chown_root': attempt(os.chown, 'mine.txt', 0, 0), 'chown_other': attemp
     results = (await hostile.run(code)).ok()
     # EOVERFLOW: the id has no mapping on the workspace's idmapped mount; EPERM: not the program's to give away.
     assert set(results.values()) <= {"EPERM", "EOVERFLOW"}, results
+    # gVisor has no idmapped mounts: what its program makes lands owned by the sandbox uid, never root (ADR 0127).
+    owner = (os.geteuid(), os.getegid()) if hostile.executor == "bubblewrap" else (SANDBOX_UID, SANDBOX_GID)
     for name in ("mine.txt", "mydir"):
         info = (hostile.workspace / name).stat()
-        assert (info.st_uid, info.st_gid) == (os.geteuid(), os.getegid()), name
+        assert (info.st_uid, info.st_gid) == owner, name
 
 
 @pytest.mark.asyncio

@@ -34,6 +34,7 @@ async def test_swappiness_cannot_be_set(hostile: Hostile) -> None:
     assert (await hostile.run(code)).ok() in BLOCKED_PATH
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_no_kernel_setting_is_writable(hostile: Hostile) -> None:
     code = """
@@ -102,6 +103,11 @@ return {
 }
 """
     results = (await hostile.run(code)).ok()
+    if hostile.executor == "gvisor":
+        # gVisor's kernel keeps oom_score_adj as its own bookkeeping of its own tasks: the host's OOM killer sees
+        # only the sentry, whose score no program reaches (ADR 0127). The writes land there, and nowhere else.
+        assert results == {"self": "allowed", "init": "allowed"}, results
+        return
     assert set(results.values()) <= {"EACCES", "EPERM", "EROFS"}, results
 
 

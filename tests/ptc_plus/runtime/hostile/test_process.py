@@ -32,6 +32,7 @@ def bait_process() -> Iterator[subprocess.Popen[bytes]]:
     process.wait()
 
 
+@pytest.mark.gvisor_default
 @pytest.mark.asyncio
 async def test_fork_loop_stops_at_the_process_cap(hostile: Hostile) -> None:
     code = """

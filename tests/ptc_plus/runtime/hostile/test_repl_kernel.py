@@ -59,7 +59,13 @@ class Session:
         self.journal = journal / "journal.jsonl"
 
     def runtime(self, **limits: Any) -> CodeRuntime:
-        options = {"kernel": KernelMode.SESSION, "warm_spare": False, "timeout_s": 60, **limits}
+        options = {
+            "kernel": KernelMode.SESSION,
+            "warm_spare": False,
+            "timeout_s": 60,
+            "executor": self.hostile.executor,
+            **limits,
+        }
         return CodeRuntime(RunLimits(**options), owner_paths=(WORKSPACE_DIR,))
 
     async def cell(

@@ -1,7 +1,8 @@
 """Symlinks and races against the host's file tools (issue 8 items 4 and 5).
 
 The program swaps a workspace directory with a symlink leading out of the
-workspace (``renameat2(RENAME_EXCHANGE)`` in a thread, as fast as it can)
+workspace (``renameat2(RENAME_EXCHANGE)`` in a thread, as fast as it can;
+under gVisor, which refuses that flag, three renames per swap, ADR 0127)
 while calling the host's demo tools over and over. ``read_file`` must never
 return a host file (``/etc/shadow`` or the bait secret), ``write_file`` and
 ``notes_add`` must never write outside (the guard checks the bait tree and
@@ -29,10 +30,23 @@ def start_swapping(first, second):
     stop = threading.Event()
     state = {{'swaps': 0, 'error': None}}
     def run():
+        exchange = True
         while not stop.is_set():
-            number = ctypes.c_long({NR.get("renameat2", 0)})
-            if libc.syscall(number, -100, first.encode(), -100, second.encode(), 2) != 0:
-                state['error'] = errname(ctypes.get_errno())
+            if exchange:
+                number = ctypes.c_long({NR.get("renameat2", 0)})
+                if libc.syscall(number, -100, first.encode(), -100, second.encode(), 2) == 0:
+                    state['swaps'] += 1
+                    continue
+                if ctypes.get_errno() != errno.EINVAL or state['swaps']:
+                    state['error'] = errname(ctypes.get_errno())
+                    return
+                exchange = False  # gVisor has no RENAME_EXCHANGE: swap by three renames, as fast
+            try:
+                os.rename(first, first + '.swap')
+                os.rename(second, first)
+                os.rename(first + '.swap', second)
+            except OSError as error:
+                state['error'] = errname(error.errno)
                 return
             state['swaps'] += 1
     thread = threading.Thread(target=run, daemon=True)
