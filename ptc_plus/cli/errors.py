@@ -24,6 +24,13 @@ class SessionLiveElsewhere(PtcError):
     code = "PTC-6005"
 
 
+class SessionToolsElsewhere(PtcError):
+    """The settings page was asked to refresh a session whose frozen plan holds host tools the page cannot
+    lend it (a ``ptc-plus chat --tools FILE`` session): refreshed here, they would vanish from its plan."""
+
+    code = "PTC-6008"
+
+
 class SessionNotListed(PtcError):
     """The settings page was asked to refresh a session that is not one of the workspace's listed sessions."""
 

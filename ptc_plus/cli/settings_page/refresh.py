@@ -27,13 +27,20 @@ import attrs
 from hookspecs import CommandReceipt
 from hookspecs.reference import HostError
 from hookspecs.reference.demo_tools import demo_tool_definitions
-from ptc_plus.cli.errors import ConversationRefreshedByLlm, SessionLiveElsewhere, SessionNotListed
+from ptc_plus.capabilities import CapabilityKind
+from ptc_plus.cli.errors import (
+    ConversationRefreshedByLlm,
+    SessionLiveElsewhere,
+    SessionNotListed,
+    SessionToolsElsewhere,
+)
 from ptc_plus.cli.settings_page.paths import shown
 from ptc_plus.cli.settings_page.session_section import Shown
 from ptc_plus.cli.settings_page.sessions import HOST_STATE, Kind, SessionRow, find_session
 from ptc_plus.cli.workspace_plan import new_session_plan
 from ptc_plus.doors import embedded, login_name
 from ptc_plus.errors import PtcError
+from ptc_plus.plan import CapabilityPlan
 from ptc_plus.session import REFRESH_COMMAND
 
 LOCKED = "HOST-0102"
@@ -50,21 +57,37 @@ class Refreshed:
     receipt: CommandReceipt
 
 
-def refresh_session(workspace: Path, row: SessionRow | None, session_id: str) -> Refreshed:
-    """Run ``/capabilities refresh`` on the listed session ``row`` (``None``: ``session_id`` is not listed).
+def refresh_session(workspace: Path, row: SessionRow | None, session_id: str, now: CapabilityPlan) -> Refreshed:
+    """Run ``/capabilities refresh`` on the listed session ``row`` (``None``: ``session_id`` is not listed);
+    ``now`` is the plan the page computes, over the tools it can lend the session.
 
     :raises SessionNotListed: ``row`` is ``None``.
     :raises ConversationRefreshedByLlm: an llm conversation (llm refreshes it, with llm's tools).
+    :raises SessionToolsElsewhere: the session's frozen plan holds host tools the page does not have (a chat
+        started with ``--tools FILE``): a refresh here would drop them, so it is refused, not guessed.
     :raises SessionLiveElsewhere: another process holds the session open (now, or by the time it was resumed).
     """
     if row is None:
         raise SessionNotListed(session=session_id)
     if row.kind is Kind.LLM:
         raise ConversationRefreshedByLlm(session=row.session_id, conversation=row.session_id.removeprefix("llm-"))
+    missing = _host_tools_missing(row.plan, now)
+    if missing:
+        raise SessionToolsElsewhere(session=row.session_id, tools=", ".join(missing))
     if row.live:
         raise SessionLiveElsewhere(session=row.session_id, log=shown(row.log))
     receipt = asyncio.run(_command(workspace, row))  # the caller's worker thread: a loop of its own
     return Refreshed(session_id=row.session_id, receipt=receipt)
+
+
+def _host_tools_missing(frozen: CapabilityPlan | None, now: CapabilityPlan) -> tuple[str, ...]:
+    """The host tools of ``frozen`` that ``now`` does not know: tools the session's own host lent it."""
+    if frozen is None:
+        return ()
+    known = {entry.identity for entry in now.entries}
+    return tuple(
+        entry.identity for entry in frozen.entries if entry.kind is CapabilityKind.TOOL and entry.identity not in known
+    )
 
 
 async def _command(workspace: Path, row: SessionRow) -> CommandReceipt:
@@ -87,9 +110,10 @@ def refresh_route(workspace: Path, session_id: str, lang: str, serial: threading
     ``serial`` keeps this page's refreshes one at a time; other processes are kept out by the log's lock.
     """
     with serial:
-        row = find_session(workspace, session_id, new_session_plan(workspace).plan, lang)
+        now = new_session_plan(workspace).plan
+        row = find_session(workspace, session_id, now, lang)
         try:
-            done = refresh_session(workspace, row, session_id)
+            done = refresh_session(workspace, row, session_id, now)
         except SessionNotListed as error:
             return Shown(session_id=session_id, status=REFUSED, text=f"{error.code}: {error.message(lang)}"), 404
         except PtcError as error:

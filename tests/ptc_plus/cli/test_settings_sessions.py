@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import pytest
 
-from hookspecs import CommandReceipt
+from hookspecs import CommandReceipt, JSONObject, JSONValue, ToolContext, tool
 from hookspecs.i18n import message as host_message
 from hookspecs.reference import ReferenceHost
 from hookspecs.reference.demo_tools import demo_tool_definitions
@@ -159,6 +159,29 @@ def test_a_live_session_is_shown_live_and_its_refresh_refused_with_nothing_writt
     assert status == 409
     assert _receipt(refused).startswith("PTC-6005: ")
     assert after == before  # the page wrote nothing into a session another process holds
+
+
+def test_a_session_started_with_host_tools_the_page_lacks_is_refused_with_its_plan_kept(project: Path) -> None:
+    @tool("lookup_order", description="Look up an order by its number.")
+    async def lookup_order(arguments: JSONObject, context: ToolContext) -> JSONValue:
+        return None
+
+    async def with_own_tools() -> str:  # a host with one tool more, as ``ptc-plus chat --tools FILE`` starts one
+        tools = (*demo_tool_definitions(project), lookup_order)
+        async with ReferenceHost(workspace=project, tools=tools) as host:
+            return (await host.start_session(title="demo")).agent.session_id
+
+    session_id = _run(with_own_tools)
+    log = project / ".agent-host" / "sessions" / f"{session_id}.jsonl"
+    before = log.read_bytes()
+    with running_server(project) as server:
+        _, page = get(server, f"/?token={server.token}")
+        status, refused = _refresh(server, page, session_id)
+    assert status == 409
+    assert _receipt(refused) == "PTC-6008: " + message(
+        "error.PTC-6008", "en", session=session_id, tools="host:lookup_order"
+    )
+    assert log.read_bytes() == before  # refreshed with the page's tools, host:lookup_order would have gone
 
 
 def test_a_session_taken_between_the_listing_and_the_refresh_is_refused_not_shared(
