@@ -2,8 +2,8 @@
 
 The suite is loaded as ``ptc-plus eval`` loads it: by path, through its
 ``load()`` (the pinned wheel from ``PTC_PLUS_BFCL_WHEEL`` or the test cache,
-downloaded once). The matrix here is tiny (one task, two styles, two catalog
-sizes; a second task under ``-m slow``); the full run is not a test.
+downloaded once). The matrix here is tiny (two tasks, two styles, two catalog
+sizes); the full run is not a test.
 """
 
 from __future__ import annotations
@@ -104,18 +104,10 @@ def test_the_default_sample_is_spread_over_the_suite_and_in_one_fold(suite: Suit
 
 @pytest.mark.asyncio
 @pytest.mark.needs_bwrap
-@pytest.mark.parametrize(
-    "task_ids",
-    # One task by default (ADR 0131): every style kind at both catalogs, the distractors' cost and the report;
-    # a second task, four more runs of the same code, under -m slow.
-    [("multi-turn-base-0",), pytest.param(("multi-turn-base-0", "multi-turn-base-2"), marks=pytest.mark.slow)],
-    ids=["one-task", "two-tasks"],
-)
 async def test_a_tiny_bfcl_matrix_runs_every_style_kind_at_its_own_catalog_and_with_distractors(
-    suite: Suite, tmp_path: Path, task_ids: tuple[str, ...]
+    suite: Suite, tmp_path: Path
 ) -> None:
-    tasks = [t for t in suite.tasks if t.id in task_ids]
-    assert len(tasks) == len(task_ids)
+    tasks = [t for t in suite.tasks if t.id in ("multi-turn-base-0", "multi-turn-base-2")]
     measured = await run_matrix(
         suite,
         tasks=tasks,
