@@ -182,9 +182,9 @@ def settled_result(session: Session) -> Any:
 async def test_many_calls_and_several_children_count_as_one_use(
     open_host: HostFactory, workspace: Path, xdg: Path, calls: int
 ) -> None:
-    # SPEC §6's loop of 10,000 calls runs under -m slow (ADR 0131): a real run pays a round trip per call, a
-    # minute of one test worker. By default 1,000 calls take the same path; the observer alone meets 10,000
-    # dispatches of one tool in test_each_workspace_is_credited_with_what_was_available_there.
+    # The family unit's own example, a loop of 10,000 calls, runs under -m slow (ADR 0131): a real run pays a
+    # round trip per call, a minute of one test worker. By default 1,000 calls take the same path; the observer
+    # alone meets 10,000 dispatches of one tool in test_each_workspace_is_credited_with_what_was_available_there.
     write_config(workspace)
     # Many calls take minutes on a loaded machine: the run's deadline (120 s by default) is not the point.
     user_config = xdg / "ptc-plus" / "config.toml"
