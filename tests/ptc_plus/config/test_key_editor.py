@@ -3,6 +3,7 @@ config checker before anything is written (ADR 0129)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,12 @@ from ptc_plus.config import (
     ConfigValueRejected,
     Scope,
     file_values,
+    init_config,
     load_config,
     set_capability,
     set_config_value,
 )
+from ptc_plus.config.user_file import locked_user_file
 
 WORKSPACE = "version = 1\n\n# budgets, decided by the team\n[management]\nbudget_tokens = 1234  # keep\n"
 USER = "# mine\n[statistics]\nwindow = 40  # a long memory\n"
@@ -127,3 +130,24 @@ def test_removing_from_a_user_file_that_does_not_exist_creates_nothing(workspace
     done = set_config_value(Scope.USER, workspace, ("statistics", "window"), None, expected=None)
     assert not done.changed
     assert not (tmp_path / "xdg" / "ptc-plus").exists()
+
+
+def test_a_forced_init_of_the_user_file_waits_for_the_lock_its_editors_hold(workspace: Path) -> None:
+    """``config init --user --force`` takes the user file's directory lock, as ``set_config_value`` does: an
+    editor comparing and writing under the lock is never overwritten half-way by a forced init."""
+    path = workspace.parent / "xdg" / "ptc-plus" / "config.toml"
+    replaced = threading.Event()
+
+    def forced_init() -> None:
+        init_config(Scope.USER, force=True)
+        replaced.set()
+
+    with locked_user_file(path):  # an editor between its read and its write
+        thread = threading.Thread(target=forced_init, daemon=True)
+        thread.start()
+        # A wait that can only make this test pass wrongly (a slow init), never fail a locking one.
+        assert not replaced.wait(1.0), "config init replaced the user file while an editor held its lock"
+        assert path.read_text(encoding="utf-8") == USER
+    thread.join(120)
+    assert replaced.is_set()
+    assert path.read_text(encoding="utf-8") != USER  # the init went ahead once the lock was free
