@@ -155,3 +155,86 @@ async def test_a_warm_gvisor_spare_serves_the_next_run_and_nothing_is_left_behin
     assert not worker.alive  # the spare ran the second program and was stopped with it
     await runtime.aclose()
     assert _scratch_dirs() <= before  # every bundle, state directory and socket removed
+
+
+def _memory_cgroup(pid: int) -> str | None:
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 2)[2] for line in lines if line.split(":", 2)[1] in ("memory", "")), None)
+
+
+def _holders_of_sandbox_memory(scratch: str) -> tuple[int, set[int]]:
+    """The sentry of the sandbox started from ``scratch``, and every host process mapping its memory file."""
+    sentry = next(
+        int(pid)
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _cmdline(int(pid)).startswith(b"runsc-sandbox") and scratch.encode() in _cmdline(int(pid))
+    )
+    memory_file = next(
+        line.split()[4]
+        for line in Path(f"/proc/{sentry}/maps").read_text().splitlines()
+        if line.endswith("/memfd:runsc-memory (deleted)")
+    )
+    holders: set[int] = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            maps = Path(f"/proc/{pid}/maps").read_text()
+        except OSError:
+            continue
+        if any(line.split()[4] == memory_file and "memfd:runsc-memory" in line for line in maps.splitlines()):
+            holders.add(int(pid))
+    return sentry, holders
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.asyncio
+async def test_every_process_holding_the_programs_memory_is_in_the_run_cgroup(
+    make_runtime: RuntimeFactory, workspace: Path, gvisor: dict[str, str]
+) -> None:
+    # gVisor keeps the program's pages in one memory file mapped by the sentry and by a ptrace stub per address
+    # space; the host charges a page to the cgroup of the process that faults it in. Stubs started before the
+    # sandbox was moved into its run cgroup left the process tree (reparented to init), and forked programs'
+    # stubs are cloned from them: their memory escaped the cap (1152 MiB held against 768, ADR 0127).
+    code = """
+import os, time
+for _ in range(3):
+    if os.fork() == 0:
+        block = bytearray(b'x') * (32 * 1024 * 1024)
+        while not os.path.exists('done'):
+            time.sleep(0.05)
+        os._exit(0)
+open('forked', 'w').close()
+while not os.path.exists('done'):
+    time.sleep(0.05)
+return 'ok'
+"""
+    # On a warm spare, as a session's runs get it (the sandbox then idles, started, before the program runs).
+    runtime = make_runtime(**gvisor, timeout_s=120.0, warm_spare=True)
+    assert (await runtime.run("return 0", workspace=workspace)).ok
+    spare = runtime._launcher.spare
+    assert spare is not None
+    worker = await asyncio.shield(spare)
+    assert worker.scratch is not None
+    run = asyncio.ensure_future(runtime.run(code, workspace=workspace))
+    try:
+        while not (workspace / "forked").exists():
+            assert not run.done(), run.result().to_json()
+            await asyncio.sleep(0.05)
+        sentry, holders = _holders_of_sandbox_memory(worker.scratch)
+        cgroup = _memory_cgroup(sentry)
+        assert cgroup is not None and "/ptc-plus-" in cgroup, cgroup
+        outside = {pid: _memory_cgroup(pid) for pid in holders if _memory_cgroup(pid) != cgroup}
+        assert len(holders) >= 4, holders  # the sentry and a stub per forked child at least
+        assert not outside, (cgroup, outside)
+    finally:
+        (workspace / "done").touch()
+        outcome = await run
+    assert outcome.ok and outcome.value == "ok", outcome.to_json()
