@@ -145,7 +145,9 @@ def run_code_call(code: str, call_id: str = "call_1", *, streamed: bool = False)
 
 
 def chat_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    # COLUMNS and LINES out too: pytest-xdist's workers export COLUMNS=80, and chat wraps to it (a test that
+    # wants a width sets it, as test_chat_wrap does)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_") and k not in ("COLUMNS", "LINES")}
     return env | {"PTC_LOCALE": "en", "NO_COLOR": "1"} | extra
 
 
