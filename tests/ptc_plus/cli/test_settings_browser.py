@@ -16,8 +16,10 @@ Skipped, with the reason, when the browser is missing and ``TESTS_REQUIRE_BROWSE
 
 from __future__ import annotations
 
+import html
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,7 @@ from ptc_plus.cli.settings_page.field_errors import field_id
 from ptc_plus.cli.workspace_plan import new_session_plan, workspace_catalog
 from ptc_plus.i18n import message
 from ptc_plus.statistics import workspace_store
-from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, cli_child, running_server
+from tests.ptc_plus.cli.settings_server import START_TIMEOUT_S, cli_child, form_of, get, running_server
 from tests.ptc_plus.cli.test_settings_page import workspace  # noqa: F401 (the fixture)
 from tests.ptc_plus.cli.test_settings_sessions import slash, start_sessions
 from tests.statistics_samples import record_families
@@ -355,3 +357,52 @@ def test_every_edit_control_by_keyboard_with_a_concurrent_cli_edit_and_bad_input
         assert message("config.reason.range", "zh", low="0", high="1") in note(threshold)
         type_and_enter(threshold, "0.2")
         assert "threshold = 0.2" in user.read_text(encoding="utf-8")
+
+
+def test_chromium_is_refused_without_the_token_and_from_another_origins_form(
+    workspace: Path,  # noqa: F811
+    driver: object,
+) -> None:
+    """What a browser itself sends: the page's address without its token, and a hostile page of another
+    origin (another port of 127.0.0.1) whose form posts to the switch with the URL token and even a valid
+    form token; both refused, the file untouched."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    assert isinstance(driver, WebDriver)
+    config = workspace / ".ptc-plus" / "config.toml"
+    before = config.read_bytes()
+    with running_server(workspace) as server:
+        driver.get(f"http://127.0.0.1:{server.port}/")
+        assert driver.find_element(By.TAG_NAME, "body").text.startswith("refused: ")
+        _, page = get(server, f"/?token={server.token}")
+        fields = {**form_of(page), "enabled": "false"}
+        inputs = "".join(f'<input type="hidden" name="{k}" value="{html.escape(v)}">' for k, v in fields.items())
+        hostile = (
+            f'<form id="f" method="post" action="http://127.0.0.1:{server.port}/switch?token={server.token}">'
+            f"{inputs}</form><script>document.getElementById('f').submit()</script>"
+        ).encode()
+
+        class Hostile(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.end_headers()
+                self.wfile.write(hostile)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        site = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+        threading.Thread(target=site.serve_forever, daemon=True).start()
+        try:
+            driver.get(f"http://127.0.0.1:{site.server_address[1]}/")
+            WebDriverWait(driver, START_TIMEOUT_S).until(lambda d: f":{server.port}/switch" in d.current_url)
+            assert driver.find_element(By.TAG_NAME, "body").text.startswith("refused: ")
+        finally:
+            site.shutdown()
+            site.server_close()
+    assert config.read_bytes() == before
