@@ -21,7 +21,6 @@ import contextlib
 import itertools
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 from ptc_plus.runtime.descendants import descendants
@@ -119,24 +118,6 @@ class RunCgroup:
         except OSError:
             return False
         return True
-
-    def joiner(self) -> Callable[[], None]:
-        """A ``preexec_fn`` that moves the new child into this cgroup before it execs (so it is born inside).
-
-        It runs between ``fork`` and ``exec``: only system calls on paths computed
-        here, nothing that takes a lock another thread may hold.
-        """
-        paths = [str(directory / "cgroup.procs") for directory in self.dirs]
-
-        def join() -> None:
-            for path in paths:
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.write(fd, b"0")  # "0" is the writing process itself
-                finally:
-                    os.close(fd)
-
-        return join
 
     def members(self) -> set[int]:
         found: set[int] = set()

@@ -39,7 +39,7 @@ CONFINEMENT_REPORT_WAIT_S = 1.0
 
 @attrs.frozen(kw_only=True)
 class Enclosure:
-    """The run cgroup a new child is moved into once ready (ADR 0043); a bundled child is born in it (ADR 0127)."""
+    """The run cgroup a new child is moved into once ready (ADR 0043)."""
 
     memory_bytes: int
     max_processes: int
@@ -115,13 +115,10 @@ class WorkerProcess:
         """A bundled child's scratch directory (removed once the child is released)."""
 
     @classmethod
-    async def start(cls, spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | None = None) -> WorkerProcess:
-        """Spawn ``spec`` (``{read_fd}``/``{write_fd}`` in its argv become the child's channel ends).
-
-        ``enclosure`` is used by a bundled child only, which is born in its run cgroup (:meth:`_start_bundled`).
-        """
+    async def start(cls, spec: SpawnSpec, max_message_bytes: int) -> WorkerProcess:
+        """Spawn ``spec`` (``{read_fd}``/``{write_fd}`` in its argv become the child's channel ends)."""
         if spec.bundle is not None:
-            return await cls._start_bundled(spec, max_message_bytes, enclosure)
+            return await cls._start_bundled(spec, max_message_bytes)
         child_read, host_write = os.pipe()
         host_read, child_write = os.pipe()
         argv = [arg.replace("{read_fd}", str(child_read)).replace("{write_fd}", str(child_write)) for arg in spec.argv]
@@ -152,21 +149,9 @@ class WorkerProcess:
         return worker
 
     @classmethod
-    async def _start_bundled(
-        cls, spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | None
-    ) -> WorkerProcess:
-        """Start the executor (``runsc``) already inside the run cgroup, when ``enclosure`` asks for one.
-
-        Moving it in once ready (as a plain child is) comes too late: by then the
-        sandbox has started helper processes that left its process tree (gVisor's
-        ptrace stubs are reparented to init) and new address spaces are cloned
-        from them, so the pages of every forked program process were charged
-        outside the run's memory cap (ADR 0127). A process born in the cgroup
-        cannot leave it, whatever parent it ends up with.
-        """
+    async def _start_bundled(cls, spec: SpawnSpec, max_message_bytes: int) -> WorkerProcess:
         assert spec.bundle is not None
         made = socket_channel.materialize(spec.argv, spec.bundle, "/ptc-channel")
-        cgroup = None if enclosure is None else RunCgroup.create(enclosure.memory_bytes, enclosure.max_processes)
         try:
             proc = subprocess.Popen(
                 made.argv,
@@ -176,17 +161,13 @@ class WorkerProcess:
                 cwd=spec.cwd,
                 env=dict(spec.env),
                 start_new_session=True,
-                preexec_fn=None if cgroup is None else cgroup.joiner(),
             )
         except BaseException:
             made.listener.close()
             socket_channel.remove(made.scratch)
-            if cgroup is not None:
-                cgroup.remove()
             raise
         worker = cls(proc)
         worker.scratch = made.scratch
-        worker.cgroup = cgroup
         try:
             await worker._watch_output()
             ends = await socket_channel.accept(made, worker.exited)
@@ -348,11 +329,6 @@ class WorkerProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=1)
         self._close_pidfd()
-        cgroup, self.cgroup = self.cgroup, None
-        if cgroup is not None:
-            # A bundled child was born in its cgroup: what it started there (outside its group) goes with it.
-            cgroup.kill()
-            cgroup.remove()
 
     def exit_detail(self) -> str:
         code = self.proc.returncode
@@ -422,7 +398,7 @@ async def _confinement_failure(worker: WorkerProcess, *, bundled: bool = False) 
 async def spawn(spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | None = None) -> WorkerProcess:
     """Start a child for ``spec``, wait until it is ready and, with ``enclosure``, move it into a
     run cgroup (in a thread: the move waits for the kernel). Safe to cancel at any point."""
-    worker = await WorkerProcess.start(spec, max_message_bytes, enclosure)
+    worker = await WorkerProcess.start(spec, max_message_bytes)
     try:
         try:
             await worker.wait_ready()
@@ -431,7 +407,7 @@ async def spawn(spec: SpawnSpec, max_message_bytes: int, enclosure: Enclosure | 
             if detail is not None:
                 raise ConfinementFailed(detail) from None
             raise
-        if enclosure is not None and worker.cgroup is None:
+        if enclosure is not None:
             worker.cgroup = await asyncio.get_running_loop().run_in_executor(
                 None, enclose, worker.pid, enclosure.memory_bytes, enclosure.max_processes
             )

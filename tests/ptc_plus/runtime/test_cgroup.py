@@ -152,33 +152,3 @@ def test_cgroups_of_a_killed_exec_are_swept(tmp_path: Path) -> None:
             break
         time.sleep(0.05)
     assert not [entry for parent in parents for entry in parent.glob(pattern)]
-
-
-def test_a_child_started_by_the_joiner_is_born_inside_with_all_it_starts() -> None:
-    """A bundled child joins its run cgroup before ``exec`` (ADR 0127): a daemon it double-forks at once, reparented
-    to init before any host could walk its process tree, is inside all the same, and the cgroup's kill reaches it."""
-    created = RunCgroup.create(64 * MIB, 8)
-    assert created is not None
-    daemonize = """
-import os, time
-if os.fork() == 0:
-    if os.fork() == 0:
-        os.write(1, str(os.getpid()).encode())
-        os.close(1)
-        time.sleep(60)
-    os._exit(0)
-os.wait()
-"""
-    try:
-        child = subprocess.run(
-            [sys.executable, "-c", daemonize], stdout=subprocess.PIPE, preexec_fn=created.joiner(), timeout=60
-        )
-        daemon = int(child.stdout)
-        assert daemon in created.members()
-        assert created.kill() == 1
-    finally:
-        for _ in range(1200):  # a hang guard, not a timing claim: until the killed daemon is gone
-            if created.remove():
-                break
-            time.sleep(0.05)
-    assert created.remove()
