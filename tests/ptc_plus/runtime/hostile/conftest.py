@@ -429,6 +429,7 @@ GVISOR_NOT_DONE = frozenset(
         "test_divergences_do_not_walk_the_history_again_and_again",
         "test_a_memory_bomb_spread_over_processes_is_bounded_by_the_run",
         "test_write_file_never_writes_outside",
+        "test_a_fifo_or_device_in_the_workspace_is_refused_by_read_file",
     }
 )
 """Hostile programs that fail under gVisor, not yet fixed (issue 35), each a real gap: a kept REPL kernel is frozen
@@ -436,7 +437,9 @@ between cells through its interpreter's host process, and under gVisor the inter
 first two); three more REPL-kernel cases are not diagnosed yet; and forked processes together held more than the
 run's memory (1152 MiB against 512 MiB) although the sentry is in the run cgroup (not diagnosed); and the
 three-rename swap of a directory stops on ENOTEMPTY once the host wrote into it, so that race is not raced
-long enough (no escape: the guard found nothing; the attack's gVisor form is unfinished). Expected
+long enough (no escape: the guard found nothing; the attack's gVisor form is unfinished); a FIFO the program makes
+under gVisor was not found on the host's side of the workspace (the final slow run of this stop; not diagnosed, so
+the host's refusal of it is not exercised there). Expected
 failures, not strict, so that they are reported, never passed off."""
 
 
