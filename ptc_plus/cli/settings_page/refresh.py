@@ -114,10 +114,7 @@ def refresh_route(workspace: Path, session_id: str, lang: str, serial: threading
         row = find_session(workspace, session_id, now, lang)
         try:
             done = refresh_session(workspace, row, session_id, now)
-        except SessionNotListed as error:
-            return Shown(session_id=session_id, status=REFUSED, text=f"{error.code}: {error.message(lang)}"), 404
-        except PtcError as error:
-            return Shown(session_id=session_id, status=REFUSED, text=f"{error.code}: {error.message(lang)}"), 409
-        except HostError as error:  # the log could not be resumed (damaged): the host's own words
-            return Shown(session_id=session_id, status=REFUSED, text=f"{error.code}: {error.message(lang)}"), 409
+        except (PtcError, HostError) as error:  # HostError: the log could not be resumed (damaged), in its words
+            status = 404 if isinstance(error, SessionNotListed) else 409
+            return Shown(session_id=session_id, status=REFUSED, text=f"{error.code}: {error.message(lang)}"), status
     return Shown(session_id=session_id, status=done.receipt.status.value, text=done.receipt.text), 200
